@@ -1,0 +1,194 @@
+"""2-D maps of the table's rows: PCA (exact, covariance + eigh), t-SNE (openTSNE,
+PCA-50 first, live previews and cancel) and UMAP (umap-learn).
+
+Maps are computed on unit rows by default, the same cosine geometry that the
+neighbour and analogy searches use. Every projection returns the true row ids
+it used, so a subset never renumbers tokens.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from embviz.core.errors import Cancelled, EmbvizError, ProgressFn, no_progress
+from embviz.core.model import EmbeddingModel
+from embviz.core.similarity import unit_table
+
+METHODS = ("pca", "tsne", "umap")
+_CHUNK = 16384
+MIN_TSNE_ROWS = 10
+
+
+@dataclass
+class Projection:
+    method: str
+    ids: np.ndarray  # (n,) int64 true row ids
+    coords: np.ndarray  # (n, 2) float32
+    explained: list[float] = field(default_factory=list)  # PCA: variance share per axis
+    notes: list[str] = field(default_factory=list)
+
+
+def select_rows(model: EmbeddingModel, limit: int | None = None, keep: np.ndarray | None = None) -> np.ndarray:
+    """True row ids to project: those kept by the mask, then the first `limit` of them."""
+    ids = np.arange(model.vocab_size, dtype=np.int64) if keep is None else np.flatnonzero(keep).astype(np.int64)
+    if limit is not None:
+        if limit < 1:
+            raise EmbvizError(f"The row limit must be at least 1 (got {limit}).")
+        ids = ids[:limit]
+    if ids.size == 0:
+        raise EmbvizError("No rows are left to project with this filter.")
+    return ids
+
+
+def _rows(model: EmbeddingModel, ids: np.ndarray, normalize: bool) -> torch.Tensor:
+    source = unit_table(model) if normalize else torch.nan_to_num(model.table, nan=0.0, posinf=0.0, neginf=0.0)
+    if ids.size == model.vocab_size:
+        return source
+    return source.index_select(0, torch.as_tensor(ids, device=source.device))
+
+
+def pca_components(x: torch.Tensor, n_components: int) -> tuple[torch.Tensor, torch.Tensor, np.ndarray]:
+    """(mean, components (D, k), explained variance ratio) of the rows of x.
+
+    The D × D covariance is accumulated in float64 from float32 chunks, so the
+    centred copy of a large table is never held in memory at once.
+    """
+    n, d = x.shape
+    k = min(n_components, d)
+    mean = x.double().mean(dim=0) if n <= _CHUNK else sum(x[i : i + _CHUNK].double().sum(0) for i in range(0, n, _CHUNK)) / n
+    mean32 = mean.float()
+    cov = torch.zeros((d, d), dtype=torch.float64, device=x.device)
+    for i in range(0, n, _CHUNK):
+        chunk = x[i : i + _CHUNK] - mean32
+        cov += (chunk.T @ chunk).double()
+    cov /= max(n - 1, 1)
+    evals, evecs = torch.linalg.eigh(cov)
+    order = torch.argsort(evals, descending=True)[:k]
+    comps = evecs[:, order]
+    # Deterministic signs: the largest loading of each axis is positive (as sklearn does).
+    signs = torch.sign(comps.gather(0, comps.abs().argmax(dim=0, keepdim=True)))
+    signs[signs == 0] = 1
+    comps = comps * signs
+    total = float(evals.clamp_min(0).sum())
+    ratio = (evals[order].clamp_min(0) / total).cpu().numpy() if total > 0 else np.zeros(k)
+    return mean32, comps.float(), ratio
+
+
+def pca_transform(x: torch.Tensor, mean: torch.Tensor, comps: torch.Tensor) -> np.ndarray:
+    out = torch.empty((x.shape[0], comps.shape[1]), dtype=torch.float32, device=x.device)
+    for i in range(0, x.shape[0], _CHUNK):
+        out[i : i + _CHUNK] = (x[i : i + _CHUNK] - mean) @ comps
+    return out.cpu().numpy()
+
+
+def pca(model: EmbeddingModel, ids: np.ndarray, n_components: int = 2, normalize: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """(coords (n, n_components), explained variance ratio); missing axes are zeros."""
+    x = _rows(model, ids, normalize)
+    with torch.inference_mode():
+        mean, comps, ratio = pca_components(x, n_components)
+        coords = pca_transform(x, mean, comps)
+    if coords.shape[1] < n_components:  # a one-column table still gets a 2-D map
+        coords = np.hstack([coords, np.zeros((coords.shape[0], n_components - coords.shape[1]), np.float32)])
+        ratio = np.concatenate([ratio, np.zeros(n_components - ratio.size)])
+    return coords.astype(np.float32), ratio
+
+
+def project(
+    model: EmbeddingModel,
+    method: str = "pca",
+    ids: np.ndarray | None = None,
+    normalize: bool = True,
+    progress: ProgressFn = no_progress,
+    seed: int = 0,
+    threads: int | None = None,
+) -> Projection:
+    """A 2-D map of the given rows (all rows by default)."""
+    if method not in METHODS:
+        raise EmbvizError(f"Unknown projection '{method}': use pca, tsne or umap.")
+    ids = select_rows(model) if ids is None else np.asarray(ids, dtype=np.int64)
+    if method == "pca":
+        progress(0.0, "PCA", None)
+        coords, ratio = pca(model, ids, 2, normalize)
+        progress(1.0, "PCA done", coords)
+        return Projection("pca", ids, coords, [float(r) for r in ratio])
+    if method == "tsne":
+        return _tsne(model, ids, normalize, progress, seed, threads)
+    return _umap(model, ids, normalize, progress, seed)
+
+
+def _threads(threads: int | None) -> int:
+    return threads or max(1, (os.cpu_count() or 2) - 1)
+
+
+def _tsne(model, ids, normalize, progress, seed, threads) -> Projection:
+    from openTSNE import TSNEEmbedding
+    from openTSNE.affinity import PerplexityBasedNN
+
+    n = ids.size
+    if n < MIN_TSNE_ROWS:
+        raise EmbvizError(f"t-SNE needs at least {MIN_TSNE_ROWS} rows; this selection has {n}. Use PCA instead.")
+    notes = []
+    perplexity = 30.0
+    if n - 1 < 3 * perplexity:
+        perplexity = max(2.0, (n - 1) / 3)
+        notes.append(f"Perplexity lowered to {perplexity:.1f}: t-SNE needs three times as many rows as its perplexity.")
+    progress(0.0, "t-SNE: PCA to 50 dimensions", None)
+    x50, _ = pca(model, ids, min(50, model.dim), normalize)
+    init, _ = pca(model, ids, 2, normalize)
+    std = init[:, 0].std()
+    init = (init / (std if std > 0 else 1.0) * 1e-4).astype(np.float64)  # openTSNE's recommended scale
+    progress(0.05, "t-SNE: finding nearest neighbours", init.astype(np.float32))
+    jobs = _threads(threads)
+    affinities = PerplexityBasedNN(
+        x50.astype(np.float32), perplexity=perplexity, n_jobs=jobs, random_state=seed,
+        method="annoy" if n > 1000 else "exact", verbose=False,
+    )
+    phases = [(250, 12.0, 0.5), (500, 1.0, 0.8)]
+    every = 25
+    done = 0
+    total = sum(p[0] for p in phases)
+    stopped = False
+
+    def callback(iteration: int, error: float, embedding: np.ndarray) -> bool:
+        nonlocal stopped
+        try:
+            progress(0.1 + 0.9 * (done + iteration) / total, "t-SNE: optimising", np.asarray(embedding, dtype=np.float32))
+        except Cancelled:
+            stopped = True
+            return True
+        return False
+
+    embedding = TSNEEmbedding(
+        init, affinities, negative_gradient_method="fft" if n > 1000 else "bh", n_jobs=jobs,
+        random_state=seed, callbacks=callback, callbacks_every_iters=every, verbose=False,
+    )
+    for n_iter, exaggeration, momentum in phases:
+        embedding = embedding.optimize(n_iter, exaggeration=exaggeration, momentum=momentum, learning_rate="auto", inplace=True)
+        if stopped:
+            raise Cancelled()
+        done += n_iter
+    coords = np.asarray(embedding, dtype=np.float32)
+    if not np.isfinite(coords).all():
+        raise EmbvizError("t-SNE diverged (NaN coordinates); try PCA or fewer rows.")
+    progress(1.0, "t-SNE done", coords)
+    return Projection("tsne", ids, coords, notes=notes)
+
+
+def _umap(model, ids, normalize, progress, seed) -> Projection:
+    n = ids.size
+    if n < 4:
+        raise EmbvizError(f"UMAP needs at least 4 rows; this selection has {n}. Use PCA instead.")
+    progress(0.0, "UMAP: PCA to 50 dimensions", None)
+    x50, _ = pca(model, ids, min(50, model.dim), normalize)
+    progress(0.1, "UMAP: running (no progress reported until it finishes)", None)
+    import umap  # slow to import (numba), so only when asked for
+
+    reducer = umap.UMAP(n_components=2, n_neighbors=min(15, n - 1), min_dist=0.1, random_state=seed, init="pca" if n > 2 else "random")
+    coords = reducer.fit_transform(x50).astype(np.float32)
+    progress(1.0, "UMAP done", coords)
+    return Projection("umap", ids, coords)
+

@@ -1,0 +1,144 @@
+"""Cosine similarity over the whole vocabulary, exact, on the table's device."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+import torch
+
+from embviz.core.errors import EmbvizError
+from embviz.core.model import EmbeddingModel
+
+Query = int | torch.Tensor | np.ndarray | Sequence[float]
+
+
+@dataclass(frozen=True)
+class Hit:
+    id: int
+    token: str  # readable label
+    score: float
+
+    def as_dict(self) -> dict:
+        return {"id": self.id, "token": self.token, "score": self.score}
+
+
+def _finite_rows(model: EmbeddingModel) -> torch.Tensor:
+    key = "finite_rows"
+    if key not in model.cache:
+        model.cache[key] = torch.isfinite(model.table).all(dim=1)
+    return model.cache[key]
+
+
+def unit_table(model: EmbeddingModel, centered: bool = False) -> torch.Tensor:
+    """Rows scaled to length 1 (optionally after subtracting the mean row), cached.
+
+    Rows with NaN/Inf or all zeros become zero vectors, so they score 0 rather than
+    poisoning every cosine with NaN or dividing by zero.
+    """
+    key = f"unit:{centered}"
+    if key not in model.cache:
+        finite = _finite_rows(model)
+        table = torch.where(finite[:, None], model.table, torch.zeros((), device=model.device))
+        if centered:
+            table = table - mean_row(model)
+        norms = table.norm(dim=1, keepdim=True)
+        model.cache[key] = torch.where(norms > 0, table / norms.clamp_min(1e-30), torch.zeros((), device=model.device))
+    return model.cache[key]
+
+
+def mean_row(model: EmbeddingModel) -> torch.Tensor:
+    key = "mean_row"
+    if key not in model.cache:
+        finite = _finite_rows(model)
+        rows = model.table[finite] if not bool(finite.all()) else model.table
+        model.cache[key] = rows.mean(dim=0) if rows.shape[0] else torch.zeros(model.dim, device=model.device)
+    return model.cache[key]
+
+
+def query_vector(model: EmbeddingModel, query: Query, centered: bool = False) -> torch.Tensor:
+    """A unit vector in the same space as `unit_table(model, centered)`."""
+    if isinstance(query, (int, np.integer)):
+        token_id = int(query)
+        if not 0 <= token_id < model.vocab_size:
+            raise EmbvizError(f"Token id {token_id} is outside the vocabulary (0–{model.vocab_size - 1}).")
+        if not bool(_finite_rows(model)[token_id]):
+            raise EmbvizError(f"The row of '{model.vocab.label(token_id)}' (id {token_id}) contains NaN or Inf values.")
+        vec = unit_table(model, centered)[token_id]
+        if not bool(vec.any()):
+            raise EmbvizError(f"The row of '{model.vocab.label(token_id)}' (id {token_id}) is all zeros: it has no direction.")
+        return vec
+    vec = torch.as_tensor(np.asarray(query, dtype=np.float32) if not isinstance(query, torch.Tensor) else query)
+    vec = vec.to(device=model.device, dtype=torch.float32).flatten()
+    if vec.numel() != model.dim:
+        raise EmbvizError(f"The query vector has {vec.numel()} values; this table's rows have {model.dim}.")
+    if not bool(torch.isfinite(vec).all()):
+        raise EmbvizError("The query vector contains NaN or Inf values.")
+    if centered:
+        vec = vec - mean_row(model)
+    norm = vec.norm()
+    if float(norm) == 0.0:
+        raise EmbvizError("The query vector is all zeros: it has no direction.")
+    return vec / norm
+
+
+def cosine_scores(model: EmbeddingModel, query: Query, centered: bool = False) -> torch.Tensor:
+    """Cosine of every row with the query: (V,) on the model's device."""
+    return unit_table(model, centered) @ query_vector(model, query, centered)
+
+
+def top_k(
+    model: EmbeddingModel,
+    scores: torch.Tensor,
+    k: int,
+    exclude: Iterable[int] = (),
+    keep: np.ndarray | None = None,
+) -> list[Hit]:
+    """The k best rows by score, ties broken by lower id, skipping excluded/filtered rows."""
+    k = check_k(k, model.vocab_size)
+    scores = scores.clone()
+    banned = list(exclude)
+    if banned:
+        scores[torch.as_tensor(banned, dtype=torch.long, device=scores.device)] = -torch.inf
+    if keep is not None:
+        scores[torch.as_tensor(~keep, device=scores.device)] = -torch.inf
+    scores = torch.nan_to_num(scores, nan=-torch.inf)
+    valid = int(torch.isfinite(scores).sum())
+    k = min(k, valid)
+    if k == 0:
+        return []
+    # topk does not order ties; take everything tied with the k-th score and sort it.
+    kth = torch.topk(scores, k).values[-1]
+    idx = (scores >= kth).nonzero().flatten()
+    vals = scores[idx]
+    idx_np = idx.cpu().numpy()
+    vals_np = vals.cpu().numpy()
+    order = np.lexsort((idx_np, -vals_np))[:k]
+    return [Hit(int(idx_np[i]), model.vocab.label(int(idx_np[i])), float(vals_np[i])) for i in order]
+
+
+def check_k(k: int, vocab_size: int) -> int:
+    if not isinstance(k, (int, np.integer)) or isinstance(k, bool):
+        raise EmbvizError(f"k must be a whole number, not {k!r}.")
+    if k < 1:
+        raise EmbvizError(f"k must be at least 1 (got {k}).")
+    return min(int(k), vocab_size)
+
+
+def nearest_neighbours(
+    model: EmbeddingModel,
+    query: Query,
+    k: int = 10,
+    centered: bool = False,
+    keep: np.ndarray | None = None,
+    include_self: bool = False,
+) -> list[Hit]:
+    """Cosine nearest neighbours of a token id or a vector; a token never finds itself."""
+    scores = cosine_scores(model, query, centered)
+    exclude = [int(query)] if isinstance(query, (int, np.integer)) and not include_self else []
+    return top_k(model, scores, k, exclude=exclude, keep=keep)
+
+
+def similarity(model: EmbeddingModel, a: int, b: int, centered: bool = False) -> float:
+    return float(query_vector(model, a, centered) @ query_vector(model, b, centered))

