@@ -72,8 +72,7 @@ def softmax(logits: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
 def rank_logits(model: EmbeddingModel, logits: torch.Tensor, k: int, temperature: float) -> list[TokenScore]:
     k = check_k(k, model.vocab_size)
     probs = softmax(logits, temperature)
-    finite = torch.nan_to_num(logits.float(), nan=-torch.inf)
-    values, ids = torch.topk(finite, k)
+    values, ids = torch.topk(torch.where(torch.isnan(logits), -torch.inf, logits.float()), k)
     return [
         TokenScore(int(i), model.vocab.label(int(i)), float(v), float(probs[int(i)]))
         for v, i in zip(values.tolist(), ids.tolist())

@@ -187,7 +187,7 @@ def _umap(model, ids, normalize, progress, seed) -> Projection:
     progress(0.1, "UMAP: running (no progress reported until it finishes)", None)
     import umap  # slow to import (numba), so only when asked for
 
-    reducer = umap.UMAP(n_components=2, n_neighbors=min(15, n - 1), min_dist=0.1, random_state=seed, init="pca" if n > 2 else "random")
+    reducer = umap.UMAP(n_components=2, n_neighbors=min(15, n - 1), min_dist=0.1, random_state=seed, n_jobs=1, init="pca" if n > 2 else "random")
     coords = reducer.fit_transform(x50).astype(np.float32)
     progress(1.0, "UMAP done", coords)
     return Projection("umap", ids, coords)

@@ -97,13 +97,13 @@ def top_k(
 ) -> list[Hit]:
     """The k best rows by score, ties broken by lower id, skipping excluded/filtered rows."""
     k = check_k(k, model.vocab_size)
-    scores = scores.clone()
+    # NaN never ranks; nan_to_num would also turn the -inf of excluded rows finite.
+    scores = torch.where(torch.isnan(scores), -torch.inf, scores)
     banned = list(exclude)
     if banned:
         scores[torch.as_tensor(banned, dtype=torch.long, device=scores.device)] = -torch.inf
     if keep is not None:
         scores[torch.as_tensor(~keep, device=scores.device)] = -torch.inf
-    scores = torch.nan_to_num(scores, nan=-torch.inf)
     valid = int(torch.isfinite(scores).sum())
     k = min(k, valid)
     if k == 0:

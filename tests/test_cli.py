@@ -1,0 +1,96 @@
+"""The command line, run as a real subprocess: JSON shapes, exit codes, messages."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+
+import pytest
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "embviz", *args], capture_output=True, text=True, timeout=600)
+
+
+def run_json(*args: str) -> dict:
+    proc = run(*args, "--json")
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_info_json(default_model):
+    info = run_json("info")
+    assert info["vocab_size"] == 49152 and info["dim"] == 576 and info["tied"] is True
+    assert info["device"] == "cpu" or info["device"].startswith("cuda")
+    assert info["embedding_share"] == pytest.approx(49152 * 576 / info["total_params"])
+
+
+def test_neighbors_json_shape(default_model):
+    out = run_json("neighbors", " Monday", "--k", "3")
+    assert [set(r) for r in out["results"]] == [{"id", "token", "score"}] * 3
+    assert "␣Tuesday" in [r["token"] for r in out["results"]]
+
+
+def test_similarity_on_a_lesson_model():
+    assert run_json("--model", "toy4", "similarity", "cat", "dog")["score"] == pytest.approx(12 / 13, abs=1e-6)
+    assert run_json("similarity", "cat", "dog", "--model", "toy4")["score"] == pytest.approx(12 / 13, abs=1e-6)
+
+
+def test_analogy_json_with_and_without_inputs(default_model):
+    on = run_json("analogy", " king", " man", " woman", "--k", "3")
+    off = run_json("analogy", " king", " man", " woman", "--k", "3", "--include-inputs")
+    assert "␣king" not in [r["token"] for r in on["results"]]
+    assert "␣king" in [r["token"] for r in off["results"]]
+    assert on["input_ranks"][0]["rank"] == 2
+
+
+def test_logits_json(default_model):
+    out = run_json("logits", "The capital of France is", "--k", "4", "--temperature", "0.7")
+    assert out["tokens"] == ["The", "␣capital", "␣of", "␣France", "␣is"]
+    assert out["results"][0]["token"] == "␣Paris"
+    assert set(out["results"][0]) == {"id", "token", "logit", "prob"}
+
+
+def test_spells_logits_from_the_cli():
+    out = run_json("--model", "spells", "logits", "I cast", "--k", "5")
+    assert {r["token"]: r["logit"] for r in out["results"]} == {"fireball": 2.0, "heal": 1.0, "I": 0.5, "cast": 0.0, "<eos>": 0.0}
+
+
+def test_project_writes_csv(tmp_path, default_model):
+    out = tmp_path / "coords.csv"
+    proc = run("project", "--method", "pca", "--limit", "500", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    with out.open(newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    assert rows[0] == ["id", "token", "x", "y"] and len(rows) == 501
+    assert [int(r[0]) for r in rows[1:]] == list(range(500))
+    assert rows[1 + 198][1] == "\n"  # token texts are kept exact (CSV-quoted), not labels
+
+
+def test_analogies_benchmark_json(default_model):
+    out = run_json("analogies")
+    assert out["total"] == 19544 and len(out["sections"]) == 14
+    assert 0 < out["kept"] < out["total"]
+    # The seeds' point: excluding the inputs makes a large difference.
+    assert out["accuracy_excluded"] > 2 * out["accuracy_included"]
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("neighbors", "queen"), "not one token"),
+        (("--model", "/no/such/model", "info"), "No such file or folder"),
+        (("--model", "toy4", "neighbors", "zebra"), "not in the vocabulary"),
+        (("--model", "toy4", "neighbors", "cat", "--k", "0"), "at least 1"),
+        (("logits", "", "--model", "spells"), "Type some text"),
+        (("--model", "toy4", "logits", "cat", "--temperature", "0"), "Temperature must be a positive"),
+    ],
+)
+def test_failures_are_one_line_on_stderr(args, message):
+    proc = run(*args)
+    assert proc.returncode != 0
+    assert proc.stdout == ""
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0] and "Traceback" not in proc.stderr

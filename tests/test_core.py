@@ -1,0 +1,226 @@
+"""Core operations on small tables with known answers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from embviz.core import Cancelled, EmbvizError
+from embviz.core.analogy import analogy
+from embviz.core.analogy_benchmark import Question, evaluate, read_questions
+from embviz.core.projection import project, select_rows
+from embviz.core.readers.assemble import assemble
+from embviz.core.similarity import cosine_scores, nearest_neighbours, similarity
+from embviz.core.vocab import vocabulary_from_words, visible
+
+
+def table_model(rows, words=None):
+    table = torch.tensor(rows, dtype=torch.float32)
+    words = words or [f"w{i}" for i in range(len(rows))]
+    return assemble(name="t", source="t", table=table, vocab=vocabulary_from_words(words), device=torch.device("cpu"), kind="table")
+
+
+def random_model(n=400, d=16, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return table_model(torch.randn(n, d, generator=g).tolist())
+
+
+def test_neighbours_exclude_self_and_match_brute_force():
+    model = random_model()
+    hits = nearest_neighbours(model, 7, k=5)
+    assert 7 not in [h.id for h in hits]
+    t = model.table / model.table.norm(dim=1, keepdim=True)
+    brute = (t @ t[7]).numpy()
+    brute[7] = -np.inf
+    assert [h.id for h in hits] == list(np.argsort(-brute, kind="stable")[:5])
+    assert hits[0].score == pytest.approx(float(brute.max()), abs=1e-6)
+
+
+def test_ties_are_ordered_by_id():
+    model = table_model([[1, 0], [0, 1], [0, 2], [0, 3], [1, 1]])
+    hits = nearest_neighbours(model, 1, k=3)
+    assert [h.id for h in hits] == [2, 3, 4]
+    assert hits[0].score == hits[1].score == pytest.approx(1.0)
+
+
+def test_filter_keeps_true_ids():
+    model = random_model()
+    keep = np.zeros(model.vocab_size, dtype=bool)
+    keep[100:200] = True
+    hits = nearest_neighbours(model, 7, k=10, keep=keep)
+    assert all(100 <= h.id < 200 for h in hits)
+    assert hits[0].score == pytest.approx(float(cosine_scores(model, 7)[100:200].max()), abs=1e-6)
+
+
+def test_centering_changes_scores_and_is_the_cosine_of_centred_rows():
+    model = table_model([[5, 1], [5, 2], [5, -1], [6, 0]])
+    plain = similarity(model, 0, 2)
+    centred = similarity(model, 0, 2, centered=True)
+    x = model.table - model.table.mean(0)
+    expected = float(x[0] @ x[2] / (x[0].norm() * x[2].norm()))
+    assert centred == pytest.approx(expected, abs=1e-6) and abs(plain - centred) > 0.5
+
+
+def test_zero_and_nan_rows_do_not_divide_by_zero():
+    model = table_model([[1, 0], [0, 0], [float("nan"), 1], [1, 1]])
+    assert any("all zeros" in n and "ids 1" in n for n in model.notes)
+    assert any("NaN" in n and "ids 2" in n for n in model.notes)
+    scores = cosine_scores(model, 0)
+    assert torch.isfinite(scores).all()
+    assert float(scores[1]) == 0.0 and float(scores[2]) == 0.0
+    with pytest.raises(EmbvizError, match="all zeros"):
+        nearest_neighbours(model, 1)
+    with pytest.raises(EmbvizError, match="NaN"):
+        nearest_neighbours(model, 2)
+
+
+def test_k_bounds():
+    model = random_model(20)
+    assert len(nearest_neighbours(model, 0, k=1000)) == 19
+    for bad in (0, -3):
+        with pytest.raises(EmbvizError, match="at least 1"):
+            nearest_neighbours(model, 0, k=bad)
+
+
+# king − man + woman, built so that without exclusion an input ("woman") wins.
+ROYAL = {
+    "king": [1.0, 1.0, 0.0, 0.1], "man": [0.0, 1.0, 0.0, 0.0], "woman": [0.0, 0.0, 1.0, 0.0],
+    "queen": [0.6, 0.0, 0.5, 0.6], "apple": [0.0, -1.0, -1.0, 1.0], "prince": [1.0, 0.6, 0.0, 0.5],
+}
+
+
+def test_analogy_exclude_toggle_and_input_ranks():
+    words = list(ROYAL)
+    model = table_model(list(ROYAL.values()), words)
+    king, man, woman, queen = (words.index(w) for w in ("king", "man", "woman", "queen"))
+    off = analogy(model, king, man, woman, k=3, exclude_inputs=False)
+    on = analogy(model, king, man, woman, k=3, exclude_inputs=True)
+    assert off.results[0].id == woman  # the seeds' point: without the rule an input wins
+    assert off.results[1].id == queen
+    assert on.results[0].id == queen
+    assert not {king, man, woman} & {h.id for h in on.results}
+    assert on.excluded_ids == sorted([king, man, woman])
+    ranks = {r.role: r.rank for r in on.input_ranks}
+    assert ranks == {"A": 4, "B": 5, "C": 1}
+    # 3CosAdd equals cosine with the normalised target.
+    t = model.table / model.table.norm(dim=1, keepdim=True)
+    target = t[king] - t[man] + t[woman]
+    assert on.results[0].score == pytest.approx(float(t[queen] @ target / target.norm()), abs=1e-6)
+
+
+def test_analogy_vector_inputs_are_excluded_too():
+    words = list(ROYAL)
+    model = table_model(list(ROYAL.values()), words)
+    king_vec = model.table[words.index("king")] * 3.0  # same direction, another length
+    result = analogy(model, king_vec, words.index("man"), words.index("woman"), k=3)
+    assert words.index("king") in result.excluded_ids
+    assert result.results[0].token == "queen"
+
+
+def test_analogy_3cosmul():
+    words = list(ROYAL)
+    model = table_model(list(ROYAL.values()), words)
+    result = analogy(model, 0, 1, 2, k=1, method="mul")
+    t = model.table / model.table.norm(dim=1, keepdim=True)
+    cos = lambda i: (t @ t[i] + 1) / 2  # noqa: E731
+    scores = cos(0) * cos(2) / (cos(1) + 1e-3)
+    scores[[0, 1, 2]] = -np.inf
+    assert result.results[0].id == int(torch.argmax(scores))
+
+
+def test_benchmark_matches_a_loop_over_questions():
+    model = random_model(60, 8, seed=3)
+    rng = np.random.default_rng(0)
+    questions = [Question("s1" if i < 30 else "s2", tuple(f"w{j}" for j in rng.choice(60, 4, replace=False))) for i in range(50)]
+    # Make a third of them answerable exactly.
+    for q in questions[::3]:
+        a, b, c, d = (int(w[1:]) for w in q.words)
+        model.table[d] = model.table[b] / model.table[b].norm() - model.table[a] / model.table[a].norm() + model.table[c] / model.table[c].norm()
+    model.cache.clear()
+    result = evaluate(model, questions, batch=7)
+    excluded = included = 0
+    for q in questions:
+        a, b, c, d = (int(w[1:]) for w in q.words)
+        inc = analogy(model, b, a, c, k=1, exclude_inputs=False).results[0].id
+        exc = analogy(model, b, a, c, k=1, exclude_inputs=True).results[0].id
+        included += inc == d
+        excluded += exc == d
+    assert result.kept == 50 and result.total == 50
+    assert result.accuracy_excluded == pytest.approx(excluded / 50)
+    assert result.accuracy_included == pytest.approx(included / 50)
+    assert {s.name for s in result.sections} == {"s1", "s2"}
+    assert result.accuracy_excluded > 0.2  # the planted answers are found
+
+
+def test_benchmark_file_has_19544_questions_in_14_sections():
+    questions = read_questions()
+    assert len(questions) == 19544
+    assert len({q.section for q in questions}) == 14
+
+
+def test_pca_matches_sklearn_up_to_sign():
+    from sklearn.decomposition import PCA
+
+    model = random_model(500, 12)
+    proj = project(model, "pca", normalize=False)
+    ref = PCA(2, svd_solver="full").fit_transform(model.table.numpy())
+    for axis in range(2):
+        sign = np.sign(np.dot(proj.coords[:, axis], ref[:, axis]))
+        np.testing.assert_allclose(proj.coords[:, axis] * sign, ref[:, axis], atol=1e-3)
+    assert proj.ids.tolist() == list(range(500))
+    assert 0 < proj.explained[1] <= proj.explained[0] < 1
+
+
+def test_projection_subset_keeps_true_ids_and_one_column_table():
+    model = random_model(300)
+    keep = np.zeros(300, dtype=bool)
+    keep[::3] = True
+    ids = select_rows(model, limit=50, keep=keep)
+    proj = project(model, "pca", ids)
+    assert proj.ids.tolist() == list(range(0, 150, 3))
+    thin = table_model([[float(i)] for i in range(1, 6)])
+    assert project(thin, "pca", normalize=False).coords.shape == (5, 2)
+
+
+def test_tsne_reports_progress_with_previews_and_cancels():
+    model = random_model(200, 10)
+    seen = []
+
+    def progress(fraction, stage, preview):
+        seen.append((fraction, preview))
+
+    proj = project(model, "tsne", progress=progress)
+    previews = [p for _, p in seen if isinstance(p, np.ndarray) and p.shape == (200, 2)]
+    assert len(previews) >= 10
+    assert [f for f, _ in seen] == sorted(f for f, _ in seen) and seen[-1][0] == 1.0
+    assert proj.coords.shape == (200, 2) and np.isfinite(proj.coords).all()
+    # t-SNE keeps neighbours together: a point's map neighbour is usually a cosine neighbour.
+    calls = []
+
+    def cancel_after_three(fraction, stage, preview):
+        calls.append(fraction)
+        if len(calls) > 3:
+            raise Cancelled()
+
+    with pytest.raises(Cancelled):
+        project(model, "tsne", progress=cancel_after_three)
+    assert len(calls) == 4
+
+
+def test_tsne_on_too_few_rows_is_a_message():
+    with pytest.raises(EmbvizError, match="at least 10 rows"):
+        project(random_model(5), "tsne")
+    assert any("Perplexity lowered" in n for n in project(random_model(40), "tsne").notes)
+
+
+def test_umap_returns_finite_coordinates():
+    proj = project(random_model(120, 8), "umap")
+    assert proj.coords.shape == (120, 2) and np.isfinite(proj.coords).all()
+
+
+def test_visible_labels():
+    assert visible(" king") == "␣king"
+    assert visible("\n") == "↵"
+    assert visible("a\x00") == "a\\x00"
+    assert visible("") == "∅"
