@@ -18,9 +18,10 @@ MAX_TEXT_CHARS = 200_000  # tokenising more than this only to drop it would stal
 @dataclass(frozen=True)
 class TokenScore:
     id: int
-    token: str
+    token: str  # readable label
     logit: float
     prob: float  # softmax over the whole vocabulary at the chosen temperature
+    text: str = ""  # the token's exact text, e.g. to append it to a prompt
 
     def as_dict(self) -> dict:
         return {"id": self.id, "token": self.token, "logit": self.logit, "prob": self.prob}
@@ -74,7 +75,7 @@ def rank_logits(model: EmbeddingModel, logits: torch.Tensor, k: int, temperature
     probs = softmax(logits, temperature)
     values, ids = torch.topk(torch.where(torch.isnan(logits), -torch.inf, logits.float()), k)
     return [
-        TokenScore(int(i), model.vocab.label(int(i)), float(v), float(probs[int(i)]))
+        TokenScore(int(i), model.vocab.label(int(i)), float(v), float(probs[int(i)]), model.vocab.texts[int(i)])
         for v, i in zip(values.tolist(), ids.tolist())
     ]
 

@@ -1,0 +1,128 @@
+"""Next-token logits tab: type text, see the tokens the model sees, the top-k logits
+and their probabilities (softmax over the whole vocabulary); click a bar to append it."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import (
+    QButtonGroup, QDoubleSpinBox, QHBoxLayout, QLabel, QPlainTextEdit, QRadioButton, QSpinBox, QVBoxLayout, QWidget,
+)
+
+from embviz import requests as rq
+from embviz.ui import style
+from embviz.ui.bar_chart import BarChart
+
+DEBOUNCE_MS = 120
+
+
+class LogitsPanel(QWidget):
+    def __init__(self, submit, parent=None) -> None:
+        super().__init__(parent)
+        self.submit = submit
+        self.request_id = 0
+        self.results: list = []
+        self.vocab_size = 0
+        self.text = QPlainTextEdit()
+        self.text.setFont(style.font(style.LABEL_POINT_SIZE + 4))
+        self.text.setPlaceholderText("Type text; the model predicts the next token.")
+        self.text.setFixedHeight(90)
+        self.timer = QTimer(self)
+        self.timer.setSingleShot(True)
+        self.timer.setInterval(DEBOUNCE_MS)
+        self.timer.timeout.connect(self.run)
+        self.text.textChanged.connect(self.timer.start)
+        self.k = QSpinBox()
+        self.k.setRange(1, 50)
+        self.k.setValue(10)
+        self.k.setPrefix("top k = ")
+        self.temperature = QDoubleSpinBox()
+        self.temperature.setRange(0.05, 10.0)
+        self.temperature.setSingleStep(0.1)
+        self.temperature.setValue(1.0)
+        self.temperature.setPrefix("temperature = ")
+        self.full = QRadioButton("Full model (all blocks)")
+        self.direct = QRadioButton("Direct path: embedding → output head, no blocks")
+        self.full.setChecked(True)
+        group = QButtonGroup(self)
+        group.addButton(self.full)
+        group.addButton(self.direct)
+        for w in (self.k, self.temperature):
+            w.valueChanged.connect(self.timer.start)
+        self.full.toggled.connect(self.timer.start)
+        self.tokens = QLabel("")
+        self.tokens.setFont(style.font(style.LABEL_POINT_SIZE))
+        self.tokens.setWordWrap(True)
+        self.message = QLabel("")
+        self.message.setWordWrap(True)
+        self.message.setStyleSheet("color: #b00020;")
+        self.caption = QLabel("")
+        self.caption.setWordWrap(True)
+        self.logit_chart = BarChart("Logits (raw scores)", style.BAR_LOGIT)
+        self.prob_chart = BarChart("Probabilities", style.BAR_PROB)
+        for chart in (self.logit_chart, self.prob_chart):
+            chart.barClicked.connect(self.append_token)
+        options = QHBoxLayout()
+        for w in (self.k, self.temperature, self.full, self.direct):
+            options.addWidget(w)
+        options.addStretch(1)
+        charts = QHBoxLayout()
+        charts.addWidget(self.logit_chart, 1)
+        charts.addWidget(self.prob_chart, 1)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.text)
+        layout.addLayout(options)
+        layout.addWidget(self.tokens)
+        layout.addWidget(self.message)
+        layout.addLayout(charts, 1)
+        layout.addWidget(self.caption)
+
+    def on_model(self, summary) -> None:
+        self.vocab_size = summary.info["vocab_size"]
+        self.text.setEnabled(summary.text_enabled)
+        self.message.setText(summary.text_disabled_reason or "")
+        if summary.text_enabled and self.text.toPlainText().strip():
+            self.run()
+
+    def set_text(self, text: str) -> None:
+        self.text.setPlainText(text)
+        self.timer.stop()
+        self.run()
+
+    def run(self) -> None:
+        self.timer.stop()
+        text = self.text.toPlainText()
+        if not text.strip():
+            self.message.setText("Type some text: the model predicts the token that comes after it.")
+            return
+        self.request_id = self.submit(rq.Logits(
+            text=text, k=self.k.value(), temperature=self.temperature.value(), direct=self.direct.isChecked()
+        ))
+
+    def append_token(self, row: int) -> None:
+        """Step through generation: add the clicked token's text to the prompt."""
+        if 0 <= row < len(self.results):
+            self.text.moveCursor(self.text.textCursor().MoveOperation.End)
+            self.text.insertPlainText(self.results[row].text)
+
+    def on_result(self, rid: int, result) -> None:
+        if rid != self.request_id:
+            return
+        self.results = result.results
+        self.message.setText("  ".join(result.notes))
+        shown = " | ".join(label for _, label in result.tokens[-60:])
+        more = f"… ({len(result.tokens):,} tokens) " if len(result.tokens) > 60 else ""
+        self.tokens.setText(f"The model sees {len(result.tokens)} token(s): {more}{shown}")
+        labels = [r.token for r in result.results]
+        self.logit_chart.set_bars(labels, [r.logit for r in result.results], "{:.2f}")
+        self.prob_chart.set_bars(labels, [r.prob for r in result.results], "{:.1%}")
+        path = "the full model" if result.path == "full" else "the direct path (embedding → head, no blocks)"
+        self.prob_chart.item.setTitle(f"Probabilities at temperature {result.temperature:g}", size=f"{style.LABEL_POINT_SIZE}pt", color="k")
+        total = sum(r.prob for r in result.results)
+        self.caption.setText(
+            f"Next-token scores from {path}. Probabilities are a softmax over all {self.vocab_size:,} tokens, "
+            f"so these {len(result.results)} bars sum to {total:.1%}, not 100%. Click a bar to append that token."
+        )
+
+    def on_failed(self, rid: int, message: str) -> None:
+        if rid == self.request_id:
+            self.message.setText(message)

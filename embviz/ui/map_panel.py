@@ -1,0 +1,214 @@
+"""Map tab: projection controls, progress and cancel, search, word sets, and the map."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QCheckBox, QComboBox, QHBoxLayout, QInputDialog, QLabel, QLineEdit, QListWidget, QListWidgetItem,
+    QProgressBar, QPushButton, QSpinBox, QSplitter, QVBoxLayout, QWidget,
+)
+
+from embviz import requests as rq
+from embviz.ui import style
+from embviz.ui.map_view import MapView
+from embviz.wordsets import parse_word_list
+
+METHOD_NAMES = {"pca": "PCA (instant)", "tsne": "t-SNE (minutes)", "umap": "UMAP (minutes)"}
+SUBSETS = {"all": "All rows", "first": "First N ids", "words": "Whole words only"}
+
+
+class MapPanel(QWidget):
+    tokenClicked = Signal(int)
+    statusMessage = Signal(str)
+
+    def __init__(self, submit, cancel, settings, presets: dict[str, list[str]], parent=None) -> None:
+        super().__init__(parent)
+        self.submit = submit
+        self.settings = settings
+        self.presets = presets
+        self.request_id = 0
+        self.search_id = 0
+        self.set_ids: dict[int, str] = {}
+        self.color_of: dict[str, object] = {}
+        self.view = MapView()
+        self.view.pointClicked.connect(self.tokenClicked)
+        self.view.pointHovered.connect(self._hovered)
+
+        self.method = QComboBox()
+        for key, text in METHOD_NAMES.items():
+            self.method.addItem(text, key)
+        self.subset = QComboBox()
+        for key, text in SUBSETS.items():
+            self.subset.addItem(text, key)
+        self.limit = QSpinBox()
+        self.limit.setRange(10, 10_000_000)
+        self.limit.setValue(5000)
+        self.limit.setSingleStep(1000)
+        self.limit.setPrefix("N = ")
+        self.limit.setEnabled(False)
+        self.subset.currentIndexChanged.connect(lambda: self.limit.setEnabled(self.subset.currentData() == "first"))
+        self.run_button = QPushButton("Draw map")
+        self.run_button.clicked.connect(self.run_projection)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.clicked.connect(lambda: cancel(rq.Project.channel))
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.progress.setTextVisible(True)
+        self.progress.setFormat("")
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Find tokens (text, or a regex)…")
+        self.search.returnPressed.connect(self.run_search)
+        self.regex = QCheckBox("regex")
+        self.hover_label = QLabel(" ")
+        self.hover_label.setFont(style.font(style.LABEL_POINT_SIZE, bold=True))
+
+        self.sets = QListWidget()
+        self.sets.setMaximumWidth(260)
+        self.sets.itemChanged.connect(self._set_toggled)
+        add_set = QPushButton("Add word set…")
+        add_set.clicked.connect(self.add_custom_set)
+        side = QVBoxLayout()
+        side.addWidget(QLabel("Highlight word sets"))
+        side.addWidget(self.sets)
+        side.addWidget(add_set)
+        side_widget = QWidget()
+        side_widget.setLayout(side)
+
+        controls = QHBoxLayout()
+        for w in (QLabel("Method"), self.method, QLabel("Rows"), self.subset, self.limit, self.run_button, self.cancel_button):
+            controls.addWidget(w)
+        controls.addWidget(self.progress, 1)
+        search_row = QHBoxLayout()
+        search_row.addWidget(self.search, 1)
+        search_row.addWidget(self.regex)
+        search_row.addWidget(self.hover_label, 1)
+
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(self.view)
+        splitter.addWidget(side_widget)
+        splitter.setStretchFactor(0, 1)
+        layout = QVBoxLayout(self)
+        layout.addLayout(controls)
+        layout.addLayout(search_row)
+        layout.addWidget(splitter, 1)
+        self._fill_sets()
+
+    # --- model and projection ---------------------------------------------------------------
+    def on_model(self, summary) -> None:
+        self.view.set_labels(summary.labels)
+        self.view.set_points(np.zeros(0, np.int64), np.zeros((0, 2), np.float32))
+        self.method.setCurrentIndex(0)
+        self.run_projection()
+
+    def run_projection(self) -> None:
+        request = rq.Project(method=self.method.currentData(), subset=self.subset.currentData(), limit=self.limit.value())
+        self.request_id = self.submit(request)
+        self.cancel_button.setEnabled(True)
+        self.progress.setValue(0)
+        self.progress.setFormat(f"{METHOD_NAMES[request.method].split(' ')[0]}: starting…")
+
+    def on_progress(self, rid: int, fraction: float, stage: str, preview) -> None:
+        if rid != self.request_id:
+            return
+        self.progress.setValue(int(fraction * 1000))
+        self.progress.setFormat(f"{stage} — {fraction:.0%}")
+        if isinstance(preview, tuple):  # (row ids, coordinates so far): t-SNE's live picture
+            self.view.set_points(*preview, autorange=True)
+
+    def on_result(self, rid: int, projection) -> None:
+        if rid != self.request_id:
+            return
+        self.view.set_points(projection.ids, projection.coords)
+        self.cancel_button.setEnabled(False)
+        self.progress.setValue(1000)
+        extra = ""
+        if projection.explained:
+            extra = f" — axes explain {projection.explained[0]:.1%} and {projection.explained[1]:.1%} of the variance"
+        self.progress.setFormat(f"{METHOD_NAMES[projection.method].split(' ')[0]} of {len(projection.ids):,} rows{extra}")
+        for note in projection.notes:
+            self.statusMessage.emit(note)
+        self._refresh_sets()
+
+    def on_failed(self, rid: int, message: str) -> None:
+        if rid == self.request_id:
+            self.cancel_button.setEnabled(False)
+            self.progress.setFormat("Map failed: " + message)
+
+    def on_cancelled(self, rid: int) -> None:
+        if rid == self.request_id:
+            self.cancel_button.setEnabled(False)
+            self.progress.setFormat("Cancelled — the last picture is kept")
+
+    # --- search -------------------------------------------------------------------------------
+    def run_search(self) -> None:
+        self.search_id = self.submit(rq.Search(pattern=self.search.text(), regex=self.regex.isChecked()))
+
+    def on_search(self, rid: int, ids: list[int]) -> None:
+        if rid != self.search_id:
+            return
+        shown = [i for i in ids if self.view.position_of(i) is not None]
+        self.view.set_word_set("search", shown, style.SEARCH_COLOR)
+        self.view.set_selected(shown[:12])
+        self.view.zoom_to(shown)
+        more = "" if len(ids) < 500 else " (first 500)"
+        self.statusMessage.emit(f"Search '{self.search.text()}': {len(ids)} tokens{more}, {len(shown)} on this map")
+
+    # --- word sets -------------------------------------------------------------------------
+    def _fill_sets(self) -> None:
+        self.sets.blockSignals(True)
+        self.sets.clear()
+        names = list(self.presets) + [n for n in self.settings.word_sets if n not in self.presets]
+        for i, name in enumerate(names):
+            item = QListWidgetItem(name)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Unchecked)
+            item.setForeground(style.SET_COLORS[i % len(style.SET_COLORS)])
+            self.color_of[name] = style.SET_COLORS[i % len(style.SET_COLORS)]
+            self.sets.addItem(item)
+        self.sets.blockSignals(False)
+
+    def words_of(self, name: str) -> list[str]:
+        return self.presets.get(name) or self.settings.word_sets.get(name, [])
+
+    def show_word_set(self, name: str, on: bool = True) -> None:
+        items = self.sets.findItems(name, Qt.MatchFlag.MatchExactly)
+        if items:
+            items[0].setCheckState(Qt.CheckState.Checked if on else Qt.CheckState.Unchecked)
+
+    def _set_toggled(self, item: QListWidgetItem) -> None:
+        name = item.text()
+        if item.checkState() == Qt.CheckState.Checked:
+            rid = self.submit(rq.WordSet(name=name, words=self.words_of(name)))
+            self.set_ids[rid] = name
+        else:
+            self.view.remove_word_set(name)
+
+    def on_word_set(self, rid: int, view) -> None:
+        if self.set_ids.pop(rid, None) is None:
+            return
+        self.view.set_word_set(view.name, view.ids, self.color_of.get(view.name, style.SET_COLORS[0]))
+        if view.missing:
+            self.statusMessage.emit(f"{view.name}: not single tokens here: {', '.join(view.missing)}")
+
+    def _refresh_sets(self) -> None:
+        for i in range(self.sets.count()):
+            item = self.sets.item(i)
+            if item.checkState() == Qt.CheckState.Checked:
+                self._set_toggled(item)
+
+    def add_custom_set(self) -> None:
+        name, ok = QInputDialog.getText(self, "New word set", "Name of the set:")
+        if not ok or not name.strip():
+            return
+        words, ok = QInputDialog.getMultiLineText(self, "New word set", "Words, separated by commas or new lines:")
+        if not ok:
+            return
+        self.settings.set_word_set(name.strip(), parse_word_list(words))
+        self._fill_sets()
+        self.show_word_set(name.strip())
+
+    def _hovered(self, token_id: int) -> None:
+        if token_id >= 0 and token_id < len(self.view.labels):
+            self.hover_label.setText(f"{self.view.labels[token_id]}   (id {token_id})")
