@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+WORDSET_PREFIX = "wordset:"
+
 
 @dataclass
 class Request:
@@ -77,7 +79,10 @@ class Search(Request):
 class WordSet(Request):
     name: str = ""
     words: list[str] = field(default_factory=list)
-    channel = "wordset"
+
+    @property
+    def channel(self) -> str:  # type: ignore[override]
+        return WORDSET_PREFIX + self.name  # sets resolve independently of each other
 
 
 @dataclass

@@ -16,6 +16,17 @@ def make_app() -> QApplication:
     return app
 
 
+def install_excepthook(window) -> None:
+    """A bug in a slot becomes a message in the status bar; the app stays usable."""
+    import traceback
+
+    def hook(exc_type, exc, tb) -> None:
+        traceback.print_exception(exc_type, exc, tb)
+        window.show_message(f"Unexpected error: {exc_type.__name__}: {exc}", 20000)
+
+    sys.excepthook = hook
+
+
 def run_app(model: str | None = None, device: str = "auto") -> int:
     import pyqtgraph as pg
 
@@ -24,6 +35,7 @@ def run_app(model: str | None = None, device: str = "auto") -> int:
     from embviz.ui.main_window import MainWindow
 
     window = MainWindow(device=device)
+    install_excepthook(window)
     window.show()
     window.open_model(model)
     return app.exec()

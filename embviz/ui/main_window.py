@@ -44,7 +44,7 @@ class MainWindow(QMainWindow):
         self.analogies = AnalogyPanel(submit)
         self.logits = LogitsPanel(submit)
         self.tabs = QTabWidget()
-        self.tabs.setFont(style.font(style.BASE_POINT_SIZE + 1, bold=True))
+        self.tabs.tabBar().setFont(style.font(style.BASE_POINT_SIZE + 1, bold=True))
         self.tabs.addTab(self.map_panel, "Map")
         self.tabs.addTab(self.neighbours, "Neighbours")
         self.tabs.addTab(self.analogies, "Analogies")
@@ -175,7 +175,7 @@ class MainWindow(QMainWindow):
                 self._model_loaded(result)
         elif channel == rq.Search.channel:
             self.map_panel.on_search(rid, result)
-        elif channel == rq.WordSet.channel:
+        elif channel.startswith(rq.WORDSET_PREFIX):
             self.map_panel.on_word_set(rid, result)
         elif channel == rq.Benchmark.channel:
             self.analogies.on_benchmark(rid, result)

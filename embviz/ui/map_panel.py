@@ -55,13 +55,15 @@ class MapPanel(QWidget):
         self.cancel_button.clicked.connect(lambda: cancel(rq.Project.channel))
         self.progress = QProgressBar()
         self.progress.setRange(0, 1000)
-        self.progress.setTextVisible(True)
-        self.progress.setFormat("")
+        self.progress.setTextVisible(False)
+        self.progress.setFixedWidth(220)
+        self.status = QLabel("")
+        self.status.setWordWrap(True)
         self.search = QLineEdit()
         self.search.setPlaceholderText("Find tokens (text, or a regex)…")
         self.search.returnPressed.connect(self.run_search)
         self.regex = QCheckBox("regex")
-        self.hover_label = QLabel(" ")
+        self.hover_label = QLabel("Hover over a point to see its token; click it to list its neighbours.")
         self.hover_label.setFont(style.font(style.LABEL_POINT_SIZE, bold=True))
 
         self.sets = QListWidget()
@@ -79,11 +81,12 @@ class MapPanel(QWidget):
         controls = QHBoxLayout()
         for w in (QLabel("Method"), self.method, QLabel("Rows"), self.subset, self.limit, self.run_button, self.cancel_button):
             controls.addWidget(w)
-        controls.addWidget(self.progress, 1)
+        controls.addWidget(self.progress)
+        controls.addStretch(1)
         search_row = QHBoxLayout()
         search_row.addWidget(self.search, 1)
         search_row.addWidget(self.regex)
-        search_row.addWidget(self.hover_label, 1)
+        search_row.addWidget(self.status, 1)
 
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(self.view)
@@ -92,6 +95,7 @@ class MapPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(controls)
         layout.addLayout(search_row)
+        layout.addWidget(self.hover_label)
         layout.addWidget(splitter, 1)
         self._fill_sets()
 
@@ -107,13 +111,13 @@ class MapPanel(QWidget):
         self.request_id = self.submit(request)
         self.cancel_button.setEnabled(True)
         self.progress.setValue(0)
-        self.progress.setFormat(f"{METHOD_NAMES[request.method].split(' ')[0]}: starting…")
+        self.status.setText(f"{METHOD_NAMES[request.method].split(' ')[0]}: starting…")
 
     def on_progress(self, rid: int, fraction: float, stage: str, preview) -> None:
         if rid != self.request_id:
             return
         self.progress.setValue(int(fraction * 1000))
-        self.progress.setFormat(f"{stage} — {fraction:.0%}")
+        self.status.setText(f"{stage} — {fraction:.0%}")
         if isinstance(preview, tuple):  # (row ids, coordinates so far): t-SNE's live picture
             self.view.set_points(*preview, autorange=True)
 
@@ -126,7 +130,7 @@ class MapPanel(QWidget):
         extra = ""
         if projection.explained:
             extra = f" — axes explain {projection.explained[0]:.1%} and {projection.explained[1]:.1%} of the variance"
-        self.progress.setFormat(f"{METHOD_NAMES[projection.method].split(' ')[0]} of {len(projection.ids):,} rows{extra}")
+        self.status.setText(f"{METHOD_NAMES[projection.method].split(' ')[0]} of {len(projection.ids):,} rows{extra}")
         for note in projection.notes:
             self.statusMessage.emit(note)
         self._refresh_sets()
@@ -134,12 +138,12 @@ class MapPanel(QWidget):
     def on_failed(self, rid: int, message: str) -> None:
         if rid == self.request_id:
             self.cancel_button.setEnabled(False)
-            self.progress.setFormat("Map failed: " + message)
+            self.status.setText("Map failed: " + message)
 
     def on_cancelled(self, rid: int) -> None:
         if rid == self.request_id:
             self.cancel_button.setEnabled(False)
-            self.progress.setFormat("Cancelled — the last picture is kept")
+            self.status.setText("Cancelled — the last picture is kept")
 
     # --- search -------------------------------------------------------------------------------
     def run_search(self) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QPen
 from scipy.spatial import cKDTree
 
@@ -37,7 +37,10 @@ class MapView(pg.PlotWidget):
         self.vb.setAspectLocked(True)
         self.points = pg.ScatterPlotItem(size=4, pen=None, brush=pg.mkBrush(style.POINT_COLOR), pxMode=True)
         self.addItem(self.points)
-        self.legend = pg.LegendItem(offset=(10, 10), labelTextSize=f"{style.LABEL_POINT_SIZE}pt")
+        self.legend = pg.LegendItem(
+            offset=(10, 10), labelTextSize=f"{style.LABEL_POINT_SIZE}pt", labelTextColor="k",
+            brush=pg.mkBrush(255, 255, 255, 220), pen=pg.mkPen(160, 160, 160),
+        )
         self.legend.setParentItem(item.getViewBox())
         self.hover_text = pg.TextItem("", color=(0, 0, 0), fill=pg.mkBrush(255, 255, 230, 230), border=pg.mkPen(120, 120, 120))
         self.hover_text.setFont(style.font(style.LABEL_POINT_SIZE, bold=True))
@@ -120,7 +123,7 @@ class MapView(pg.PlotWidget):
                 continue
             line = pg.PlotCurveItem([a[0], b[0]], [a[1], b[1]], pen=pg.mkPen(color, width=3))
             angle = np.degrees(np.arctan2(b[1] - a[1], b[0] - a[0]))
-            head = pg.ArrowItem(pos=QPointF(float(b[0]), float(b[1])), angle=180 - angle, headLen=22, tipAngle=30, brush=color, pen=pg.mkPen(color))
+            head = pg.ArrowItem(pos=(float(b[0]), float(b[1])), angle=180 - angle, headLen=22, tipAngle=30, brush=color, pen=pg.mkPen(color))
             for item in (line, head):
                 item.setZValue(20)
                 self.addItem(item, ignoreBounds=True)
