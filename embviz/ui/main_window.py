@@ -37,6 +37,7 @@ class MainWindow(QMainWindow):
         self.summary = None
         self.load_id = 0
         self.loading_source: str | None = None
+        self.last_error: str | None = None
 
         submit, cancel = self.worker.submit, self.worker.cancel
         self.map_panel = MapPanel(submit, cancel, self.settings, preset_word_sets())
@@ -187,7 +188,12 @@ class MainWindow(QMainWindow):
             if rid == self.load_id:
                 self.load_progress.hide()
                 self.model_label.setText(self._model_text() if self.summary else "No model")
-                QMessageBox.warning(self, "Could not open the model", message)
+                self.last_error = message
+                self.show_message(message, 30000)
+                # Non-modal: the window stays usable (and tests and demos never block on it).
+                box = QMessageBox(QMessageBox.Icon.Warning, "Could not open the model", message, parent=self)
+                box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+                box.open()
             return
         panel = self._panel_for(channel)
         if panel is not None:

@@ -1,0 +1,129 @@
+"""The real window, driven through its widgets (pytest-qt, offscreen)."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QPointF
+
+from embviz.settings import Settings
+
+
+@pytest.fixture(scope="module")
+def window(qapp, tmp_path_factory):
+    from embviz.ui.main_window import MainWindow
+
+    settings = Settings(tmp_path_factory.mktemp("config") / "settings.json")
+    win = MainWindow(settings=settings, device="cpu")
+    win.resize(1300, 850)
+    win.show()
+    win.open_model(None)
+    yield win
+    win.close()
+
+
+def wait_for(qtbot, predicate, timeout=120_000):
+    qtbot.waitUntil(lambda: bool(predicate()), timeout=timeout)
+
+
+def test_model_loads_with_status_and_pca_map(qtbot, window):
+    wait_for(qtbot, lambda: window.map_panel.view.ids.size == 49152)
+    text = window.model_label.text()
+    assert "49,152 tokens × 576 dims" in text and "cpu" in text and "float32" in text
+    assert "PCA of 49,152 rows" in window.map_panel.status.text()
+
+
+def test_hover_and_click_pick_the_point_under_the_mouse(qtbot, window):
+    view = window.map_panel.view
+    wait_for(qtbot, lambda: view.ids.size == 49152)
+    token_id = view.labels.index("␣Monday")
+    x, y = view.position_of(token_id)
+    view.vb.setRange(xRange=(x - 0.002, x + 0.002), yRange=(y - 0.002, y + 0.002), padding=0)
+    qtbot.wait(50)
+    scene_pos = view.vb.mapViewToScene(QPointF(float(x), float(y)))
+    assert view.nearest_at(scene_pos) == token_id
+    view.pointClicked.emit(token_id)
+    wait_for(qtbot, lambda: "␣Monday" in window.neighbours.heading.text(), 30_000)
+    tokens = [window.neighbours.table.item(r, 0).text() for r in range(window.neighbours.table.rowCount())]
+    assert "␣Tuesday" in tokens[:3]
+
+
+def test_search_and_word_sets_highlight_on_the_map(qtbot, window):
+    panel = window.map_panel
+    wait_for(qtbot, lambda: panel.view.ids.size == 49152)
+    panel.search.setText("Monday")
+    panel.run_search()
+    wait_for(qtbot, lambda: "search" in panel.view.word_set_names(), 30_000)
+    scatter = panel.view._sets["search"][0]
+    assert len(scatter.data) >= 2  # "Monday" and "␣Monday" at least
+    panel.show_word_set("weekdays")
+    wait_for(qtbot, lambda: "weekdays" in panel.view.word_set_names(), 30_000)
+    assert len(panel.view._sets["weekdays"][0].data) == 7
+
+
+def test_neighbours_panel_typed_word_k_and_centering(qtbot, window):
+    panel = window.neighbours
+    panel.word.setText("king")
+    panel.k.setValue(5)
+    panel.run()
+    wait_for(qtbot, lambda: "␣king" in panel.heading.text() and panel.table.rowCount() == 5, 30_000)
+    plain = [panel.table.item(r, 2).text() for r in range(5)]
+    panel.centered.setChecked(True)
+    wait_for(qtbot, lambda: "mean-centred" in panel.heading.text(), 30_000)
+    assert [panel.table.item(r, 2).text() for r in range(5)] != plain
+    panel.centered.setChecked(False)
+    panel.word.setText("qqqzzzxxx")
+    panel.run()
+    wait_for(qtbot, lambda: "not one token" in panel.message.text(), 30_000)
+
+
+def test_analogy_panel_toggle(qtbot, window):
+    panel = window.analogies
+    panel.set_words("king", "man", "woman")
+    wait_for(qtbot, lambda: panel.table.rowCount() > 0 and "excluded" in panel.heading.text(), 30_000)
+    on = [panel.table.item(r, 0).text() for r in range(panel.table.rowCount())]
+    assert on[0] == "␣queen" and not any("an input" in t for t in on)
+    assert "␣king ranks 2" in panel.ranks.text()
+    panel.exclude.setChecked(False)
+    wait_for(qtbot, lambda: "allowed" in panel.heading.text(), 30_000)
+    off = [panel.table.item(r, 0).text() for r in range(panel.table.rowCount())]
+    assert "␣king   ← an input" in off[:3]
+    panel.exclude.setChecked(True)
+    view = window.map_panel.view
+    wait_for(qtbot, lambda: len(view._arrows) == 2, 30_000)
+
+
+def test_logits_panel_bars_and_click_to_append(qtbot, window):
+    panel = window.logits
+    panel.k.setValue(10)
+    panel.set_text("The capital of France is")
+    wait_for(qtbot, lambda: panel.results and panel.results[0].token == "␣Paris", 60_000)
+    assert panel.logit_chart.count == 10 and panel.prob_chart.count == 10
+    assert "softmax over all 49,152 tokens" in panel.caption.text()
+    assert "The | ␣capital | ␣of | ␣France | ␣is" in panel.tokens.text()
+    panel.append_token(0)
+    assert panel.text.toPlainText() == "The capital of France is Paris"
+    wait_for(qtbot, lambda: panel.results and "␣Paris" in panel.tokens.text(), 60_000)
+    panel.direct.setChecked(True)
+    wait_for(qtbot, lambda: "direct path" in panel.caption.text(), 60_000)
+    panel.full.setChecked(True)
+
+
+def test_a_bad_model_is_a_message_and_the_window_stays_usable(qtbot, window, tmp_path):
+    bad = tmp_path / "broken.gguf"
+    bad.write_bytes(b"this is not gguf at all")
+    window.open_model(str(bad))
+    wait_for(qtbot, lambda: window.last_error is not None, 30_000)
+    assert "not a GGUF file" in window.last_error
+    assert "49,152 tokens" in window.model_label.text()  # the old model is still there
+    window.neighbours.query("queen")
+    wait_for(qtbot, lambda: "not one token" in window.neighbours.message.text() or "␣queen" in window.neighbours.heading.text(), 30_000)
+
+
+def test_lesson_model_from_the_menu(qtbot, window):
+    window.open_model("spells")
+    wait_for(qtbot, lambda: "lesson:spells" in window.model_label.text(), 30_000)
+    window.logits.set_text("I cast")
+    wait_for(qtbot, lambda: window.logits.results and window.logits.results[0].token == "fireball", 30_000)
+    assert [r.logit for r in window.logits.results] == [2.0, 1.0, 0.5, 0.0, 0.0]
+    window.open_model(None)
+    wait_for(qtbot, lambda: window.map_panel.view.ids.size == 49152, 120_000)

@@ -1,0 +1,87 @@
+"""The compute worker: stale requests dropped, cancel, errors as messages."""
+
+from __future__ import annotations
+
+import pytest
+
+from embviz import requests as rq
+from embviz.worker import ComputeWorker
+
+
+@pytest.fixture
+def worker(qtbot):
+    w = ComputeWorker()
+    yield w
+    w.shutdown()
+
+
+def load(qtbot, worker, source):
+    with qtbot.waitSignal(worker.finished, timeout=120_000, check_params_cb=lambda ch, rid, res: ch == "load"):
+        worker.submit(rq.LoadModel(source=source, device="cpu"))
+
+
+def test_stale_requests_never_finish(qtbot, worker):
+    load(qtbot, worker, "toy4")
+    finished = []
+    worker.finished.connect(lambda ch, rid, res: finished.append((ch, rid, res)))
+    ids = [worker.submit(rq.Neighbours(query=w, k=2)) for w in ("cat", "dog", "car", "truck", "cat", "dog")]
+    qtbot.waitUntil(lambda: any(rid == ids[-1] for _, rid, _ in finished), timeout=10_000)
+    qtbot.wait(200)
+    got = [rid for ch, rid, _ in finished if ch == "neighbours"]
+    assert got == [ids[-1]]
+    assert finished[-1][2].query_label == "dog" and finished[-1][2].hits[0].token == "cat"
+
+
+def test_an_error_becomes_a_message_and_the_worker_goes_on(qtbot, worker):
+    load(qtbot, worker, "toy4")
+    with qtbot.waitSignal(worker.failed, timeout=10_000) as failed:
+        worker.submit(rq.Neighbours(query="zebra"))
+    assert "not in the vocabulary" in failed.args[2]
+    with qtbot.waitSignal(worker.finished, timeout=10_000) as ok:
+        worker.submit(rq.Neighbours(query="car", k=1))
+    assert ok.args[2].hits[0].token == "truck"
+
+
+def random_table(tmp_path, rows=3000, dim=16) -> str:
+    import torch
+    from safetensors.torch import save_file
+
+    path = tmp_path / "table.safetensors"
+    save_file({"embedding.weight": torch.randn(rows, dim, generator=torch.Generator().manual_seed(0))}, str(path))
+    return str(path)
+
+
+def test_long_job_cancels_and_quick_lane_stays_free(qtbot, worker, tmp_path):
+    load(qtbot, worker, random_table(tmp_path))
+    previews = []
+    worker.progressed.connect(lambda ch, rid, f, stage, preview: previews.append(preview))
+    with qtbot.waitSignal(worker.cancelled, timeout=120_000) as cancelled:
+        rid = worker.submit(rq.Project(method="tsne"))
+        qtbot.waitUntil(lambda: any(isinstance(p, tuple) for p in previews), timeout=120_000)
+        # While t-SNE runs on the long lane, a neighbour lookup still answers.
+        with qtbot.waitSignal(worker.finished, timeout=10_000, check_params_cb=lambda ch, r, res: ch == "neighbours"):
+            worker.submit(rq.Neighbours(query=5, k=3))
+        worker.cancel("project")
+    assert cancelled.args == ["project", rid]
+
+
+def test_a_new_projection_replaces_a_running_one(qtbot, worker, tmp_path):
+    load(qtbot, worker, random_table(tmp_path))
+    events = []
+    worker.cancelled.connect(lambda ch, rid: events.append(("cancelled", rid)))
+    worker.finished.connect(lambda ch, rid, res: events.append(("finished", rid)))
+    started = []
+    worker.started.connect(lambda ch, rid: started.append(rid))
+    first = worker.submit(rq.Project(method="tsne"))
+    qtbot.waitUntil(lambda: first in started, timeout=30_000)
+    second = worker.submit(rq.Project(method="pca"))
+    qtbot.waitUntil(lambda: ("finished", second) in events, timeout=120_000)
+    assert ("cancelled", first) in events and ("finished", first) not in events
+
+
+def test_bad_checkpoint_fails_cleanly(qtbot, worker, tmp_path):
+    bad = tmp_path / "junk.safetensors"
+    bad.write_bytes(b"\x00" * 3 + b"not a checkpoint" * 10)
+    with qtbot.waitSignal(worker.failed, timeout=10_000) as failed:
+        worker.submit(rq.LoadModel(source=str(bad), device="cpu"))
+    assert "safetensors" in failed.args[2]
