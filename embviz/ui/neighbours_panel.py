@@ -34,6 +34,9 @@ class NeighboursPanel(QWidget):
         self.message = QLabel("")
         self.message.setWordWrap(True)
         self.message.setStyleSheet("color: #b00020;")
+        key = QLabel("␣ marks a leading space: ␣king is the token for \"king\" in the middle of a sentence. "
+                     "Cosine: 1 = same direction, 0 = unrelated.")
+        key.setWordWrap(True)
         self.table = ResultsTable(["token", "id", "cosine"])
         self.table.cellClicked.connect(lambda row, _col: self.highlight.emit([self.table.ids[row]]))
         row = QHBoxLayout()
@@ -43,6 +46,7 @@ class NeighboursPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(row)
         layout.addWidget(self.centered)
+        layout.addWidget(key)
         layout.addWidget(self.heading)
         layout.addWidget(self.message)
         layout.addWidget(self.table, 1)
