@@ -47,11 +47,12 @@ class _Lane(threading.Thread):
                 self.cancel_event.set()
             self.cond.notify()
 
-    def cancel(self, channel: str) -> None:
+    def cancel(self, channel: str) -> rq.Request | None:
+        """Stop the channel's running job; return its queued request, which never runs."""
         with self.cond:
-            self.pending.pop(channel, None)
             if self.running is not None and self.running.channel == channel:
                 self.cancel_event.set()
+            return self.pending.pop(channel, None)
 
     def stop(self) -> None:
         with self.cond:
@@ -108,8 +109,10 @@ class ComputeWorker(QObject):
         return request.request_id
 
     def cancel(self, channel: str) -> None:
-        self._long.cancel(channel)
-        self._quick.cancel(channel)
+        for lane in (self._long, self._quick):
+            dropped = lane.cancel(channel)
+            if dropped is not None:
+                self.cancelled.emit(channel, dropped.request_id)
 
     def is_current(self, channel: str, request_id: int) -> bool:
         return self._latest.get(channel) == request_id

@@ -85,3 +85,37 @@ def test_bad_checkpoint_fails_cleanly(qtbot, worker, tmp_path):
     with qtbot.waitSignal(worker.failed, timeout=10_000) as failed:
         worker.submit(rq.LoadModel(source=str(bad), device="cpu"))
     assert "safetensors" in failed.args[2]
+
+
+def test_cancel_while_loading_keeps_the_old_model(qtbot, worker, tmp_path):
+    from embviz.core import Cancelled, open_checkpoint
+
+    def cancel_midway(fraction, stage, preview):
+        if fraction >= 0.3:
+            raise Cancelled()
+
+    with pytest.raises(Cancelled):
+        open_checkpoint(random_table(tmp_path), "cpu", progress=cancel_midway)
+    load(qtbot, worker, "toy4")
+    before = worker.session.model
+    with qtbot.waitSignal(worker.cancelled, timeout=30_000):
+        worker.submit(rq.LoadModel(source=random_table(tmp_path), device="cpu"))
+        worker.cancel("load")
+    assert worker.session.model is before
+
+
+def test_closing_the_window_during_a_job_exits_cleanly(qtbot, tmp_path):
+    from embviz.settings import Settings
+    from embviz.ui.main_window import MainWindow
+
+    window = MainWindow(settings=Settings(tmp_path / "s.json"), device="cpu")
+    qtbot.addWidget(window)
+    window.show()
+    window.open_model(random_table(tmp_path, rows=8000))
+    qtbot.waitUntil(lambda: window.summary is not None, timeout=60_000)
+    window.map_panel.method.setCurrentIndex(1)  # t-SNE
+    window.map_panel.run_projection()
+    qtbot.waitUntil(lambda: "t-SNE" in window.map_panel.status.text(), timeout=60_000)
+    window.close()
+    assert not window.worker._quick.is_alive()
+    qtbot.waitUntil(lambda: not window.worker._long.is_alive(), timeout=30_000)

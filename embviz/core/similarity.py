@@ -43,6 +43,9 @@ def unit_table(model: EmbeddingModel, centered: bool = False) -> torch.Tensor:
         table = torch.where(finite[:, None], model.table, torch.zeros((), device=model.device))
         if centered:
             table = table - mean_row(model)
+        # Scale by the largest entry first, so rows of huge values do not overflow the norm.
+        peak = table.abs().amax(dim=1, keepdim=True)
+        table = torch.where(peak > 0, table / peak.clamp_min(1e-30), torch.zeros((), device=model.device))
         norms = table.norm(dim=1, keepdim=True)
         model.cache[key] = torch.where(norms > 0, table / norms.clamp_min(1e-30), torch.zeros((), device=model.device))
     return model.cache[key]
@@ -77,10 +80,11 @@ def query_vector(model: EmbeddingModel, query: Query, centered: bool = False) ->
         raise EmbvizError("The query vector contains NaN or Inf values.")
     if centered:
         vec = vec - mean_row(model)
-    norm = vec.norm()
-    if float(norm) == 0.0:
+    peak = vec.abs().max()
+    if float(peak) == 0.0:
         raise EmbvizError("The query vector is all zeros: it has no direction.")
-    return vec / norm
+    vec = vec / peak
+    return vec / vec.norm()
 
 
 def cosine_scores(model: EmbeddingModel, query: Query, centered: bool = False) -> torch.Tensor:

@@ -21,10 +21,12 @@ def load_torch_state_dict(path: Path) -> dict[str, torch.Tensor]:
                 raise
             obj = torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as exc:
-        raise EmbvizError(
-            f"Refused to load {path.name}: it asks to run code or build objects that a plain weights file "
-            "does not need (only tensors are allowed)."
-        ) from exc
+        if "GLOBAL" in str(exc):
+            raise EmbvizError(
+                f"Refused to load {path.name}: it asks to run code or build objects that a plain weights file "
+                "does not need (only tensors are allowed)."
+            ) from exc
+        raise EmbvizError(f"{path.name} is not a readable PyTorch checkpoint (not a plain pickle of tensors).") from exc
     except (RuntimeError, EOFError, ValueError, OSError, AttributeError, KeyError) as exc:
         raise EmbvizError(f"{path.name} is not a readable PyTorch checkpoint ({str(exc).splitlines()[0][:160]}).") from exc
     if isinstance(obj, dict) and "state_dict" in obj and isinstance(obj["state_dict"], dict):
