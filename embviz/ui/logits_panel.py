@@ -20,6 +20,7 @@ class LogitsPanel(QWidget):
         super().__init__(parent)
         self.submit = submit
         self.request_id = 0
+        self.shown_id = 0  # the request whose bars are on screen
         self.results: list = []
         self.vocab_size = 0
         self.text = QPlainTextEdit()
@@ -122,6 +123,7 @@ class LogitsPanel(QWidget):
             f"Next-token scores from {path}. Probabilities are a softmax over all {self.vocab_size:,} tokens, "
             f"so these {len(result.results)} bars sum to {total:.1%}, not 100%. Click a bar to append that token."
         )
+        self.shown_id = rid
 
     def on_failed(self, rid: int, message: str) -> None:
         if rid == self.request_id:

@@ -1,0 +1,420 @@
+"""embviz benchmark: every figure of docs/benchmarks.md, each beside a baseline run in
+the same process (or the same kind of subprocess), so that ratios survive a noisy machine.
+
+    python bench/run.py [--quick] [--json] [--device cpu|cuda] [--only N,N] [--workdir DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+from bench.synthetic import FULL, QUICK, write_checkpoint  # noqa: E402
+
+RESULTS: list[dict] = []
+
+
+def record(figure: int, name: str, value: float | None, unit: str, baseline: float | None = None,
+           baseline_name: str = "", target: str = "", note: str = "") -> None:
+    ratio = (value / baseline) if value is not None and baseline else None
+    row = {"figure": figure, "name": name, "value": value, "unit": unit, "baseline": baseline,
+           "baseline_name": baseline_name, "ratio": ratio, "target": target, "note": note}
+    RESULTS.append(row)
+    fmt = lambda v: "—" if v is None else (f"{v:,.1f}" if abs(v) >= 10 else f"{v:.3g}")  # noqa: E731
+    line = f"[{figure}] {name}: {fmt(value)} {unit}"
+    if baseline is not None:
+        line += f"   baseline ({baseline_name}) {fmt(baseline)} {unit}   ratio {fmt(ratio)}"
+    if target:
+        line += f"   target {target}"
+    if note:
+        line += f"   ({note})"
+    print(line, file=sys.stderr, flush=True)
+
+
+def median_time(fn: Callable[[], object], repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def run_child(code: str, env: dict | None = None, timeout: float = 1800) -> dict:
+    """Run Python code in a fresh process (for first-open times and peak RSS); it prints JSON last."""
+    full_env = {**os.environ, **(env or {})}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout, env=full_env, cwd=ROOT)
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "child failed")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+PEAK = "import resource, json; peak = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024\n"
+
+
+# 1 -------------------------------------------------------------------------------------------
+def fig_open(args) -> None:
+    code = PEAK + f"""
+import time, os
+os.environ['QT_QPA_PLATFORM'] = 'offscreen'
+t0 = time.perf_counter()
+from embviz.core import open_checkpoint
+from embviz.core.projection import project
+from embviz.ui.app import make_app
+from embviz.ui.map_view import MapView
+from PySide6.QtGui import QImage, QPainter
+app = make_app()
+t1 = time.perf_counter()
+m = open_checkpoint(None, {args.device!r})
+t2 = time.perf_counter()
+p = project(m, 'pca')
+view = MapView(); view.resize(1000, 700); view.set_labels(m.vocab.labels); view.set_points(p.ids, p.coords)
+img = QImage(1000, 700, QImage.Format.Format_ARGB32); painter = QPainter(img); view.render(painter); painter.end()
+t3 = time.perf_counter()
+print(json.dumps({{'imports': t1 - t0, 'open': t2 - t1, 'to_map': t3 - t1, 'rss': peak()}}))
+"""
+    if not args.quick:
+        with tempfile.TemporaryDirectory() as cache:
+            first = run_child(code, {"EMBVIZ_CACHE_DIR": cache})
+            record(1, "first open of the default model (GGUF conversion) → PCA map drawn", first["to_map"], "s",
+                   note=f"imports {first['imports']:.1f} s not included; peak RSS {first['rss'] / 2**20:,.0f} MiB")
+    run_child(code)  # make sure the user cache is warm
+    cached = [run_child(code) for _ in range(args.repeats_child)]
+    to_map = statistics.median(c["to_map"] for c in cached)
+    record(1, "cached open → PCA map drawn", to_map, "s", target="≤ 1.5 s",
+           note=f"open alone {statistics.median(c['open'] for c in cached):.2f} s; imports {cached[0]['imports']:.1f} s not included; "
+                f"peak RSS {max(c['rss'] for c in cached) / 2**20:,.0f} MiB")
+
+
+# 2 -------------------------------------------------------------------------------------------
+def fig_table_read(args) -> None:
+    rows, dim = QUICK if args.quick else FULL
+    folder = write_checkpoint(Path(args.workdir) / f"synthetic-{rows}x{dim}", rows, dim)
+    table_bytes = rows * dim * 4
+    ours = PEAK + f"""
+import time
+from embviz.core.readers.safetensors_file import read_sharded_headers, load_tensor
+from pathlib import Path
+t = time.perf_counter()
+infos = read_sharded_headers(Path({str(folder)!r}))
+table = load_tensor(infos['model.embed_tokens.weight'])
+print(json.dumps({{'s': time.perf_counter() - t, 'rss': peak(), 'sum': float(table[0, :4].sum())}}))
+"""
+    plain = PEAK + f"""
+import time, json as j, struct
+from pathlib import Path
+folder = Path({str(folder)!r})
+t = time.perf_counter()
+name = j.loads((folder / 'model.safetensors.index.json').read_text())['weight_map']['model.embed_tokens.weight']
+with open(folder / name, 'rb') as f:
+    n = struct.unpack('<Q', f.read(8))[0]
+    meta = j.loads(f.read(n))['model.embed_tokens.weight']
+    begin, end = meta['data_offsets']
+    f.seek(8 + n + begin)
+    buf = bytearray(end - begin)
+    f.readinto(buf)
+print(json.dumps({{'s': time.perf_counter() - t, 'rss': peak()}}))
+"""
+    run_child(ours)
+    run_child(plain)  # page cache warm for both
+    ours_runs, plain_runs = [], []
+    for _ in range(args.repeats_child):
+        ours_runs.append(run_child(ours))
+        plain_runs.append(run_child(plain))
+    o = statistics.median(r["s"] for r in ours_runs)
+    p = statistics.median(r["s"] for r in plain_runs)
+    checkpoint_bytes = sum(f.stat().st_size for f in folder.glob("*.safetensors"))
+    record(2, f"read only the table ({rows:,} × {dim:,} f32) from a {checkpoint_bytes / 2**30:.1f} GiB sharded checkpoint",
+           o, "s", p, "plain file read of the same bytes", "≤ 1.5×")
+    base_rss = statistics.median(r["rss"] for r in plain_runs)
+    rss = max(r["rss"] for r in ours_runs)
+    record(2, "peak RSS of that read / table bytes", rss / table_bytes, "×", base_rss / table_bytes, "plain read",
+           "≤ 1.5×", note=f"{rss / 2**20:,.0f} MiB for a {table_bytes / 2**20:,.0f} MiB table (includes the interpreter and torch)")
+    args.synthetic = folder
+
+
+# 3, 4, 8 ---------------------------------------------------------------------------------------
+def fig_core(args, model) -> None:
+    from sklearn.decomposition import PCA
+
+    from embviz.core.analogy_benchmark import evaluate, read_questions, token_form
+    from embviz.core.projection import pca
+    from embviz.core.similarity import nearest_neighbours, unit_table
+
+    ids = np.arange(model.vocab_size)
+    units = unit_table(model)
+    ours = median_time(lambda: pca(model, ids, 2), args.repeats)
+    x = units.cpu().numpy()
+    base = median_time(lambda: PCA(2, svd_solver="full").fit_transform(x), max(1, args.repeats // 3))
+    record(3, f"PCA of all {model.vocab_size:,} × {model.dim} rows", ours, "s", base, "sklearn PCA(svd_solver='full')", "≤ 0.5 s")
+
+    query = model.vocab.resolve(" king") if model.vocab.id_of(" king") is not None else 0
+    ours = median_time(lambda: nearest_neighbours(model, query, 10), args.repeats * 5)
+    q = x[query]
+
+    def numpy_topk():
+        scores = x @ q
+        top = np.argpartition(-scores, 11)[:11]
+        return top[np.argsort(-scores[top])]
+
+    base = median_time(numpy_topk, args.repeats * 5)
+    record(4, "cosine top-10 over the whole vocabulary", ours * 1000, "ms", base * 1000,
+           "numpy matvec + argpartition on a pre-normalised table", "≤ 1.2×")
+
+    questions = read_questions()
+    ours = median_time(lambda: evaluate(model, questions), max(1, args.repeats // 3))
+    rows = [tuple(token_form(model, w) for w in q.words) for q in questions]
+    quads = torch.tensor([r for r in rows if None not in r], device=model.device)
+
+    def floor():
+        with torch.inference_mode():
+            for start in range(0, len(quads), 1024):
+                qq = quads[start:start + 1024]
+                (units[qq[:, 1]] - units[qq[:, 0]] + units[qq[:, 2]]) @ units.T
+
+    base = median_time(floor, max(1, args.repeats // 3))
+    record(8, f"analogy benchmark ({len(quads):,} questions kept)", ours, "s", base, "the same matrix products alone", "≤ 1.3×")
+
+
+def fig_big_pca(args) -> None:
+    rows, dim = QUICK if args.quick else FULL
+    folder = getattr(args, "synthetic", None) or write_checkpoint(Path(args.workdir) / f"synthetic-{rows}x{dim}", rows, dim)
+    from embviz.core import open_checkpoint
+    from embviz.core.projection import pca
+
+    model = open_checkpoint(folder, args.device)
+    ids = np.arange(model.vocab_size)
+    pca(model, ids, 2)  # unit table cached, as in the app after opening
+    ours = median_time(lambda: pca(model, ids, 2), max(1, args.repeats // 2))
+    code = f"""
+import time, json, numpy as np
+from sklearn.decomposition import PCA
+from embviz.core.readers.safetensors_file import read_sharded_headers, load_tensor
+from pathlib import Path
+x = load_tensor(read_sharded_headers(Path({str(folder)!r}))['model.embed_tokens.weight']).numpy()
+x /= np.linalg.norm(x, axis=1, keepdims=True)
+t = time.perf_counter(); PCA(2, svd_solver='full').fit_transform(x); print(json.dumps({{'s': time.perf_counter() - t}}))
+"""
+    bound = 120 if not args.quick else 60
+    try:
+        base, note = run_child(code, timeout=bound + 60)["s"], ""
+    except subprocess.TimeoutExpired:
+        base, note = None, f"sklearn did not finish within the {bound} s bound (load included)"
+    record(3, f"PCA of all {rows:,} × {dim:,} rows (synthetic)", ours, "s", base, "sklearn PCA(svd_solver='full')", note=note)
+    del model
+
+
+# 5 -------------------------------------------------------------------------------------------
+def fig_tsne(args, model) -> None:
+    from embviz.core.projection import project, select_rows
+
+    n = 3000 if args.quick else model.vocab_size
+    ids = select_rows(model, limit=n)
+    first = []
+    t = time.perf_counter()
+
+    def progress(fraction, stage, preview):
+        if isinstance(preview, np.ndarray) and stage.startswith("t-SNE: optimising") and not first:
+            first.append(time.perf_counter() - t)
+
+    project(model, "tsne", ids, progress=progress)
+    total = time.perf_counter() - t
+    record(5, f"t-SNE of {n:,} rows: first live picture", first[0] if first else None, "s", target="≤ 30 s")
+    bound = max(60.0, 2 * total) if args.quick else 600.0
+    code = f"""
+import time, json
+from embviz.core import open_checkpoint
+from embviz.core.similarity import unit_table
+from sklearn.manifold import TSNE
+x = unit_table(open_checkpoint(None, 'cpu')).numpy()[:{n}]
+t = time.perf_counter(); TSNE(2, init='pca', random_state=0).fit_transform(x); print(json.dumps({{'s': time.perf_counter() - t}}))
+"""
+    try:
+        base, note = run_child(code, timeout=bound)["s"], ""
+    except subprocess.TimeoutExpired:
+        base, note = bound, f"sklearn TSNE stopped at the {bound:.0f} s bound: the ratio is at most this"
+    record(5, f"t-SNE of {n:,} rows: whole run", total, "s", base, "sklearn TSNE (Barnes-Hut, 1,000 iterations)", "≤ 90 s", note)
+
+
+# 6 -------------------------------------------------------------------------------------------
+def fig_render(args) -> None:
+    import pyqtgraph as pg
+    from PySide6.QtGui import QImage, QPainter
+
+    from embviz.ui.app import make_app
+    from embviz.ui.map_view import MapView
+
+    app = make_app()
+    for n in (49_152, 262_144):
+        pts = np.random.default_rng(0).normal(size=(n, 2)).astype(np.float32)
+        labels = [f"#{i}" for i in range(n)]
+        img = QImage(1000, 700, QImage.Format.Format_ARGB32)
+
+        def pan_step(widget, vb):
+            vb.translateBy(x=0.01)
+            img.fill(0)
+            painter = QPainter(img)
+            widget.render(painter)
+            painter.end()
+
+        ours = MapView()
+        ours.resize(1000, 700)
+        ours.set_labels(labels)
+        ours.set_points(np.arange(n), pts)
+        ours.show()
+        app.processEvents()
+        plain = pg.PlotWidget()
+        plain.resize(1000, 700)
+        scatter = pg.ScatterPlotItem(size=4, pen=None, brush=pg.mkBrush(90, 110, 140, 110), pxMode=True)
+        scatter.setData(pos=pts)
+        plain.addItem(scatter)
+        plain.getPlotItem().getViewBox().setAspectLocked(True)
+        plain.show()
+        app.processEvents()
+        pan_step(ours, ours.vb)
+        pan_step(plain, plain.getPlotItem().getViewBox())
+        o = median_time(lambda: pan_step(ours, ours.vb), args.repeats * 4)
+        b = median_time(lambda: pan_step(plain, plain.getPlotItem().getViewBox()), args.repeats * 4)
+        record(6, f"map pan step, {n:,} points (render to an image)", o * 1000, "ms", b * 1000,
+               "plain ScatterPlotItem, one brush", "≤ 33 ms")
+        ours.close()
+        plain.close()
+
+
+# 7, 9 ----------------------------------------------------------------------------------------
+def fig_window(args) -> None:
+    from PySide6.QtCore import QElapsedTimer, QTimer
+
+    from embviz.settings import Settings
+    from embviz.ui.app import make_app
+    from embviz.ui.main_window import MainWindow
+
+    app = make_app()
+    with tempfile.TemporaryDirectory() as cfg:
+        window = MainWindow(settings=Settings(Path(cfg) / "s.json"), device=args.device)
+        window.resize(1300, 850)
+        window.show()
+        window.open_model(None)
+        wait(app, lambda: window.map_panel.view.ids.size > 0, 300)
+        panel = window.logits
+        for label, text in (("5-token", "The capital of France is"), ("500-token", " ".join(["the cat sat on the mat"] * 83) + " and")):
+            times, core = [], []
+            for i in range(args.repeats * 2):
+                panel.text.blockSignals(True)
+                panel.text.setPlainText(text + " " * (i % 2))
+                panel.text.blockSignals(False)
+                t = time.perf_counter()
+                panel.run()  # what the debounce timer calls; the debounce itself (120 ms) is not counted
+                rid = panel.request_id
+                wait(app, lambda: panel.results and window.worker.is_current("logits", rid) and panel.shown_id == rid, 120)
+                times.append(time.perf_counter() - t)
+            from embviz.core.logits import next_token_logits
+
+            model = window.worker.session.model
+            core_t = median_time(lambda: next_token_logits(model, text, 10), args.repeats)
+            record(7, f"logits, {label} text: request → bars drawn in the window", statistics.median(times[1:]) * 1000, "ms",
+                   core_t * 1000, "the core call alone", "≤ 150 ms (short text)")
+
+        # 9: the longest gap between 5 ms timer ticks while t-SNE and logits requests run.
+        gaps = []
+        clock = QElapsedTimer()
+        clock.start()
+        last = [clock.elapsed()]
+
+        def tick():
+            now = clock.elapsed()
+            gaps.append(now - last[0])
+            last[0] = now
+
+        timer = QTimer()
+        timer.setInterval(5)
+        timer.timeout.connect(tick)
+        timer.start()
+        window.map_panel.subset.setCurrentIndex(1)
+        window.map_panel.limit.setValue(3000 if args.quick else 20000)
+        window.map_panel.method.setCurrentIndex(1)
+        window.map_panel.run_projection()
+        end = time.perf_counter() + (10 if args.quick else 30)
+        i = 0
+        while time.perf_counter() < end:
+            app.processEvents()
+            if i % 50 == 0:
+                panel.text.setPlainText(f"The capital of France is{' ' * (i % 3)}")
+            i += 1
+            time.sleep(0.002)
+        timer.stop()
+        window.worker.cancel("project")
+        record(9, "longest GUI event-loop gap while t-SNE and logits run", max(gaps[5:]), "ms", target="≤ 50 ms",
+               note=f"{len(gaps)} ticks of a 5 ms timer")
+        window.close()
+
+
+def wait(app, predicate, timeout: float) -> None:
+    end = time.perf_counter() + timeout
+    while not predicate():
+        app.processEvents()
+        if time.perf_counter() > end:
+            raise TimeoutError("benchmark step timed out")
+        time.sleep(0.0005)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="small sizes, few repeats (a CI smoke test)")
+    parser.add_argument("--json", action="store_true", help="print all figures as one JSON object on stdout")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--only", default="", help="comma-separated figure numbers")
+    parser.add_argument("--workdir", default=str(Path(tempfile.gettempdir()) / "embviz-bench"))
+    args = parser.parse_args(argv)
+    args.repeats = 3 if args.quick else 7
+    args.repeats_child = 1 if args.quick else 3
+    only = {int(x) for x in args.only.split(",") if x}
+    want = lambda n: not only or n in only  # noqa: E731
+    torch.set_num_threads(max(1, (os.cpu_count() or 2) - 1))
+    started = time.time()
+    if want(1):
+        fig_open(args)
+    if want(2):
+        fig_table_read(args)
+    if want(3) or want(4) or want(5) or want(8):
+        from embviz.core import open_checkpoint
+
+        model = open_checkpoint(None, args.device)
+        if want(3) or want(4) or want(8):
+            fig_core(args, model)
+        if want(5):
+            fig_tsne(args, model)
+        if want(3):
+            fig_big_pca(args)
+    if want(6):
+        fig_render(args)
+    if want(7) or want(9):
+        fig_window(args)
+    summary = {
+        "date": time.strftime("%Y-%m-%d", time.gmtime(started)),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.python_version()}, torch {torch.__version__}",
+        "device": args.device, "quick": args.quick, "figures": RESULTS,
+    }
+    if args.json:
+        print(json.dumps(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
