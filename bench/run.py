@@ -236,7 +236,7 @@ def fig_tsne(args, model) -> None:
     project(model, "tsne", ids, progress=progress)
     total = time.perf_counter() - t
     record(5, f"t-SNE of {n:,} rows: first live picture", first[0] if first else None, "s", target="≤ 30 s")
-    bound = max(60.0, 2 * total) if args.quick else 600.0
+    bound = max(60.0, 2 * total) if args.quick else 300.0
     code = f"""
 import time, json
 from embviz.core import open_checkpoint

@@ -127,3 +127,30 @@ def test_lesson_model_from_the_menu(qtbot, window):
     assert [r.logit for r in window.logits.results] == [2.0, 1.0, 0.5, 0.0, 0.0]
     window.open_model(None)
     wait_for(qtbot, lambda: window.map_panel.view.ids.size == 49152, 120_000)
+
+
+def test_big_maps_draw_a_density_image_and_points_when_zoomed_in(qtbot):
+    import numpy as np
+
+    from embviz.ui import map_view
+    from embviz.ui.map_view import MapView
+
+    view = MapView()
+    qtbot.addWidget(view)
+    view.resize(800, 600)
+    view.show()
+    n = 262_144
+    coords = np.random.default_rng(1).normal(size=(n, 2)).astype(np.float32)
+    view.set_labels([f"#{i}" for i in range(n)])
+    view.set_points(np.arange(n), coords)
+    assert view.mode == "density" and view.density.isVisible() and not view.points.isVisible()
+    image = view.density.image
+    assert image.shape[2] == 4 and int((image[..., 3] > 0).sum()) > 1000
+    # Every row is still findable by hover while the density image is shown.
+    target = 12345
+    x, y = coords[target]
+    assert view.nearest_at(view.vb.mapViewToScene(QPointF(float(x), float(y)))) >= 0
+    view.vb.setRange(xRange=(x - 0.01, x + 0.01), yRange=(y - 0.01, y + 0.01), padding=0)
+    assert view.mode == "points" and view.points.isVisible()
+    assert 0 < len(view.points.data) <= 3 * map_view.DENSITY_ABOVE
+    assert view.nearest_at(view.vb.mapViewToScene(QPointF(float(x), float(y)))) == target

@@ -87,9 +87,17 @@ def query_vector(model: EmbeddingModel, query: Query, centered: bool = False) ->
     return vec / vec.norm()
 
 
+def matvec(matrix: torch.Tensor, vector: torch.Tensor) -> torch.Tensor:
+    """matrix @ vector; on the CPU through numpy's BLAS, which measured 2× faster than
+    torch.mv for a 49,152 × 576 table (bench figure 4). Zero-copy both ways."""
+    if matrix.device.type == "cpu" and matrix.dtype == torch.float32 and matrix.is_contiguous():
+        return torch.from_numpy(matrix.numpy() @ vector.contiguous().numpy())
+    return matrix @ vector
+
+
 def cosine_scores(model: EmbeddingModel, query: Query, centered: bool = False) -> torch.Tensor:
     """Cosine of every row with the query: (V,) on the model's device."""
-    return unit_table(model, centered) @ query_vector(model, query, centered)
+    return matvec(unit_table(model, centered), query_vector(model, query, centered))
 
 
 def top_k(
@@ -101,24 +109,21 @@ def top_k(
 ) -> list[Hit]:
     """The k best rows by score, ties broken by lower id, skipping excluded/filtered rows."""
     k = check_k(k, model.vocab_size)
-    # NaN never ranks; nan_to_num would also turn the -inf of excluded rows finite.
-    scores = torch.where(torch.isnan(scores), -torch.inf, scores)
+    # A copy in which NaN never ranks (and -inf stays -inf for excluded rows).
+    scores = torch.nan_to_num(scores, nan=-torch.inf, posinf=torch.inf, neginf=-torch.inf)
     banned = list(exclude)
     if banned:
         scores[torch.as_tensor(banned, dtype=torch.long, device=scores.device)] = -torch.inf
     if keep is not None:
         scores[torch.as_tensor(~keep, device=scores.device)] = -torch.inf
-    valid = int(torch.isfinite(scores).sum())
-    k = min(k, valid)
-    if k == 0:
-        return []
-    # topk does not order ties; take everything tied with the k-th score and sort it.
-    kth = torch.topk(scores, k).values[-1]
-    idx = (scores >= kth).nonzero().flatten()
-    vals = scores[idx]
+    values, idx = torch.topk(scores, min(k + 1, scores.numel()))
+    if values.numel() > k and bool(values[k] == values[k - 1]):
+        # topk does not order ties: take everything tied with the k-th score.
+        idx = (scores >= values[k - 1]).nonzero().flatten()
+        values = scores[idx]
+    vals_np = values.cpu().numpy()
     idx_np = idx.cpu().numpy()
-    vals_np = vals.cpu().numpy()
-    order = np.lexsort((idx_np, -vals_np))[:k]
+    order = [i for i in np.lexsort((idx_np, -vals_np)) if np.isfinite(vals_np[i])][:k]
     return [Hit(int(idx_np[i]), model.vocab.label(int(idx_np[i])), float(vals_np[i])) for i in order]
 
 
