@@ -65,7 +65,13 @@ def run_child(code: str, env: dict | None = None, timeout: float = 1800) -> dict
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-PEAK = "import resource, json; peak = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024\n"
+# VmHWM, not ru_maxrss: the latter survives fork + exec, so a child would report the
+# parent's peak (the parent writes the multi-GB synthetic checkpoint).
+PEAK = ("import json\n"
+        "def peak():\n"
+        "    for line in open('/proc/self/status'):\n"
+        "        if line.startswith('VmHWM:'):\n"
+        "            return int(line.split()[1]) * 1024\n")
 
 
 # 1 -------------------------------------------------------------------------------------------
@@ -122,13 +128,15 @@ from pathlib import Path
 folder = Path({str(folder)!r})
 t = time.perf_counter()
 name = j.loads((folder / 'model.safetensors.index.json').read_text())['weight_map']['model.embed_tokens.weight']
-with open(folder / name, 'rb') as f:
+with open(folder / name, 'rb', buffering=0) as f:
     n = struct.unpack('<Q', f.read(8))[0]
     meta = j.loads(f.read(n))['model.embed_tokens.weight']
     begin, end = meta['data_offsets']
     f.seek(8 + n + begin)
-    buf = bytearray(end - begin)
-    f.readinto(buf)
+    buf = memoryview(bytearray(end - begin))
+    got = 0
+    while got < len(buf):
+        got += f.readinto(buf[got:])
 print(json.dumps({{'s': time.perf_counter() - t, 'rss': peak()}}))
 """
     run_child(ours)

@@ -186,6 +186,7 @@ def _guarded(fn) -> int:
     except Exception as exc:  # the last line of defence: never a traceback
         if os.environ.get("EMBVIZ_DEBUG"):
             raise
-        first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
-        print(f"embviz: unexpected error ({type(exc).__name__}{': ' + first if first else ''})", file=sys.stderr)
+        from embviz.core.errors import first_line
+
+        print(f"embviz: unexpected error ({type(exc).__name__}: {first_line(exc)})", file=sys.stderr)
         return 1

@@ -20,7 +20,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from embviz import requests as rq
-from embviz.core.errors import Cancelled, EmbvizError
+from embviz.core.errors import Cancelled, EmbvizError, first_line
 from embviz.jobs import Session
 
 
@@ -149,8 +149,7 @@ class ComputeWorker(QObject):
             return
         except Exception as exc:  # a bug must not kill the lane; the user still gets a message
             traceback.print_exc()
-            first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
-            self.failed.emit(channel, rid, f"Unexpected error ({type(exc).__name__}{': ' + first if first else ''}).")
+            self.failed.emit(channel, rid, f"Unexpected error ({type(exc).__name__}: {first_line(exc)}).")
             return
         if isinstance(request, rq.LoadModel):
             with self._lock:

@@ -224,3 +224,15 @@ def test_visible_labels():
     assert visible("\n") == "↵"
     assert visible("a\x00") == "a\\x00"
     assert visible("") == "∅"
+
+
+def test_exact_knn_matches_brute_force():
+    from embviz.core.projection import exact_knn
+
+    x = torch.randn(300, 7, generator=torch.Generator().manual_seed(5))
+    idx, dist = exact_knn(x, 5)
+    d = torch.cdist(x, x)
+    d.fill_diagonal_(float("inf"))
+    ref = torch.topk(d, 5, largest=False)
+    assert (idx == ref.indices.numpy()).all()
+    np.testing.assert_allclose(dist, ref.values.numpy(), atol=1e-4)

@@ -18,3 +18,9 @@ ProgressFn = Callable[[float, str, object], None]
 
 def no_progress(fraction: float, stage: str = "", preview: object = None) -> None:
     """Progress callback that ignores everything."""
+
+
+def first_line(exc: BaseException, limit: int = 200) -> str:
+    """The first line of an exception's message (its type name when it has none)."""
+    text = str(exc).strip()
+    return text.splitlines()[0][:limit] if text else type(exc).__name__

@@ -101,6 +101,6 @@ class EmbeddingModel:
             "device": str(self.device),
             "dtype": self.storage_dtype,
             "context_length": self.context_length,
-            "has_tokenizer": self.vocab.tokenizer is not None,
+            "has_tokenizer": self.vocab.has_tokenizer,
             "notes": list(self.notes),
         }

@@ -7,14 +7,15 @@ A token's *text* is what it decodes to (" king", with its leading space); its
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from embviz.core.errors import EmbvizError
+from embviz.core.errors import EmbvizError, first_line
 
 SPACE_MARK = "␣"
 _VISIBLE = {"\n": "↵", "\t": "⇥", "\r": "⏎"}
@@ -69,9 +70,13 @@ class Vocabulary:
     labels: list[str]
     special_ids: frozenset[int] = frozenset()
     partial_ids: frozenset[int] = frozenset()  # byte pieces that are not whole characters
-    tokenizer: Any = None  # a Hugging Face tokenizer, or None
+    # A Hugging Face tokenizer, or a function that loads one on first use: importing
+    # transformers costs about a second, which the map does not need to wait for.
+    tokenizer_loader: Callable[[], Any] | None = None
     word_level: bool = False  # lesson vocabularies: text splits on whitespace
+    _tokenizer: Any = field(default=None, repr=False)
     _index: dict[str, int] = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def __post_init__(self) -> None:
         if not self._index:
@@ -80,13 +85,30 @@ class Vocabulary:
                     self._index.setdefault(t, i)
 
     @property
+    def has_tokenizer(self) -> bool:
+        return self._tokenizer is not None or self.tokenizer_loader is not None
+
+    @property
+    def tokenizer(self) -> Any:
+        if self._tokenizer is None and self.tokenizer_loader is not None:
+            with self._lock:
+                if self._tokenizer is None:
+                    try:
+                        self._tokenizer = self.tokenizer_loader()
+                    except EmbvizError:
+                        raise
+                    except Exception as exc:
+                        raise EmbvizError(f"The tokenizer could not be loaded: {first_line(exc)}") from exc
+        return self._tokenizer
+
+    @property
     def size(self) -> int:
         return len(self.texts)
 
     @property
     def has_text_encoder(self) -> bool:
         """True when free text can be turned into ids (needed for the logits panel)."""
-        return self.tokenizer is not None or self.word_level
+        return self.has_tokenizer or self.word_level
 
     @cached_property
     def space_prefixed(self) -> bool:
@@ -103,7 +125,7 @@ class Vocabulary:
 
     def encode(self, text: str) -> list[int]:
         """Token ids for free text, without special tokens added."""
-        if self.tokenizer is not None:
+        if self.has_tokenizer:
             return list(self.tokenizer.encode(text, add_special_tokens=False))
         if self.word_level:
             ids = []
@@ -117,7 +139,7 @@ class Vocabulary:
 
     def encode_for_model(self, text: str) -> list[int]:
         """Ids as the model sees the text: with the tokenizer's own special tokens (e.g. BOS)."""
-        if self.tokenizer is not None:
+        if self.has_tokenizer:
             return list(self.tokenizer.encode(text, add_special_tokens=True))
         return self.encode(text)
 
@@ -136,7 +158,7 @@ class Vocabulary:
         token_id = self.id_of(word)
         if token_id is not None:
             return token_id
-        if self.tokenizer is None:
+        if not self.has_tokenizer:
             raise EmbvizError(f"'{word}' is not in the vocabulary ({self.known_words()}).")
         pieces = self.encode(word)
         if len(pieces) == 1:
@@ -187,13 +209,27 @@ def _pad_texts(texts: list[str], size: int) -> list[str]:
     return texts + [f"⟨unused {i}⟩" for i in range(len(texts), size)]
 
 
-def vocabulary_from_tokenizer(tokenizer: Any, size: int) -> Vocabulary:
-    """Texts and labels for every row of a table of `size` rows from a HF tokenizer."""
-    n = min(len(tokenizer), size)
-    pieces = tokenizer.convert_ids_to_tokens(list(range(n)))
-    special = frozenset(i for i in tokenizer.all_special_ids if 0 <= i < size)
-    added = getattr(tokenizer, "added_tokens_decoder", {}) or {}
-    decoder = repr(getattr(getattr(tokenizer, "backend_tokenizer", None), "decoder", None))
+def vocabulary_from_tokenizer(tokenizer: Any, size: int, loader: Callable[[], Any] | None = None) -> Vocabulary:
+    """Texts and labels for every row of a table of `size` rows.
+
+    `tokenizer` is a Hugging Face tokenizer or a bare `tokenizers.Tokenizer` (enough for
+    labels); with the latter, `loader` supplies the full tokenizer when text is first encoded.
+    """
+    backend = getattr(tokenizer, "backend_tokenizer", None) or (tokenizer if hasattr(tokenizer, "id_to_token") else None)
+    if backend is not None:
+        n = min(backend.get_vocab_size(with_added_tokens=True), size)
+        pieces = [backend.id_to_token(i) for i in range(n)]
+        added = {i: t.content for i, t in backend.get_added_tokens_decoder().items()}
+        special = frozenset(i for i, t in backend.get_added_tokens_decoder().items() if t.special and 0 <= i < size)
+        decoder = repr(backend.decoder)
+        decode_one = lambda i: backend.decode([i], skip_special_tokens=False)  # noqa: E731
+    else:
+        n = min(len(tokenizer), size)
+        pieces = tokenizer.convert_ids_to_tokens(list(range(n)))
+        added = {i: str(t) for i, t in (getattr(tokenizer, "added_tokens_decoder", {}) or {}).items()}
+        special = frozenset(i for i in tokenizer.all_special_ids if 0 <= i < size)
+        decoder = ""
+        decode_one = lambda i: tokenizer.decode([i], clean_up_tokenization_spaces=False)  # noqa: E731
     texts: list[str] = []
     labels: list[str] = []
     partial: set[int] = set()
@@ -201,7 +237,7 @@ def vocabulary_from_tokenizer(tokenizer: Any, size: int) -> Vocabulary:
         piece = piece if piece is not None else ""
         raw: bytes | None = None
         if i in special or i in added:
-            text = str(added[i]) if i in added else piece
+            text = added.get(i, piece)
             texts.append(text)
             labels.append(visible(text))
             continue
@@ -220,7 +256,7 @@ def vocabulary_from_tokenizer(tokenizer: Any, size: int) -> Vocabulary:
                 labels.append("⟨" + " ".join(f"{b:02X}" for b in raw) + "⟩")
                 continue
         else:
-            text = tokenizer.decode([i], clean_up_tokenization_spaces=False)
+            text = decode_one(i)
             if "\ufffd" in text:
                 partial.add(i)
                 texts.append(text)
@@ -230,4 +266,6 @@ def vocabulary_from_tokenizer(tokenizer: Any, size: int) -> Vocabulary:
         labels.append(visible(text))
     texts = _pad_texts(texts, size)
     labels = labels + texts[len(labels):]
-    return Vocabulary(texts=texts, labels=labels, special_ids=special, partial_ids=frozenset(partial), tokenizer=tokenizer)
+    full = tokenizer if backend is not tokenizer else None
+    return Vocabulary(texts=texts, labels=labels, special_ids=special, partial_ids=frozenset(partial),
+                      tokenizer_loader=loader, _tokenizer=full)

@@ -71,7 +71,6 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.model_label)
         self._build_menus()
 
-        self.worker.started.connect(self._started)
         self.worker.progressed.connect(self._progressed)
         self.worker.finished.connect(self._finished)
         self.worker.failed.connect(self._failed)
@@ -157,9 +156,6 @@ class MainWindow(QMainWindow):
             rq.Project.channel: self.map_panel, rq.Neighbours.channel: self.neighbours,
             rq.Analogy.channel: self.analogies, rq.Logits.channel: self.logits, rq.Benchmark.channel: self.analogies,
         }.get(channel)
-
-    def _started(self, channel: str, rid: int) -> None:
-        pass
 
     def _progressed(self, channel: str, rid: int, fraction: float, stage: str, preview) -> None:
         if channel == rq.LoadModel.channel and rid == self.load_id:

@@ -72,7 +72,7 @@ class MapView(pg.PlotWidget):
         self.coords = np.asarray(coords, dtype=np.float32)
         if not same_rows:
             self._row_of = {int(i): r for r, i in enumerate(self.ids)}
-        self._tree = cKDTree(self.coords) if len(self.coords) else None
+        self._tree = None  # built on the first hover: t-SNE previews arrive faster than they are hovered
         self._subset_rect = None
         self._redraw_overlays()
         if autorange and len(self.coords):
@@ -218,8 +218,10 @@ class MapView(pg.PlotWidget):
     # --- picking ----------------------------------------------------------------
     def nearest_at(self, scene_pos) -> int:
         """Row id under a scene position (within a few pixels), or -1."""
-        if self._tree is None or not self.sceneBoundingRect().contains(scene_pos):
+        if not len(self.coords) or not self.sceneBoundingRect().contains(scene_pos):
             return -1
+        if self._tree is None:
+            self._tree = cKDTree(self.coords)
         p = self.vb.mapSceneToView(scene_pos)
         px = self.vb.viewPixelSize()
         radius = HOVER_RADIUS_PX * max(px[0], px[1])

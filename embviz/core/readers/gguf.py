@@ -12,7 +12,7 @@ from pathlib import Path
 
 import torch
 
-from embviz.core.errors import EmbvizError, ProgressFn, no_progress
+from embviz.core.errors import EmbvizError, ProgressFn, first_line, no_progress
 from embviz.core.model import EmbeddingModel
 from embviz.core.readers.hf_folder import open_hf_folder
 
@@ -61,8 +61,7 @@ def _convert(path: Path, out: Path, progress: ProgressFn) -> None:
     except EmbvizError:
         raise
     except Exception as exc:
-        first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
-        raise EmbvizError(f"{path.name} could not be read as a GGUF model: {first}") from exc
+        raise EmbvizError(f"{path.name} could not be read as a GGUF model: {first_line(exc)}") from exc
     progress(0.8, "Caching the converted weights", None)
     state = model.state_dict()
     tied = bool(getattr(model.config, "tie_word_embeddings", False))

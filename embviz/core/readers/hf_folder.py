@@ -11,7 +11,7 @@ from typing import Any
 import torch
 
 from embviz.core.device import ensure_fits_in_ram, free_bytes, human_bytes
-from embviz.core.errors import EmbvizError, ProgressFn, no_progress
+from embviz.core.errors import EmbvizError, ProgressFn, first_line, no_progress
 from embviz.core.model import EmbeddingModel
 from embviz.core.readers.assemble import assemble
 from embviz.core.readers.names import find_embedding, find_head, find_head_bias
@@ -53,21 +53,29 @@ def context_length_of(config: dict[str, Any]) -> int | None:
     return None
 
 
-def load_tokenizer(folder: Path) -> tuple[Any, str | None]:
-    """(tokenizer, None) or (None, why not)."""
+def load_vocabulary(folder: Path, size: int) -> tuple[Vocabulary, str | None]:
+    """The vocabulary of a table of `size` rows, and why text is off when it is.
+
+    With a tokenizer.json, labels come from the `tokenizers` library alone and the
+    transformers tokenizer (an import of about a second) loads on the first encode.
+    """
     if not any((folder / f).is_file() for f in TOKENIZER_FILES):
-        return None, "This checkpoint has no tokenizer files, so tokens are shown by id and text cannot be typed."
+        return vocabulary_from_ids(size), "This checkpoint has no tokenizer files, so tokens are shown by id and text cannot be typed."
     try:
         if (folder / "tokenizer.json").is_file():
-            # The fast class alone: AutoTokenizer imports the model's whole config stack (~3 s).
-            from transformers import PreTrainedTokenizerFast
+            from tokenizers import Tokenizer
 
-            return PreTrainedTokenizerFast.from_pretrained(str(folder)), None
+            def full_tokenizer() -> Any:
+                from transformers import PreTrainedTokenizerFast
+
+                return PreTrainedTokenizerFast.from_pretrained(str(folder))
+
+            return vocabulary_from_tokenizer(Tokenizer.from_file(str(folder / "tokenizer.json")), size, full_tokenizer), None
         from transformers import AutoTokenizer
 
-        return AutoTokenizer.from_pretrained(str(folder)), None
-    except Exception as exc:  # transformers raises many types for broken files
-        return None, f"The tokenizer could not be loaded ({type(exc).__name__}: {str(exc).splitlines()[0][:160]})."
+        return vocabulary_from_tokenizer(AutoTokenizer.from_pretrained(str(folder)), size), None
+    except Exception as exc:  # tokenizers and transformers raise many types for broken files
+        return vocabulary_from_ids(size), f"The tokenizer could not be loaded ({type(exc).__name__}: {first_line(exc, 160)})."
 
 
 class HFLanguageModel:
@@ -98,8 +106,7 @@ def load_hf_language_model(folder: Path, device: torch.device, total_params: int
     try:
         model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch.float32)
     except Exception as exc:
-        first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
-        raise EmbvizError(f"The full model could not be loaded for logits: {first}") from exc
+        raise EmbvizError(f"The full model could not be loaded for logits: {first_line(exc)}") from exc
     model.eval()
     try:
         model.to(target)
@@ -151,18 +158,14 @@ def open_hf_folder(
         head = None  # saved twice but tied
     _check_config(config, table.shape, notes)
     progress(0.6, "Loading the tokenizer", None)
-    tokenizer, why_not = load_tokenizer(folder)
+    vocab, why_not = load_vocabulary(folder, table.shape[0])
     if why_not:
         notes.append(why_not)
-    progress(0.8, "Labelling tokens", None)
-    vocab: Vocabulary = (
-        vocabulary_from_tokenizer(tokenizer, table.shape[0]) if tokenizer is not None else vocabulary_from_ids(table.shape[0])
-    )
     lm_reason = None
     lm_loader = None
     if not config:
         lm_reason = "This folder has no config.json, so the full model cannot be built; the map and neighbours still work."
-    elif tokenizer is None:
+    elif not vocab.has_tokenizer:
         lm_reason = "Next-token logits are off: " + (why_not or "no tokenizer.")
     else:
         lm_loader = lambda: load_hf_language_model(folder, device, total)  # noqa: E731

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from embviz.core.errors import EmbvizError
+from embviz.core.errors import EmbvizError, first_line
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 _PATTERNS = ["*.json", "*.safetensors", "*.model", "*.txt", "pytorch_model*.bin"]
@@ -26,7 +26,7 @@ def resolve_hub_id(repo_id: str) -> Path:
     try:
         return Path(snapshot_download(repo_id, allow_patterns=_PATTERNS))
     except Exception as exc:
-        reason = str(exc).strip().splitlines()[0][:160] if str(exc).strip() else type(exc).__name__
+        reason = first_line(exc, 160)
         raise EmbvizError(
             f"'{repo_id}' is not in the local Hugging Face cache and could not be downloaded ({reason}). "
             "Open a local folder or file instead, or download it on a machine with internet access."

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import torch
 
-from embviz.core.errors import EmbvizError
+from embviz.core.errors import EmbvizError, first_line
 
 
 def load_torch_state_dict(path: Path) -> dict[str, torch.Tensor]:
@@ -28,7 +28,7 @@ def load_torch_state_dict(path: Path) -> dict[str, torch.Tensor]:
             ) from exc
         raise EmbvizError(f"{path.name} is not a readable PyTorch checkpoint (not a plain pickle of tensors).") from exc
     except (RuntimeError, EOFError, ValueError, OSError, AttributeError, KeyError) as exc:
-        raise EmbvizError(f"{path.name} is not a readable PyTorch checkpoint ({str(exc).splitlines()[0][:160]}).") from exc
+        raise EmbvizError(f"{path.name} is not a readable PyTorch checkpoint ({first_line(exc, 160)}).") from exc
     if isinstance(obj, dict) and "state_dict" in obj and isinstance(obj["state_dict"], dict):
         obj = obj["state_dict"]
     if not isinstance(obj, dict):
