@@ -20,7 +20,6 @@ from embviz.core.vocab import Vocabulary
 class ModelSummary:
     info: dict[str, Any]
     labels: list[str]
-    words_mask: np.ndarray  # rows that are whole words (for the "words only" subset)
     text_enabled: bool
     text_disabled_reason: str | None
 
@@ -160,7 +159,6 @@ def summarise(model: EmbeddingModel) -> ModelSummary:
     return ModelSummary(
         info=model.info(),
         labels=list(model.vocab.labels),
-        words_mask=model.vocab.mask(words_only=True),
         text_enabled=reason is None,
         text_disabled_reason=reason,
     )

@@ -148,6 +148,9 @@ class ComputeWorker(QObject):
             self.failed.emit(channel, rid, "Out of memory: try a smaller selection or a smaller model.")
             return
         except Exception as exc:  # a bug must not kill the lane; the user still gets a message
+            if type(exc).__name__ == "OutOfMemoryError":  # torch's, without importing torch here
+                self.failed.emit(channel, rid, "The GPU ran out of memory: try a smaller selection, or --device cpu.")
+                return
             traceback.print_exc()
             self.failed.emit(channel, rid, f"Unexpected error ({type(exc).__name__}: {first_line(exc)}).")
             return

@@ -150,7 +150,7 @@ def test_big_maps_draw_a_density_image_and_points_when_zoomed_in(qtbot):
     target = 12345
     x, y = coords[target]
     assert view.nearest_at(view.vb.mapViewToScene(QPointF(float(x), float(y)))) >= 0
-    view.vb.setRange(xRange=(x - 0.01, x + 0.01), yRange=(y - 0.01, y + 0.01), padding=0)
+    view.vb.setRange(xRange=(x - 0.005, x + 0.005), yRange=(y - 0.005, y + 0.005), padding=0)
     assert view.mode == "points" and view.points.isVisible()
-    assert 0 < len(view.points.data) <= 3 * map_view.DENSITY_ABOVE
+    assert 0 < len(view.points.data) <= 2 * map_view.DENSITY_ABOVE
     assert view.nearest_at(view.vb.mapViewToScene(QPointF(float(x), float(y)))) == target

@@ -153,9 +153,23 @@ def test_device_choice_and_bad_device():
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
-def test_table_lives_on_cuda(toy4):
-    model = open_checkpoint("toy4", "cuda")
-    assert model.table.device.type == "cuda"
+def test_gpu_path_matches_the_cpu(gpt2_dir):
+    """Table, PCA, neighbours, the analogy benchmark and logits on CUDA agree with the CPU."""
+    import numpy as np
+
+    from embviz.core.analogy_benchmark import Question, evaluate
+    from embviz.core.projection import project
     from embviz.core.similarity import nearest_neighbours
 
-    assert [h.token for h in nearest_neighbours(model, 0, 1)] == ["dog"]
+    folder, _ = gpt2_dir
+    cpu, gpu = open_checkpoint(folder, "cpu"), open_checkpoint(folder, "cuda")
+    assert gpu.table.device.type == "cuda"
+    assert [h.id for h in nearest_neighbours(gpu, 5, 5)] == [h.id for h in nearest_neighbours(cpu, 5, 5)]
+    np.testing.assert_allclose(np.abs(project(gpu, "pca").coords), np.abs(project(cpu, "pca").coords), atol=1e-3)
+    words = [w.strip() for w in cpu.vocab.texts[50:90] if w.strip().isalpha()][:8]
+    questions = [Question("s", (words[i], words[i + 1], words[i + 2], words[i + 3])) for i in range(len(words) - 3)]
+    assert evaluate(gpu, questions).as_dict() == evaluate(cpu, questions).as_dict()
+    a = next_token_logits(cpu, "the king and the", k=5)
+    b = next_token_logits(gpu, "the king and the", k=5)
+    assert [r.id for r in a.results] == [r.id for r in b.results]
+    assert a.results[0].logit == pytest.approx(b.results[0].logit, abs=1e-3)

@@ -31,25 +31,33 @@ class BarChart(pg.PlotWidget):
         self.scene().sigMouseClicked.connect(self._clicked)
 
     def set_bars(self, labels: list[str], values: list[float], value_format: str = "{:.2f}") -> None:
-        if self.bars is not None:
-            self.removeItem(self.bars)
-        for t in self.texts:
-            self.removeItem(t)
-        self.texts = []
         self.count = len(values)
         ys = list(range(len(values)))
         lo = min([0.0] + values)
         hi = max([0.0] + values)
         # Logits can be negative: bars grow from zero either way.
-        self.bars = pg.BarGraphItem(x0=[min(0.0, v) for v in values], y=ys, height=0.7,
-                                    width=[abs(v) for v in values], brush=self.color, pen=None)
-        self.addItem(self.bars)
-        for y, v in zip(ys, values):
-            text = pg.TextItem(value_format.format(v), color="k", anchor=(0, 0.5) if v >= 0 else (1, 0.5))
+        x0 = [min(0.0, v) for v in values]
+        widths = [abs(v) for v in values]
+        if self.bars is None:
+            self.bars = pg.BarGraphItem(x0=x0, y=ys, height=0.7, width=widths, brush=self.color, pen=None)
+            self.addItem(self.bars)
+        else:
+            self.bars.setOpts(x0=x0, y=ys, height=0.7, width=widths)
+        # Value labels are reused, not recreated: typing updates these bars many times a second.
+        while len(self.texts) < len(values):
+            text = pg.TextItem("", color="k")
             text.setFont(style.font(style.LABEL_POINT_SIZE - 1))
-            text.setPos(v, y)
             self.addItem(text)
             self.texts.append(text)
+        for i, text in enumerate(self.texts):
+            if i < len(values):
+                v = values[i]
+                text.setText(value_format.format(v))
+                text.setAnchor((0, 0.5) if v >= 0 else (1, 0.5))
+                text.setPos(v, i)
+                text.show()
+            else:
+                text.hide()
         self.item.getAxis("left").setTicks([[(y, label) for y, label in zip(ys, labels)]])
         span = (hi - lo) or 1.0
         self.item.setXRange(lo - 0.02 * span, hi + 0.25 * span, padding=0)

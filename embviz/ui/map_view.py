@@ -13,8 +13,9 @@ from embviz.ui import style
 
 HOVER_RADIUS_PX = 8
 # Above this many points in view, the map draws a density image (a ScatterPlotItem of
-# 262,144 points takes ~140 ms a frame); zoomed in, the points themselves.
-DENSITY_ABOVE = 20_000
+# 262,144 points takes ~140 ms a frame, and setData alone ~2.5 µs a point); zoomed in,
+# the points themselves.
+DENSITY_ABOVE = 4_000
 DENSITY_BIN_PX = 2
 
 
@@ -100,7 +101,7 @@ class MapView(pg.PlotWidget):
         mx, my = (x1 - x0) * 0.5, (y1 - y0) * 0.5
         rect = (x0 - mx, x1 + mx, y0 - my, y1 + my)
         near = (x >= rect[0]) & (x <= rect[1]) & (y >= rect[2]) & (y <= rect[3])
-        if int(np.count_nonzero(near)) > 3 * DENSITY_ABOVE:
+        if int(np.count_nonzero(near)) > 2 * DENSITY_ABOVE:
             near, rect = inside, (x0, x1, y0, y1)
         self.points.setData(pos=self.coords[near])
         self._subset_rect = rect
