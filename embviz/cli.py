@@ -8,9 +8,6 @@ import os
 import sys
 from typing import Any, Sequence
 
-SUBCOMMANDS = ("info", "neighbors", "similarity", "analogy", "logits", "project", "analogies", "screenshot")
-
-
 def _model_options(parser: argparse.ArgumentParser, top_level: bool = False) -> None:
     # Subcommands repeat the options without defaults, so `embviz --model M info` keeps M.
     default = (lambda value: value) if top_level else (lambda value: argparse.SUPPRESS)

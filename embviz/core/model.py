@@ -68,10 +68,6 @@ class EmbeddingModel:
             return None
         return 0.0 if self.head is None else self.vocab_size * self.dim / self.total_params
 
-    @property
-    def has_language_model(self) -> bool:
-        return self.lm_loader is not None or self.kind == "embedding+linear"
-
     def language_model(self) -> LanguageModel:
         """The full model, loaded once on first use (can take seconds and memory)."""
         from embviz.core.errors import EmbvizError

@@ -24,11 +24,13 @@ class Hit:
         return {"id": self.id, "token": self.token, "score": self.score}
 
 
+FINITE_ROWS = "finite_rows"  # model.cache key: rows without NaN/Inf
+
+
 def _finite_rows(model: EmbeddingModel) -> torch.Tensor:
-    key = "finite_rows"
-    if key not in model.cache:
-        model.cache[key] = torch.isfinite(model.table).all(dim=1)
-    return model.cache[key]
+    if FINITE_ROWS not in model.cache:
+        model.cache[FINITE_ROWS] = torch.isfinite(model.table).all(dim=1)
+    return model.cache[FINITE_ROWS]
 
 
 def unit_table(model: EmbeddingModel, centered: bool = False) -> torch.Tensor:

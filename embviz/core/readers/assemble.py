@@ -9,6 +9,7 @@ import torch
 from embviz.core.device import free_bytes, human_bytes
 from embviz.core.errors import EmbvizError
 from embviz.core.model import EmbeddingModel, LanguageModel
+from embviz.core.similarity import FINITE_ROWS
 from embviz.core.vocab import Vocabulary
 
 
@@ -54,11 +55,13 @@ def assemble(
         head = head.to(device=device, dtype=torch.float32)
     if head_bias is not None:
         head_bias = head_bias.to(device=device, dtype=torch.float32)
-    return EmbeddingModel(
+    model = EmbeddingModel(
         name=name, source=source, table=table, vocab=vocab, device=device, storage_dtype=storage_dtype,
         kind=kind, head=head, head_bias=head_bias, total_params=total_params, context_length=context_length,
         notes=notes, lm_loader=lm_loader, lm_unavailable_reason=lm_unavailable_reason,
     )
+    model.cache[FINITE_ROWS] = finite  # similarity needs it too; one pass over the table is enough
+    return model
 
 
 def _to_device(table: torch.Tensor, device: torch.device, notes: list[str]) -> torch.Tensor:
