@@ -52,8 +52,8 @@ def resolve_typed(vocab: Vocabulary, word: str) -> int:
     word = word.replace("␣", " ")
     if word.strip() == "":
         raise EmbvizError("Type a word first.")
-    if not word.startswith(" ") and vocab.space_prefixed and vocab.id_of(" " + word) is not None:
-        return vocab.id_of(" " + word)  # type: ignore[return-value]
+    if not word.startswith(" ") and vocab.space_prefixed and (mid := vocab.id_of(" " + word)) is not None:
+        return mid
     return vocab.resolve(word)
 
 

@@ -67,6 +67,8 @@ def test_neighbours_panel_typed_word_k_and_centering(qtbot, window):
     panel.run()
     wait_for(qtbot, lambda: "␣king" in panel.heading.text() and panel.table.rowCount() == 5, 30_000)
     plain = [panel.table.item(r, 2).text() for r in range(5)]
+    panel.table.cellClicked.emit(1, 0)  # a row click rings that token on the map
+    assert window.map_panel.view._selected == [panel.table.ids[1]]
     panel.centered.setChecked(True)
     wait_for(qtbot, lambda: "mean-centred" in panel.heading.text(), 30_000)
     assert [panel.table.item(r, 2).text() for r in range(5)] != plain

@@ -11,7 +11,7 @@ import torch
 
 from embviz.core.errors import EmbvizError
 from embviz.core.model import EmbeddingModel
-from embviz.core.similarity import Hit, Query, check_k, matvec, query_vector, top_k, unit_table
+from embviz.core.similarity import Hit, Query, check_k, matmul, query_vector, top_k, unit_table
 
 METHODS = ("add", "mul")
 MUL_EPSILON = 1e-3  # Levy & Goldberg (2014)
@@ -59,9 +59,9 @@ def analogy_scores(
         if float(norm) == 0.0:
             # e.g. king − king + king would be fine, but a − a + 0 is not; say so plainly.
             raise EmbvizError("A − B + C is the zero vector here, so it points nowhere.")
-        return matvec(units, target / norm)
+        return matmul(units, target / norm)
     # 3CosMul: cosines shifted to [0, 1] so that the product is meaningful.
-    ca, cb, cc = ((matvec(units, v) + 1) / 2 for v in (va, vb, vc))
+    ca, cb, cc = ((matmul(units, v) + 1) / 2 for v in (va, vb, vc))
     return ca * cc / (cb + MUL_EPSILON)
 
 
@@ -69,7 +69,7 @@ def _input_rows(model: EmbeddingModel, q: Query, centered: bool) -> list[int]:
     """Row ids an input stands for: its own id, or rows pointing the same way as its vector."""
     if isinstance(q, (int, np.integer)):
         return [int(q)]
-    cos = matvec(unit_table(model, centered), query_vector(model, q, centered))
+    cos = matmul(unit_table(model, centered), query_vector(model, q, centered))
     return (cos >= SAME_DIRECTION).nonzero().flatten().tolist()
 
 

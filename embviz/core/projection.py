@@ -16,7 +16,7 @@ import torch
 
 from embviz.core.errors import EmbvizError, ProgressFn, no_progress
 from embviz.core.model import EmbeddingModel
-from embviz.core.similarity import unit_table
+from embviz.core.similarity import matmul, unit_table
 
 METHODS = ("pca", "tsne", "umap")
 _CHUNK = 16384
@@ -66,12 +66,7 @@ def pca_components(x: torch.Tensor, n_components: int) -> tuple[torch.Tensor, to
     cov = torch.zeros((d, d), dtype=torch.float64, device=x.device)
     for i in range(0, n, _CHUNK):
         chunk = x[i : i + _CHUNK] - mean32
-        if chunk.device.type == "cpu":
-            # numpy's BLAS measured faster than torch's for this product on the CPU.
-            c = chunk.numpy()
-            cov += torch.from_numpy(c.T @ c).double()
-        else:
-            cov += (chunk.T @ chunk).double()
+        cov += matmul(chunk.T, chunk).double()
     cov /= max(n - 1, 1)
     evals, evecs = torch.linalg.eigh(cov)
     order = torch.argsort(evals, descending=True)[:k]

@@ -219,8 +219,9 @@ def vocabulary_from_tokenizer(tokenizer: Any, size: int, loader: Callable[[], An
     if backend is not None:
         n = min(backend.get_vocab_size(with_added_tokens=True), size)
         pieces = [backend.id_to_token(i) for i in range(n)]
-        added = {i: t.content for i, t in backend.get_added_tokens_decoder().items()}
-        special = frozenset(i for i, t in backend.get_added_tokens_decoder().items() if t.special and 0 <= i < size)
+        added_tokens = backend.get_added_tokens_decoder()
+        added = {i: t.content for i, t in added_tokens.items()}
+        special = frozenset(i for i, t in added_tokens.items() if t.special and 0 <= i < size)
         decoder = repr(backend.decoder)
         decode_one = lambda i: backend.decode([i], skip_special_tokens=False)  # noqa: E731
     else:

@@ -53,9 +53,9 @@ class AnalogyPanel(QWidget):
         self.message.setStyleSheet("color: #b00020;")
         self.message.setWordWrap(True)
         self.table = ResultsTable(["token", "id", "score"])
-        self.table.cellClicked.connect(lambda row, _c: self.highlight.emit([self.table.ids[row]]))
+        self.table.tokenClicked.connect(lambda token_id: self.highlight.emit([token_id]))
         self.bench_button = QPushButton("Run the Google analogy benchmark (19,544 questions)")
-        self.bench_button.clicked.connect(lambda: setattr(self, "bench_id", self.submit(rq.Benchmark())))
+        self.bench_button.clicked.connect(self.run_benchmark)
         self.bench = QLabel("")
         self.bench.setWordWrap(True)
 
@@ -104,6 +104,9 @@ class AnalogyPanel(QWidget):
             a=self.a.text(), b=self.b.text(), c=self.c.text(), k=self.k.value(),
             exclude_inputs=self.exclude.isChecked(), method=self.method.currentData(),
         ))
+
+    def run_benchmark(self) -> None:
+        self.bench_id = self.submit(rq.Benchmark())
 
     def on_result(self, rid: int, view) -> None:
         if rid != self.request_id:

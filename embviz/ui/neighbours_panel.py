@@ -38,7 +38,7 @@ class NeighboursPanel(QWidget):
                      "Cosine: 1 = same direction, 0 = unrelated.")
         key.setWordWrap(True)
         self.table = ResultsTable(["token", "id", "cosine"])
-        self.table.cellClicked.connect(lambda row, _col: self.highlight.emit([self.table.ids[row]]))
+        self.table.tokenClicked.connect(lambda token_id: self.highlight.emit([token_id]))
         row = QHBoxLayout()
         row.addWidget(self.word, 1)
         row.addWidget(self.k)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QStringListModel, Qt
+from PySide6.QtCore import QStringListModel, Qt, Signal
 from PySide6.QtWidgets import QAbstractItemView, QCompleter, QHeaderView, QLineEdit, QTableWidget, QTableWidgetItem
 
 from embviz.ui import style
@@ -10,6 +10,8 @@ from embviz.ui import style
 
 class ResultsTable(QTableWidget):
     """Read-only rows of (token, id, score, …) in a large font."""
+
+    tokenClicked = Signal(int)  # the token id of the clicked row
 
     def __init__(self, headers: list[str], parent=None) -> None:
         super().__init__(0, len(headers), parent)
@@ -21,6 +23,7 @@ class ResultsTable(QTableWidget):
         self.setFont(style.font(style.LABEL_POINT_SIZE))
         self.verticalHeader().setDefaultSectionSize(34)
         self.ids: list[int] = []
+        self.cellClicked.connect(lambda row, _col: self.tokenClicked.emit(self.ids[row]))
 
     def fill(self, rows: list[tuple], ids: list[int]) -> None:
         self.setRowCount(len(rows))
