@@ -75,9 +75,13 @@ PEAK = ("import json\n"
         "            return int(line.split()[1]) * 1024\n")
 
 
+# Children compute with the thread counts the app uses, as the parent does (main()).
+LIMIT = "from embviz.core.device import limit_compute_threads\nlimit_compute_threads()\n"
+
+
 # 1 -------------------------------------------------------------------------------------------
 def fig_open(args) -> None:
-    code = PEAK + f"""
+    code = PEAK + LIMIT + f"""
 import time, os
 os.environ['QT_QPA_PLATFORM'] = 'offscreen'
 t0 = time.perf_counter()
@@ -211,7 +215,7 @@ def fig_big_pca(args) -> None:
     ids = np.arange(model.vocab_size)
     pca(model, ids, 2)  # unit table cached, as in the app after opening
     ours = median_time(lambda: pca(model, ids, 2), max(1, args.repeats // 2))
-    code = f"""
+    code = LIMIT + f"""
 import time, json, numpy as np
 from sklearn.decomposition import PCA
 from embviz.core.readers.safetensors_file import read_sharded_headers, load_tensor
@@ -246,7 +250,7 @@ def fig_tsne(args, model) -> None:
     total = time.perf_counter() - t
     record(5, f"t-SNE of {n:,} rows: first live picture", first[0] if first else None, "s", target="≤ 30 s")
     bound = max(60.0, 2 * total) if args.quick else 300.0
-    code = f"""
+    code = LIMIT + f"""
 import time, json
 from embviz.core import open_checkpoint
 from embviz.core.similarity import unit_table
@@ -400,7 +404,9 @@ def main(argv=None) -> int:
     args.repeats_child = 1 if args.quick else 3
     only = {int(x) for x in args.only.split(",") if x}
     want = lambda n: not only or n in only  # noqa: E731
-    torch.set_num_threads(max(1, (os.cpu_count() or 2) - 1))
+    from embviz.core.device import limit_compute_threads
+
+    limit_compute_threads()
     started = time.time()
     if want(1):
         fig_open(args)

@@ -11,7 +11,6 @@ which Qt queues onto the GUI thread.
 from __future__ import annotations
 
 import itertools
-import os
 import threading
 import traceback
 from collections import OrderedDict
@@ -22,11 +21,6 @@ from PySide6.QtCore import QObject, Signal
 from embviz import requests as rq
 from embviz.core.errors import Cancelled, EmbvizError, first_line
 from embviz.jobs import Session
-
-
-def torch_threads() -> int:
-    """Leave the GUI thread a core: on 2 cores, 2 torch threads under load were up to 70× slower than 1."""
-    return max(1, (os.cpu_count() or 2) - 1)
 
 
 class _Lane(threading.Thread):
@@ -62,9 +56,9 @@ class _Lane(threading.Thread):
             self.cond.notify()
 
     def run(self) -> None:
-        import torch
+        from embviz.core.device import limit_compute_threads
 
-        torch.set_num_threads(torch_threads())
+        limit_compute_threads()
         while True:
             with self.cond:
                 while not self.pending and not self.stopping:

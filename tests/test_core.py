@@ -195,7 +195,6 @@ def test_tsne_reports_progress_with_previews_and_cancels():
     assert len(previews) >= 10
     assert [f for f, _ in seen] == sorted(f for f, _ in seen) and seen[-1][0] == 1.0
     assert proj.coords.shape == (200, 2) and np.isfinite(proj.coords).all()
-    # t-SNE keeps neighbours together: a point's map neighbour is usually a cosine neighbour.
     calls = []
 
     def cancel_after_three(fraction, stage, preview):
@@ -226,9 +225,11 @@ def test_visible_labels():
     assert visible("") == "∅"
 
 
-def test_exact_knn_matches_brute_force():
+def test_exact_knn_matches_brute_force(monkeypatch):
+    from embviz.core import projection
     from embviz.core.projection import exact_knn
 
+    monkeypatch.setattr(projection, "KNN_BLOCK", 300 * 64)  # 64 rows per chunk: 5 chunks, the last one short
     x = torch.randn(300, 7, generator=torch.Generator().manual_seed(5))
     idx, dist = exact_knn(x, 5)
     d = torch.cdist(x, x)
@@ -236,3 +237,69 @@ def test_exact_knn_matches_brute_force():
     ref = torch.topk(d, 5, largest=False)
     assert (idx == ref.indices.numpy()).all()
     np.testing.assert_allclose(dist, ref.values.numpy(), atol=1e-4)
+
+
+def _tsne_affinities(x: np.ndarray):
+    from openTSNE.affinity import PerplexityBasedNN
+
+    return PerplexityBasedNN(x, perplexity=30, method="exact", random_state=0, verbose=False)
+
+
+def test_torch_tsne_gradient_matches_opentsne():
+    """Our objective is openTSNE's math: on the same grid the gradients agree to rounding."""
+    from openTSNE.tsne import kl_divergence_fft
+
+    from embviz.core.tsne_gradient import TorchObjective
+
+    rng = np.random.default_rng(0)
+    P = _tsne_affinities(rng.normal(size=(1500, 10))).P
+    y = rng.normal(size=(1500, 2)) * 5  # a span under 50 units: both use the 50-box grid
+    fft = {"n_interpolation_points": 3, "min_num_intervals": 50, "ints_in_interval": 1}
+    kl_ref, g_ref = kl_divergence_fft(y, P, 1, fft, should_eval_error=True)
+    for torch_attractive in (False, True):
+        kl, g = TorchObjective("cpu", torch_attractive)(y, P, should_eval_error=True)
+        np.testing.assert_allclose(g, g_ref, rtol=1e-7, atol=1e-9 * np.abs(g_ref).max())
+        assert kl == pytest.approx(kl_ref, rel=1e-7)
+
+
+def test_repulsive_gradient_on_a_wide_map_is_as_accurate_as_opentsne():
+    """On a sparse map 400 boxes wide (a grid of another size than openTSNE picks), the
+    interpolation error against the exact O(n²) sum is no worse than openTSNE's own."""
+    from openTSNE import _tsne
+
+    from embviz.core.tsne_gradient import repulsive_gradient
+
+    y = torch.from_numpy(np.random.default_rng(1).normal(size=(3000, 2)) * 60)
+    q = 1 / (1 + torch.cdist(y, y) ** 2)
+    q.fill_diagonal_(0)
+    z_exact = float(q.sum())
+    exact = (y * (q * q).sum(1, keepdim=True) - (q * q) @ y) / z_exact
+    theirs = np.zeros((3000, 2))
+    z_theirs = _tsne.estimate_negative_gradient_fft_2d(y.numpy().copy(), theirs, 3, 50, 1, 1)
+    ours, z_ours = repulsive_gradient(y)
+
+    def error(gradient: torch.Tensor) -> float:
+        return float((gradient - exact).norm(dim=1).mean() / exact.norm(dim=1).mean())
+
+    assert error(ours) <= 1.05 * error(-torch.from_numpy(theirs)) and error(ours) < 0.05
+    assert abs(z_ours / z_exact - 1) <= 1.05 * abs(z_theirs / z_exact - 1)
+
+
+def test_tsne_with_the_torch_objective_separates_clusters():
+    from openTSNE import TSNEEmbedding
+
+    from embviz.core.tsne_gradient import TorchObjective
+
+    rng = np.random.default_rng(2)
+    labels = np.repeat(np.arange(3), 200)
+    x = rng.normal(size=(600, 10)) + 8 * np.eye(10)[labels]
+    init = rng.normal(size=(600, 2)) * 1e-4
+    embedding = TSNEEmbedding(init, _tsne_affinities(x), negative_gradient_method=TorchObjective("cpu", True), random_state=0, verbose=False)
+    embedding = embedding.optimize(250, exaggeration=12, momentum=0.5, inplace=True)
+    embedding = embedding.optimize(250, momentum=0.8, inplace=True)
+    coords = torch.from_numpy(np.asarray(embedding))
+    d = torch.cdist(coords, coords)
+    d.fill_diagonal_(float("inf"))
+    nearest = d.argmin(1).numpy()
+    assert (labels[nearest] == labels).mean() > 0.98
+    assert np.isfinite(coords.numpy()).all()

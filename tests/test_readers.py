@@ -154,18 +154,31 @@ def test_device_choice_and_bad_device():
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 def test_gpu_path_matches_the_cpu(gpt2_dir):
-    """Table, PCA, neighbours, the analogy benchmark and logits on CUDA agree with the CPU."""
+    """Table, PCA, neighbours, t-SNE, the analogy benchmark and logits on CUDA agree with the CPU."""
     import numpy as np
+    from openTSNE.affinity import PerplexityBasedNN
 
     from embviz.core.analogy_benchmark import Question, evaluate
-    from embviz.core.projection import project
-    from embviz.core.similarity import nearest_neighbours
+    from embviz.core.projection import exact_knn, project
+    from embviz.core.similarity import nearest_neighbours, unit_table
+    from embviz.core.tsne_gradient import TorchObjective
 
     folder, _ = gpt2_dir
     cpu, gpu = open_checkpoint(folder, "cpu"), open_checkpoint(folder, "cuda")
     assert gpu.table.device.type == "cuda"
     assert [h.id for h in nearest_neighbours(gpu, 5, 5)] == [h.id for h in nearest_neighbours(cpu, 5, 5)]
     np.testing.assert_allclose(np.abs(project(gpu, "pca").coords), np.abs(project(cpu, "pca").coords), atol=1e-3)
+    torch.testing.assert_close(unit_table(gpu).cpu(), unit_table(cpu))
+    x = torch.randn(700, 20, generator=torch.Generator().manual_seed(0))
+    assert (exact_knn(x.cuda(), 10)[0] == exact_knn(x, 10)[0]).mean() > 0.999  # float ties may swap
+    y = np.random.default_rng(0).normal(size=(700, 2)) * 20
+    P = PerplexityBasedNN(x.numpy(), perplexity=30, method="exact", random_state=0, verbose=False).P
+    kl_gpu, grad_gpu = TorchObjective("cuda")(y, P, should_eval_error=True)
+    kl_cpu, grad_cpu = TorchObjective("cpu", torch_attractive=True)(y, P, should_eval_error=True)
+    np.testing.assert_allclose(grad_gpu, grad_cpu, rtol=1e-6, atol=1e-9 * np.abs(grad_cpu).max())
+    assert kl_gpu == pytest.approx(kl_cpu, rel=1e-6)
+    tsne = project(gpu, "tsne")
+    assert tsne.coords.shape == (gpu.vocab_size, 2) and np.isfinite(tsne.coords).all()
     words = [w.strip() for w in cpu.vocab.texts[50:90] if w.strip().isalpha()][:8]
     questions = [Question("s", (words[i], words[i + 1], words[i + 2], words[i + 3])) for i in range(len(words) - 3)]
     assert evaluate(gpu, questions).as_dict() == evaluate(cpu, questions).as_dict()

@@ -1,4 +1,6 @@
-"""Choosing where the embedding table lives."""
+"""Choosing where the embedding table lives, and how many threads compute on the CPU."""
+
+import os
 
 import torch
 
@@ -56,3 +58,19 @@ def ensure_fits_in_ram(nbytes: int, what: str) -> None:
     free = free_bytes(torch.device("cpu"))
     if free is not None and nbytes > 0.85 * free:
         raise EmbvizError(f"{what} needs about {human_bytes(nbytes)} of memory, but only {human_bytes(free)} is free.")
+
+
+def compute_threads() -> int:
+    """Leave the GUI thread a core: on 2 cores, 2 torch threads under load were up to 70× slower than 1."""
+    return max(1, (os.cpu_count() or 2) - 1)
+
+
+def limit_compute_threads(threads: int | None = None) -> int:
+    """Cap torch's and the BLAS library's (numpy, scipy) thread pools at the same count:
+    numpy's matrix products carry the CPU path, and an uncapped OpenBLAS takes every core."""
+    import threadpoolctl
+
+    threads = threads or compute_threads()
+    torch.set_num_threads(threads)
+    threadpoolctl.threadpool_limits(threads, user_api="blas")
+    return threads

@@ -23,8 +23,9 @@ _SP_BYTE = re.compile(r"^<0x([0-9A-Fa-f]{2})>$")
 
 
 @lru_cache(maxsize=1)
-def _byte_level_decoder() -> dict[str, int]:
-    """GPT-2's map from printable stand-in characters back to raw bytes."""
+def _byte_level_decoder() -> dict[int, str]:
+    """GPT-2's map from printable stand-in characters back to raw bytes, as a
+    `str.translate` table whose output is latin-1 (one character per byte)."""
     bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
     cs = bs[:]
     n = 0
@@ -33,15 +34,24 @@ def _byte_level_decoder() -> dict[str, int]:
             bs.append(b)
             cs.append(256 + n)
             n += 1
-    return {chr(c): b for b, c in zip(bs, cs)}
+    table = {c: "\uffff" for c in range(256)}  # a raw low character is no stand-in: make it unencodable
+    table.update({c: chr(b) for b, c in zip(bs, cs)})
+    return table
 
 
 def _piece_bytes_byte_level(piece: str) -> bytes | None:
-    table = _byte_level_decoder()
     try:
-        return bytes(table[ch] for ch in piece)
-    except KeyError:
+        return piece.translate(_byte_level_decoder()).encode("latin-1")
+    except UnicodeEncodeError:  # a character that is not one of the 256 stand-ins
         return None
+
+
+def _visible_char(ch: str) -> str:
+    if ch in _VISIBLE:
+        return _VISIBLE[ch]
+    if unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn"):
+        return f"\\x{ord(ch):02x}" if ord(ch) < 256 else f"\\u{ord(ch):04x}"
+    return ch
 
 
 def visible(text: str) -> str:
@@ -49,17 +59,12 @@ def visible(text: str) -> str:
     if text == "":
         return "∅"
     stripped = text.lstrip(" ")
-    out = SPACE_MARK * (len(text) - len(stripped))
     core = stripped.rstrip(" ")
-    trail = SPACE_MARK * (len(stripped) - len(core)) if core else ""
-    for ch in core:
-        if ch in _VISIBLE:
-            out += _VISIBLE[ch]
-        elif unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn"):
-            out += f"\\x{ord(ch):02x}" if ord(ch) < 256 else f"\\u{ord(ch):04x}"
-        else:
-            out += ch
-    return out + trail
+    lead = len(text) - len(stripped)
+    trail = len(stripped) - len(core) if core else 0
+    if not core.isprintable():  # rare: the per-character pass only when something needs it
+        core = "".join(_visible_char(ch) for ch in core)
+    return SPACE_MARK * lead + core + SPACE_MARK * trail
 
 
 @dataclass

@@ -9,7 +9,7 @@ import torch
 from embviz.core.device import free_bytes, human_bytes
 from embviz.core.errors import EmbvizError
 from embviz.core.model import EmbeddingModel, LanguageModel
-from embviz.core.similarity import FINITE_ROWS
+from embviz.core.similarity import FINITE_ROWS, row_checks
 from embviz.core.vocab import Vocabulary
 
 
@@ -45,10 +45,9 @@ def assemble(
     storage_dtype = str(table.dtype).removeprefix("torch.")
     table = _to_device(table, device, notes)
     device = table.device
-    finite = torch.isfinite(table).all(dim=1)
+    finite, zero = row_checks(table)
     if not bool(finite.all()):
         notes.append(_row_report((~finite).nonzero().flatten().cpu(), "contain NaN or Inf values"))
-    zero = (table == 0).all(dim=1)
     if bool(zero.any()):
         notes.append(_row_report(zero.nonzero().flatten().cpu(), "are all zeros"))
     if head is not None:
