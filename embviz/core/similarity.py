@@ -25,6 +25,8 @@ class Hit:
 
 
 FINITE_ROWS = "finite_rows"  # model.cache key: rows without NaN/Inf
+ZERO_ROWS = "zero_rows"  # model.cache key: rows of zeros
+_ROW_FLAGS_CPU = "row_flags_cpu"
 # Rows whose float32 norm lies in this range are divided by it directly; others (NaN, Inf,
 # zero, or values so large or small that the squares overflow or underflow) take the
 # careful path. Real tables have none, so the common case is two passes over the table.
@@ -55,9 +57,17 @@ def row_checks(table: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def _finite_rows(model: EmbeddingModel) -> torch.Tensor:
-    if FINITE_ROWS not in model.cache:
-        model.cache[FINITE_ROWS] = row_checks(model.table)[0]
+    if FINITE_ROWS not in model.cache or ZERO_ROWS not in model.cache:
+        model.cache[FINITE_ROWS], model.cache[ZERO_ROWS] = row_checks(model.table)
     return model.cache[FINITE_ROWS]
+
+
+def _row_flags_cpu(model: EmbeddingModel) -> tuple[np.ndarray, np.ndarray]:
+    """(finite, zero) as numpy: checking one query row then costs no GPU round trip."""
+    if _ROW_FLAGS_CPU not in model.cache:
+        finite = _finite_rows(model)
+        model.cache[_ROW_FLAGS_CPU] = (finite.cpu().numpy(), model.cache[ZERO_ROWS].cpu().numpy())
+    return model.cache[_ROW_FLAGS_CPU]
 
 
 def _careful_unit_rows(rows: torch.Tensor, finite: torch.Tensor) -> torch.Tensor:
@@ -104,10 +114,11 @@ def query_vector(model: EmbeddingModel, query: Query, centered: bool = False) ->
         token_id = int(query)
         if not 0 <= token_id < model.vocab_size:
             raise EmbvizError(f"Token id {token_id} is outside the vocabulary (0–{model.vocab_size - 1}).")
-        if not bool(_finite_rows(model)[token_id]):
+        finite, zero = _row_flags_cpu(model)
+        if not finite[token_id]:
             raise EmbvizError(f"The row of '{model.vocab.label(token_id)}' (id {token_id}) contains NaN or Inf values.")
         vec = unit_table(model, centered)[token_id]
-        if not bool(vec.any()):
+        if zero[token_id] or (centered and not bool(vec.any())):  # centred, only the mean row itself is zero
             raise EmbvizError(f"The row of '{model.vocab.label(token_id)}' (id {token_id}) is all zeros: it has no direction.")
         return vec
     vec = torch.as_tensor(np.asarray(query, dtype=np.float32) if not isinstance(query, torch.Tensor) else query)
@@ -151,17 +162,20 @@ def top_k(
     # A copy in which NaN never ranks (and -inf stays -inf for excluded rows).
     scores = torch.nan_to_num(scores, nan=-torch.inf, posinf=torch.inf, neginf=-torch.inf)
     banned = list(exclude)
-    if banned:
+    if len(banned) <= 8:  # the usual few inputs: no index tensor to copy to a GPU
+        for token_id in banned:
+            scores[int(token_id)] = -torch.inf
+    else:
         scores[torch.as_tensor(banned, dtype=torch.long, device=scores.device)] = -torch.inf
     if keep is not None:
         scores[torch.as_tensor(~keep, device=scores.device)] = -torch.inf
     values, idx = torch.topk(scores, min(k + 1, scores.numel()))
-    if values.numel() > k and bool(values[k] == values[k - 1]):
-        # topk does not order ties: take everything tied with the k-th score.
-        idx = (scores >= values[k - 1]).nonzero().flatten()
-        values = scores[idx]
     vals_np = values.cpu().numpy()
     idx_np = idx.cpu().numpy()
+    if vals_np.size > k and vals_np[k] == vals_np[k - 1]:
+        # topk does not order ties: take everything tied with the k-th score.
+        tied = (scores >= values[k - 1]).nonzero().flatten()
+        vals_np, idx_np = scores[tied].cpu().numpy(), tied.cpu().numpy()
     order = [i for i in np.lexsort((idx_np, -vals_np)) if np.isfinite(vals_np[i])][:k]
     return [Hit(int(idx_np[i]), model.vocab.label(int(idx_np[i])), float(vals_np[i])) for i in order]
 

@@ -48,7 +48,7 @@ def _lagrange_weights(u: torch.Tensor) -> torch.Tensor:
 def repulsive_gradient(y: torch.Tensor) -> tuple[torch.Tensor, float]:
     """(the repulsive part of the gradient (n, 2), Z = Σ_{i≠j} q_ij) for a 2-D embedding, float64."""
     n = y.shape[0]
-    lo, hi = float(y.min()), float(y.max())
+    lo, hi = torch.stack(torch.aminmax(y)).tolist()  # one device round trip, not two
     span = max(hi - lo, 1e-12)
     boxes = min(_fast_box_count(max(MIN_BOXES, int(span))), MAX_BOXES)
     width = span / boxes
@@ -106,9 +106,10 @@ class TorchObjective:
         if self.torch_attractive:
             rows, cols, p = self._on_device(P)
             gradient = (attractive_gradient(y, rows, cols, p) - negative).cpu().numpy()
-            sum_p, kl = float(P.data.sum()), 0.0
+            sum_p, kl = 0.0, 0.0
             if should_eval_error:
                 q = 1.0 / (1.0 + ((y[rows] - y[cols]) ** 2).sum(1))
+                sum_p = float(p.sum())
                 kl = float((p * torch.log(p.clamp_min(EPSILON) / q)).sum())
         else:
             from openTSNE import _tsne
@@ -123,11 +124,14 @@ class TorchObjective:
         return kl, gradient
 
     def _on_device(self, P) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        # openTSNE scales P in place for early exaggeration, so the copy is keyed by its sum too.
-        key = (id(P), float(P.data.sum()))
-        if self._sparse is None or self._sparse[0] != key:
+        """P's entries on the device, copied once. openTSNE multiplies P in place for early
+        exaggeration and divides it back after, so the scale is read off its first entry."""
+        if self._sparse is None or self._sparse[0] is not P:
             coo = P.tocoo()
-            self._sparse = (key, torch.as_tensor(coo.row, dtype=torch.long, device=self.device),
+            self._sparse = (P, float(P.data[0]),
+                            torch.as_tensor(coo.row, dtype=torch.long, device=self.device),
                             torch.as_tensor(coo.col, dtype=torch.long, device=self.device),
-                            torch.as_tensor(coo.data, dtype=torch.float64, device=self.device))
-        return self._sparse[1:]
+                            torch.tensor(coo.data, dtype=torch.float64, device=self.device))  # a copy: P changes in place
+        _, first, rows, cols, values = self._sparse
+        scale = float(P.data[0]) / first
+        return rows, cols, values if scale == 1.0 else values * scale

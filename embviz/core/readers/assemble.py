@@ -9,7 +9,7 @@ import torch
 from embviz.core.device import free_bytes, human_bytes
 from embviz.core.errors import EmbvizError
 from embviz.core.model import EmbeddingModel, LanguageModel
-from embviz.core.similarity import FINITE_ROWS, row_checks
+from embviz.core.similarity import FINITE_ROWS, ZERO_ROWS, row_checks
 from embviz.core.vocab import Vocabulary
 
 
@@ -59,7 +59,7 @@ def assemble(
         kind=kind, head=head, head_bias=head_bias, total_params=total_params, context_length=context_length,
         notes=notes, lm_loader=lm_loader, lm_unavailable_reason=lm_unavailable_reason,
     )
-    model.cache[FINITE_ROWS] = finite  # similarity needs it too; one pass over the table is enough
+    model.cache[FINITE_ROWS], model.cache[ZERO_ROWS] = finite, zero  # similarity needs them too
     return model
 
 
