@@ -25,7 +25,7 @@ def render(report: dict) -> str:
     ]
     for f in report["figures"]:
         base = f"{fmt(f['baseline'])} {f['unit']} ({f['baseline_name']})" if f["baseline"] is not None else "—"
-        ratio = f"{f['ratio']:.2f}×" if f["ratio"] is not None else "—"
+        ratio = f"{f['ratio']:.3g}×" if f["ratio"] is not None else "—"
         lines.append(f"| {f['figure']} | {f['name']} | {fmt(f['value'])} {f['unit']} | {base} | {ratio} | {f['target'] or '—'} | {f['note']} |")
     return "\n".join(lines) + "\n"
 

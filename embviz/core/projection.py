@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.linalg
 import torch
 
 from embviz.core.device import compute_threads
@@ -95,12 +94,9 @@ def _centred_scatter(x: torch.Tensor, mean: torch.Tensor) -> torch.Tensor:
 
 
 def _top_eigenpairs(cov: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """The k largest eigenvalues (descending) and their eigenvectors (D, k)."""
-    d = cov.shape[0]
-    if cov.device.type == "cpu":
-        # LAPACK's syevr for the top k only: 13 ms instead of 40–60 ms for all 576 pairs.
-        evals, evecs = scipy.linalg.eigh(cov.numpy(), subset_by_index=[d - k, d - 1])
-        return torch.from_numpy(evals[::-1].copy()), torch.from_numpy(evecs[:, ::-1].copy())
+    """The k largest eigenvalues (descending) and their eigenvectors (D, k). torch rather
+    than scipy's top-k-only LAPACK call (13 ms instead of 40–60 ms at D = 576): scipy
+    holds the GIL throughout, which stalled the window (bench figure 9)."""
     evals, evecs = torch.linalg.eigh(cov)
     return evals.flip(0)[:k], evecs.flip(1)[:, :k]
 
@@ -177,8 +173,9 @@ def _tsne(model, ids, normalize, progress, seed, threads) -> Projection:
         affinities = PerplexityBasedNN(x50, perplexity=perplexity, method="annoy", n_jobs=jobs, random_state=seed, verbose=False)
     phases = [(250, 12.0, 0.5), (500, 1.0, 0.8)]  # early exaggeration, then the real objective
     total = sum(p[0] for p in phases)
-    # On the CPU openTSNE's own C gradient is the fastest measured; on a GPU, ours in torch.
-    method = TorchObjective(model.device) if on_gpu else ("fft" if n > 1000 else "bh")
+    # Ours rather than openTSNE's FFT gradient, which holds the GIL for up to 240 ms an
+    # iteration (bench figure 9); small maps keep openTSNE's Barnes-Hut, quick at that size.
+    method = TorchObjective(model.device) if on_gpu or n > 1000 else "bh"
     embedding = TSNEEmbedding(init, affinities, negative_gradient_method=method, n_jobs=jobs, random_state=seed, verbose=False)
     done = 0
     for n_iter, exaggeration, momentum in phases:
