@@ -16,7 +16,7 @@ import torch
 from embviz.core.device import compute_threads
 from embviz.core.errors import EmbvizError, ProgressFn, no_progress
 from embviz.core.model import EmbeddingModel
-from embviz.core.similarity import empty_like, matmul, unit_table
+from embviz.core.similarity import UNIT_TABLE, empty_like, matmul, unit_scales, unit_table
 from embviz.core.tsne_gradient import TorchObjective
 
 METHODS = ("pca", "tsne", "umap")
@@ -48,19 +48,28 @@ def select_rows(model: EmbeddingModel, limit: int | None = None, keep: np.ndarra
     return ids
 
 
-def _rows(model: EmbeddingModel, ids: np.ndarray, normalize: bool) -> torch.Tensor:
-    source = unit_table(model) if normalize else torch.nan_to_num(model.table, nan=0.0, posinf=0.0, neginf=0.0)
+def _rows(model: EmbeddingModel, ids: np.ndarray, normalize: bool) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """(rows, per-row scale or None). Unit rows come as raw rows and their 1 / norms when
+    the unit table is not built yet: the first map then needs no 113 MB copy of the table."""
+    scale = None
+    if not normalize:
+        source = torch.nan_to_num(model.table, nan=0.0, posinf=0.0, neginf=0.0)
+    elif UNIT_TABLE in model.cache or (scale := unit_scales(model)) is None:
+        source = unit_table(model)
+    else:
+        source = model.table
     if ids.size == model.vocab_size:
-        return source
-    return source.index_select(0, torch.as_tensor(ids, device=source.device))
+        return source, scale
+    index = torch.as_tensor(ids, device=source.device)
+    return source.index_select(0, index), None if scale is None else scale[index]
 
 
-def pca_components(x: torch.Tensor, n_components: int) -> tuple[torch.Tensor, torch.Tensor, np.ndarray]:
-    """(mean, components (D, k), explained variance ratio) of the rows of x."""
+def pca_components(x: torch.Tensor, n_components: int, scale: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, np.ndarray]:
+    """(mean, components (D, k), explained variance ratio) of the rows of x (each times its scale)."""
     n, d = x.shape
     k = min(n_components, d)
-    mean32 = _column_mean(x)
-    cov = _centred_scatter(x, mean32) / max(n - 1, 1)
+    mean32 = _column_mean(x, scale)
+    cov = _centred_scatter(x, mean32, scale) / max(n - 1, 1)
     evals, comps = _top_eigenpairs(cov, k)
     # Deterministic signs: the largest loading of each axis is positive (as sklearn does).
     signs = torch.sign(comps.gather(0, comps.abs().argmax(dim=0, keepdim=True)))
@@ -71,15 +80,15 @@ def pca_components(x: torch.Tensor, n_components: int) -> tuple[torch.Tensor, to
     return mean32, comps.float(), ratio
 
 
-def _column_mean(x: torch.Tensor) -> torch.Tensor:
-    """Mean row, float32 chunk sums added in float64. Chunk sums as ones·chunk (a BLAS
+def _column_mean(x: torch.Tensor, scale: torch.Tensor | None) -> torch.Tensor:
+    """Mean row, float32 chunk sums added in float64. Chunk sums as weights·chunk (a BLAS
     matrix-vector product): torch's float64-accumulating sum took 167 ms at 49k × 576."""
-    ones = torch.ones(min(_CHUNK, x.shape[0]), dtype=x.dtype, device=x.device)
-    total = sum(matmul(ones[: min(_CHUNK, x.shape[0] - i)], x[i : i + _CHUNK]).double() for i in range(0, x.shape[0], _CHUNK))
+    weights = scale if scale is not None else torch.ones(x.shape[0], dtype=x.dtype, device=x.device)
+    total = sum(matmul(weights[i : i + _CHUNK], x[i : i + _CHUNK]).double() for i in range(0, x.shape[0], _CHUNK))
     return (total / x.shape[0]).float()
 
 
-def _centred_scatter(x: torch.Tensor, mean: torch.Tensor) -> torch.Tensor:
+def _centred_scatter(x: torch.Tensor, mean: torch.Tensor, scale: torch.Tensor | None) -> torch.Tensor:
     """Σ (xᵢ − mean)(xᵢ − mean)ᵀ in float64, summed from float32 chunks centred into one
     reused buffer: a big table's centred copy is never held at once, and numpy sees
     bufferᵀ·buffer and calls syrk, half the work of a general product."""
@@ -88,7 +97,10 @@ def _centred_scatter(x: torch.Tensor, mean: torch.Tensor) -> torch.Tensor:
     buffer = empty_like(x[:_CHUNK])
     for i in range(0, n, _CHUNK):
         chunk = buffer[: min(_CHUNK, n - i)]
-        torch.sub(x[i : i + _CHUNK], mean, out=chunk)
+        if scale is None:
+            torch.sub(x[i : i + _CHUNK], mean, out=chunk)
+        else:
+            torch.mul(x[i : i + _CHUNK], scale[i : i + _CHUNK, None], out=chunk).sub_(mean)
         scatter += matmul(chunk.T, chunk).double()
     return scatter
 
@@ -101,17 +113,20 @@ def _top_eigenpairs(cov: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tens
     return evals.flip(0)[:k], evecs.flip(1)[:, :k]
 
 
-def pca_transform(x: torch.Tensor, mean: torch.Tensor, comps: torch.Tensor) -> np.ndarray:
+def pca_transform(x: torch.Tensor, mean: torch.Tensor, comps: torch.Tensor, scale: torch.Tensor | None = None) -> np.ndarray:
     # x·C − mean·C rather than (x − mean)·C: no centred copy of the table.
-    return (matmul(x, comps) - mean @ comps).cpu().numpy()
+    projected = matmul(x, comps)
+    if scale is not None:
+        projected *= scale[:, None]
+    return (projected - mean @ comps).cpu().numpy()
 
 
 def pca(model: EmbeddingModel, ids: np.ndarray, n_components: int = 2, normalize: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """(coords (n, n_components), explained variance ratio); missing axes are zeros."""
-    x = _rows(model, ids, normalize)
+    x, scale = _rows(model, ids, normalize)
     with torch.inference_mode():
-        mean, comps, ratio = pca_components(x, n_components)
-        coords = pca_transform(x, mean, comps)
+        mean, comps, ratio = pca_components(x, n_components, scale)
+        coords = pca_transform(x, mean, comps, scale)
     if coords.shape[1] < n_components:  # a one-column table still gets a 2-D map
         coords = np.hstack([coords, np.zeros((coords.shape[0], n_components - coords.shape[1]), np.float32)])
         ratio = np.concatenate([ratio, np.zeros(n_components - ratio.size)])
