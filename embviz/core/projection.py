@@ -16,7 +16,7 @@ import torch
 from embviz.core.device import compute_threads
 from embviz.core.errors import EmbvizError, ProgressFn, no_progress
 from embviz.core.model import EmbeddingModel
-from embviz.core.similarity import UNIT_TABLE, empty_like, matmul, unit_scales, unit_table
+from embviz.core.similarity import UNIT_TABLE, matmul, unit_scales, unit_table
 from embviz.core.tsne_gradient import TorchObjective
 
 METHODS = ("pca", "tsne", "umap")
@@ -94,7 +94,7 @@ def _centred_scatter(x: torch.Tensor, mean: torch.Tensor, scale: torch.Tensor | 
     bufferᵀ·buffer and calls syrk, half the work of a general product."""
     n, d = x.shape
     scatter = torch.zeros((d, d), dtype=torch.float64, device=x.device)
-    buffer = empty_like(x[:_CHUNK])
+    buffer = torch.empty_like(x[:_CHUNK])
     for i in range(0, n, _CHUNK):
         chunk = buffer[: min(_CHUNK, n - i)]
         if scale is None:
