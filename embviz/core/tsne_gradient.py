@@ -5,8 +5,9 @@ exact math (FIt-SNE's interpolation on a grid, Linderman et al. 2019: 3 Lagrange
 nodes per box, boxes one unit wide, the squared Cauchy kernel convolved by FFT),
 but openTSNE's repulsive term holds the GIL: late in a 49k-row run, 90–240 ms per
 iteration during which the window could not repaint. Ours is index operations in
-torch and FFTs in scipy.fft (CPU) or torch.fft (GPU), which all release the GIL, at
-about openTSNE's speed on the CPU; a CUDA model runs its whole t-SNE on the GPU.
+torch and FFTs in scipy.fft (CPU) or torch.fft (GPU), which all release the GIL; on
+one CPU core it is 1.3–2× slower than openTSNE's C loop (docs/benchmarks.md), the
+price of a window that keeps repainting. A CUDA model runs its whole t-SNE on the GPU.
 The attractive term stays openTSNE's multi-threaded C on the CPU (GIL-free, and a
 sparse product torch does no faster there), and moves to torch on a GPU.
 """
