@@ -26,10 +26,11 @@ def wait_for(qtbot, predicate, timeout=120_000):
 
 
 def test_model_loads_with_status_and_pca_map(qtbot, window):
-    wait_for(qtbot, lambda: window.map_panel.view.ids.size == 49152)
+    # The points arrive with the last progress picture, the summary with the result after it.
+    wait_for(qtbot, lambda: "PCA of 49,152 rows" in window.map_panel.status.text())
+    assert window.map_panel.view.ids.size == 49152
     text = window.model_label.text()
     assert "49,152 tokens × 576 dims" in text and "cpu" in text and "float32" in text
-    assert "PCA of 49,152 rows" in window.map_panel.status.text()
 
 
 def test_hover_and_click_pick_the_point_under_the_mouse(qtbot, window):
