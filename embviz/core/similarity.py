@@ -26,6 +26,7 @@ class Hit:
 
 FINITE_ROWS = "finite_rows"  # model.cache key: rows without NaN/Inf
 ZERO_ROWS = "zero_rows"  # model.cache key: rows of zeros
+ROW_NORMS = "row_norms"  # model.cache key: float32 norm of every row
 UNIT_TABLE = "unit"  # model.cache key: the unit-normalised table
 _ROW_FLAGS_CPU = "row_flags_cpu"
 # Rows whose float32 norm lies in this range are divided by it directly; others (NaN, Inf,
@@ -34,10 +35,9 @@ _ROW_FLAGS_CPU = "row_flags_cpu"
 _PLAIN_NORMS = (1e-15, 1e15)
 
 
-def row_checks(table: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """(finite, zero): rows without NaN/Inf, and rows of zeros. One norm pass decides
-    almost every row; only rows with a non-finite or zero norm are inspected entry by entry."""
-    norms = torch.linalg.vector_norm(table, dim=1)
+def row_checks(table: torch.Tensor, norms: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(finite, zero): rows without NaN/Inf, and rows of zeros. The norms decide almost
+    every row; only rows with a non-finite or zero norm are inspected entry by entry."""
     finite = torch.ones(table.shape[0], dtype=torch.bool, device=table.device)
     zero = torch.zeros(table.shape[0], dtype=torch.bool, device=table.device)
     unsure = (~(torch.isfinite(norms) & (norms > 0))).nonzero().flatten()
@@ -48,9 +48,17 @@ def row_checks(table: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return finite, zero
 
 
+def row_norms(model: EmbeddingModel) -> torch.Tensor:
+    """‖row‖ of the raw table, one pass, cached: the row checks, the unit table and PCA's
+    row scales all start from it."""
+    if ROW_NORMS not in model.cache:
+        model.cache[ROW_NORMS] = torch.linalg.vector_norm(model.table, dim=1)
+    return model.cache[ROW_NORMS]
+
+
 def _finite_rows(model: EmbeddingModel) -> torch.Tensor:
     if FINITE_ROWS not in model.cache or ZERO_ROWS not in model.cache:
-        model.cache[FINITE_ROWS], model.cache[ZERO_ROWS] = row_checks(model.table)
+        model.cache[FINITE_ROWS], model.cache[ZERO_ROWS] = row_checks(model.table, row_norms(model))
     return model.cache[FINITE_ROWS]
 
 
@@ -80,7 +88,7 @@ def unit_table(model: EmbeddingModel, centered: bool = False) -> torch.Tensor:
     key = UNIT_TABLE if not centered else f"{UNIT_TABLE}:centred"
     if key not in model.cache:
         table = model.table - mean_row(model) if centered else model.table
-        norms = torch.linalg.vector_norm(table, dim=1)
+        norms = torch.linalg.vector_norm(table, dim=1) if centered else row_norms(model)
         plain = (norms > _PLAIN_NORMS[0]) & (norms < _PLAIN_NORMS[1])
         units = torch.empty_like(table)
         torch.div(table, norms.clamp(*_PLAIN_NORMS)[:, None], out=units)
@@ -96,7 +104,7 @@ def unit_scales(model: EmbeddingModel) -> torch.Tensor | None:
     `unit_table`. Lets PCA scale rows chunk by chunk without building the unit table."""
     key = "unit_scales"
     if key not in model.cache:
-        norms = torch.linalg.vector_norm(model.table, dim=1)
+        norms = row_norms(model)
         plain = bool(((norms > _PLAIN_NORMS[0]) & (norms < _PLAIN_NORMS[1])).all())
         model.cache[key] = 1.0 / norms if plain else None
     return model.cache[key]

@@ -9,7 +9,7 @@ import torch
 from embviz.core.device import free_bytes, human_bytes
 from embviz.core.errors import EmbvizError
 from embviz.core.model import EmbeddingModel, LanguageModel
-from embviz.core.similarity import FINITE_ROWS, ZERO_ROWS, row_checks
+from embviz.core.similarity import FINITE_ROWS, ROW_NORMS, ZERO_ROWS, row_checks
 from embviz.core.vocab import Vocabulary
 
 
@@ -45,7 +45,8 @@ def assemble(
     storage_dtype = str(table.dtype).removeprefix("torch.")
     table = _to_device(table, device, notes)
     device = table.device
-    finite, zero = row_checks(table)
+    norms = torch.linalg.vector_norm(table, dim=1)
+    finite, zero = row_checks(table, norms)
     if not bool(finite.all()):
         notes.append(_row_report((~finite).nonzero().flatten().cpu(), "contain NaN or Inf values"))
     if bool(zero.any()):
@@ -59,7 +60,8 @@ def assemble(
         kind=kind, head=head, head_bias=head_bias, total_params=total_params, context_length=context_length,
         notes=notes, lm_loader=lm_loader, lm_unavailable_reason=lm_unavailable_reason,
     )
-    model.cache[FINITE_ROWS], model.cache[ZERO_ROWS] = finite, zero  # similarity needs them too
+    # similarity needs them too: one pass over the table is enough
+    model.cache[ROW_NORMS], model.cache[FINITE_ROWS], model.cache[ZERO_ROWS] = norms, finite, zero
     return model
 
 
