@@ -21,7 +21,7 @@ run: $(STAMP)
 	$(VPY) -m embviz
 
 test: $(STAMP)
-	QT_QPA_PLATFORM=offscreen $(VPY) -m pytest -q
+	QT_QPA_PLATFORM=offscreen EMBVIZ_REQUIRE_DEFAULT_MODEL=1 $(VPY) -m pytest -q
 
 bench: $(STAMP)
 	$(VPY) bench/run.py

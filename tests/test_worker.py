@@ -97,11 +97,11 @@ def test_cancel_while_loading_keeps_the_old_model(qtbot, worker, tmp_path):
     with pytest.raises(Cancelled):
         open_checkpoint(random_table(tmp_path), "cpu", progress=cancel_midway)
     load(qtbot, worker, "toy4")
-    before = worker.session.model
+    before = worker.model
     with qtbot.waitSignal(worker.cancelled, timeout=30_000):
         worker.submit(rq.LoadModel(source=random_table(tmp_path), device="cpu"))
         worker.cancel("load")
-    assert worker.session.model is before
+    assert worker.model is before
 
 
 def test_closing_the_window_during_a_job_exits_cleanly(qtbot, tmp_path):
@@ -117,5 +117,5 @@ def test_closing_the_window_during_a_job_exits_cleanly(qtbot, tmp_path):
     window.map_panel.run_projection()
     qtbot.waitUntil(lambda: "t-SNE" in window.map_panel.status.text(), timeout=60_000)
     window.close()
-    assert not window.worker._quick.is_alive()
-    qtbot.waitUntil(lambda: not window.worker._long.is_alive(), timeout=30_000)
+    assert not window.worker.lanes_alive()["quick"]
+    qtbot.waitUntil(lambda: not any(window.worker.lanes_alive().values()), timeout=30_000)

@@ -22,9 +22,13 @@ SAME_DIRECTION = 1 - 1e-5
 class InputRank:
     role: str  # "A", "B" or "C"
     id: int | None  # None when the input was a vector matching no row
-    token: str
+    token: str  # readable label
     rank: int | None  # 1-based rank among all rows had inputs not been excluded
     score: float | None
+    text: str = ""  # the exact token text
+
+    def as_dict(self) -> dict:
+        return {"role": self.role, "id": self.id, "token": self.text, "label": self.token, "rank": self.rank, "score": self.score}
 
 
 @dataclass
@@ -41,7 +45,7 @@ class AnalogyResult:
             "exclude_inputs": self.exclude_inputs,
             "method": self.method,
             "excluded_ids": self.excluded_ids,
-            "input_ranks": [r.__dict__ for r in self.input_ranks],
+            "input_ranks": [r.as_dict() for r in self.input_ranks],
         }
 
 
@@ -101,7 +105,7 @@ def analogy(
         i = ids[0]
         s = ranked[i]
         rank = int((ranked > s).sum()) + 1 if bool(torch.isfinite(s)) else None
-        ranks.append(InputRank(role, i, model.vocab.label(i), rank, float(scores[i])))
+        ranks.append(InputRank(role, i, model.vocab.label(i), rank, float(scores[i]), model.vocab.texts[i]))
     return AnalogyResult(results, exclude_inputs, method, excluded, ranks)
 
 

@@ -3,12 +3,16 @@ head, and the full language model, loaded only when someone asks for logits."""
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Protocol, TypeVar
 
 import torch
 
+from embviz.core.errors import EmbvizError, ProgressFn, no_progress
 from embviz.core.vocab import Vocabulary
+
+T = TypeVar("T")
 
 
 class LanguageModel(Protocol):
@@ -34,8 +38,11 @@ class EmbeddingModel:
     notes: list[str] = field(default_factory=list)  # warnings worth showing (NaN rows, …)
     lm_loader: Callable[[], LanguageModel] | None = None
     lm_unavailable_reason: str | None = None
-    cache: dict[str, Any] = field(default_factory=dict, repr=False)  # derived tensors
+    cache: dict[str, Any] = field(default_factory=dict, repr=False)  # derived tensors, filled through `derived`
     _lm: LanguageModel | None = field(default=None, repr=False)
+    # Re-entrant: a derived value may be computed from another (the unit table from the norms).
+    _derived_lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
+    _lm_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
     def vocab_size(self) -> int:
@@ -68,15 +75,48 @@ class EmbeddingModel:
             return None
         return 0.0 if self.head is None else self.vocab_size * self.dim / self.total_params
 
-    def language_model(self) -> LanguageModel:
-        """The full model, loaded once on first use (can take seconds and memory)."""
-        from embviz.core.errors import EmbvizError
+    def derived(self, key: str, compute: Callable[[], T]) -> T:
+        """A value computed from the table once, by whichever thread asks first; the
+        compute-worker lanes and the command line share it."""
+        try:
+            return self.cache[key]
+        except KeyError:
+            pass
+        with self._derived_lock:
+            if key not in self.cache:
+                self.cache[key] = compute()
+            return self.cache[key]
 
-        if self._lm is None:
-            if self.lm_loader is None:
-                raise EmbvizError(self.lm_unavailable_reason or "This checkpoint has no full model to run.")
-            self._lm = self.lm_loader()
-        return self._lm
+    @property
+    def lm_loaded(self) -> bool:
+        return self._lm is not None
+
+    @property
+    def lm_available(self) -> bool:
+        """Whether a full forward pass can be built for this checkpoint at all."""
+        return self.kind == "transformer" and self.lm_loader is not None
+
+    def load_language_model(self, progress: ProgressFn = no_progress) -> LanguageModel:
+        """Build the full model (seconds, and its float32 size in memory), once. A cancel
+        reported through `progress` after the build leaves nothing installed."""
+        if self.lm_loader is None:
+            raise EmbvizError(self.lm_unavailable_reason or "This checkpoint has no full model to run.")
+        with self._lm_lock:
+            if self._lm is None:
+                progress(0.0, "Loading the language model", None)
+                lm = self.lm_loader()
+                progress(1.0, "Language model loaded", None)  # raises Cancelled if asked to stop
+                self._lm = lm
+            return self._lm
+
+    def language_model(self, load: bool = True) -> LanguageModel:
+        """The full model; with `load=False` a model not loaded yet is an error rather than
+        a wait of seconds (the window's quick lane never waits for it)."""
+        if self._lm is not None:
+            return self._lm
+        if not load:
+            raise LanguageModelNotLoaded("The language model is not loaded yet.")
+        return self.load_language_model()
 
     def rows(self, ids: list[int]) -> torch.Tensor:
         """Row lookup, zero-based and in input order (seed 002): (len(ids), D)."""
@@ -100,3 +140,7 @@ class EmbeddingModel:
             "has_tokenizer": self.vocab.has_tokenizer,
             "notes": list(self.notes),
         }
+
+
+class LanguageModelNotLoaded(EmbvizError):
+    """Logits were asked for on a lane that must not load the full model."""

@@ -1,5 +1,6 @@
 """2-D maps of the table's rows: PCA (exact, covariance + eigh), t-SNE (openTSNE,
-PCA-50 first, live previews and cancel) and UMAP (umap-learn).
+PCA-50 first, live previews and cancel) and UMAP (umap-learn, in a child process that a
+cancel terminates).
 
 Maps are computed on unit rows by default, the same cosine geometry that the
 neighbour and analogy searches use. Every projection returns the true row ids
@@ -13,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from embviz.core.child import run_in_child
 from embviz.core.device import compute_threads
 from embviz.core.errors import EmbvizError, ProgressFn, no_progress
 from embviz.core.model import EmbeddingModel
@@ -254,11 +256,19 @@ def _umap(model, ids, normalize, progress, seed) -> Projection:
         raise EmbvizError(f"UMAP needs at least 4 rows; this selection has {n}. Use PCA instead.")
     progress(0.0, "UMAP: PCA to 50 dimensions", None)
     x50, _ = pca(model, ids, min(50, model.dim), normalize)
-    progress(0.1, "UMAP: running (no progress reported until it finishes)", None)
-    import umap  # slow to import (numba), so only when asked for
-
-    reducer = umap.UMAP(n_components=2, n_neighbors=min(15, n - 1), min_dist=0.1, random_state=seed, n_jobs=1, init="pca" if n > 2 else "random")
-    coords = reducer.fit_transform(x50).astype(np.float32)
+    # umap-learn reports no progress and cannot be interrupted: a child process can.
+    coords = run_in_child(umap_coords, (x50, seed), progress, "UMAP: running, no progress until it ends")
+    if not np.isfinite(coords).all():
+        raise EmbvizError("UMAP produced NaN coordinates; try PCA or fewer rows.")
     progress(1.0, "UMAP done", coords)
     return Projection("umap", ids, coords)
 
+
+def umap_coords(x: np.ndarray, seed: int) -> np.ndarray:
+    """umap-learn's 2-D layout of the rows of x (run in a child process)."""
+    import umap  # slow to import (numba), so only when asked for
+
+    n = x.shape[0]
+    reducer = umap.UMAP(n_components=2, n_neighbors=min(15, n - 1), min_dist=0.1, random_state=seed, n_jobs=1,
+                        init="pca" if n > 2 else "random")
+    return reducer.fit_transform(x).astype(np.float32)

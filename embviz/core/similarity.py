@@ -17,17 +17,17 @@ Query = int | torch.Tensor | np.ndarray | Sequence[float]
 @dataclass(frozen=True)
 class Hit:
     id: int
-    token: str  # readable label
+    token: str  # readable label, e.g. "␣king"
     score: float
+    text: str = ""  # the token's exact text, e.g. " king": what a script can feed back in
 
     def as_dict(self) -> dict:
-        return {"id": self.id, "token": self.token, "score": self.score}
+        return {"id": self.id, "token": self.text, "label": self.token, "score": self.score}
 
 
-FINITE_ROWS = "finite_rows"  # model.cache key: rows without NaN/Inf
-ZERO_ROWS = "zero_rows"  # model.cache key: rows of zeros
 ROW_NORMS = "row_norms"  # model.cache key: float32 norm of every row
 UNIT_TABLE = "unit"  # model.cache key: the unit-normalised table
+ROW_CHECKS = "row_checks"  # model.cache key: (finite, zero) row masks
 _ROW_FLAGS_CPU = "row_flags_cpu"
 # Rows whose float32 norm lies in this range are divided by it directly; others (NaN, Inf,
 # zero, or values so large or small that the squares overflow or underflow) take the
@@ -51,23 +51,20 @@ def row_checks(table: torch.Tensor, norms: torch.Tensor) -> tuple[torch.Tensor, 
 def row_norms(model: EmbeddingModel) -> torch.Tensor:
     """‖row‖ of the raw table, one pass, cached: the row checks, the unit table and PCA's
     row scales all start from it."""
-    if ROW_NORMS not in model.cache:
-        model.cache[ROW_NORMS] = torch.linalg.vector_norm(model.table, dim=1)
-    return model.cache[ROW_NORMS]
+    return model.derived(ROW_NORMS, lambda: torch.linalg.vector_norm(model.table, dim=1))
+
+
+def _row_checks(model: EmbeddingModel) -> tuple[torch.Tensor, torch.Tensor]:
+    return model.derived(ROW_CHECKS, lambda: row_checks(model.table, row_norms(model)))
 
 
 def _finite_rows(model: EmbeddingModel) -> torch.Tensor:
-    if FINITE_ROWS not in model.cache or ZERO_ROWS not in model.cache:
-        model.cache[FINITE_ROWS], model.cache[ZERO_ROWS] = row_checks(model.table, row_norms(model))
-    return model.cache[FINITE_ROWS]
+    return _row_checks(model)[0]
 
 
 def _row_flags_cpu(model: EmbeddingModel) -> tuple[np.ndarray, np.ndarray]:
     """(finite, zero) as numpy: checking one query row then costs no GPU round trip."""
-    if _ROW_FLAGS_CPU not in model.cache:
-        finite = _finite_rows(model)
-        model.cache[_ROW_FLAGS_CPU] = (finite.cpu().numpy(), model.cache[ZERO_ROWS].cpu().numpy())
-    return model.cache[_ROW_FLAGS_CPU]
+    return model.derived(_ROW_FLAGS_CPU, lambda: tuple(t.cpu().numpy() for t in _row_checks(model)))
 
 
 def _careful_unit_rows(rows: torch.Tensor, finite: torch.Tensor) -> torch.Tensor:
@@ -85,8 +82,8 @@ def unit_table(model: EmbeddingModel, centered: bool = False) -> torch.Tensor:
     Rows with NaN/Inf or all zeros become zero vectors, so they score 0 rather than
     poisoning every cosine with NaN or dividing by zero.
     """
-    key = UNIT_TABLE if not centered else f"{UNIT_TABLE}:centred"
-    if key not in model.cache:
+
+    def compute() -> torch.Tensor:
         table = model.table - mean_row(model) if centered else model.table
         norms = torch.linalg.vector_norm(table, dim=1) if centered else row_norms(model)
         plain = (norms > _PLAIN_NORMS[0]) & (norms < _PLAIN_NORMS[1])
@@ -95,28 +92,30 @@ def unit_table(model: EmbeddingModel, centered: bool = False) -> torch.Tensor:
         others = (~plain).nonzero().flatten()
         if others.numel():
             units[others] = _careful_unit_rows(table[others], _finite_rows(model)[others])
-        model.cache[key] = units
-    return model.cache[key]
+        return units
+
+    return model.derived(UNIT_TABLE if not centered else f"{UNIT_TABLE}:centred", compute)
 
 
 def unit_scales(model: EmbeddingModel) -> torch.Tensor | None:
     """1 / ‖row‖ for every row, or None when some row needs the careful path of
     `unit_table`. Lets PCA scale rows chunk by chunk without building the unit table."""
-    key = "unit_scales"
-    if key not in model.cache:
+
+    def compute() -> torch.Tensor | None:
         norms = row_norms(model)
         plain = bool(((norms > _PLAIN_NORMS[0]) & (norms < _PLAIN_NORMS[1])).all())
-        model.cache[key] = 1.0 / norms if plain else None
-    return model.cache[key]
+        return 1.0 / norms if plain else None
+
+    return model.derived("unit_scales", compute)
 
 
 def mean_row(model: EmbeddingModel) -> torch.Tensor:
-    key = "mean_row"
-    if key not in model.cache:
+    def compute() -> torch.Tensor:
         finite = _finite_rows(model)
         rows = model.table[finite] if not bool(finite.all()) else model.table
-        model.cache[key] = rows.mean(dim=0) if rows.shape[0] else torch.zeros(model.dim, device=model.device)
-    return model.cache[key]
+        return rows.mean(dim=0) if rows.shape[0] else torch.zeros(model.dim, device=model.device)
+
+    return model.derived("mean_row", compute)
 
 
 def query_vector(model: EmbeddingModel, query: Query, centered: bool = False) -> torch.Tensor:
@@ -188,7 +187,8 @@ def top_k(
         tied = (scores >= values[k - 1]).nonzero().flatten()
         vals_np, idx_np = scores[tied].cpu().numpy(), tied.cpu().numpy()
     order = [i for i in np.lexsort((idx_np, -vals_np)) if np.isfinite(vals_np[i])][:k]
-    return [Hit(int(idx_np[i]), model.vocab.label(int(idx_np[i])), float(vals_np[i])) for i in order]
+    vocab = model.vocab
+    return [Hit(int(idx_np[i]), vocab.label(int(idx_np[i])), float(vals_np[i]), vocab.texts[int(idx_np[i])]) for i in order]
 
 
 def check_k(k: int, vocab_size: int) -> int:

@@ -9,8 +9,9 @@ from PySide6.QtWidgets import (
 
 from embviz import requests as rq
 from embviz.ui import style
-from embviz.ui.widgets import ResultsTable, WordField
+from embviz.ui.widgets import HIDE_SPECIAL_TEXT, HIDE_SPECIAL_TIP, ResultsTable, WordField
 
+HEADING_HINT = "A − B + C = ?"
 EXPLAIN = (
     "word2vec's search never lets the answer be one of the three input words. Switch it off to see "
     "why: the nearest vector to A − B + C is usually an input itself."
@@ -36,13 +37,17 @@ class AnalogyPanel(QWidget):
         self.method.addItem("3CosAdd (A − B + C)", "add")
         self.method.addItem("3CosMul", "mul")
         self.method.currentIndexChanged.connect(self.run_if_filled)
+        self.hide_special = QCheckBox(HIDE_SPECIAL_TEXT)
+        self.hide_special.setToolTip(HIDE_SPECIAL_TIP)
+        self.hide_special.setChecked(True)
+        self.hide_special.toggled.connect(self.run_if_filled)
         self.k = QSpinBox()
         self.k.setRange(1, 100)
         self.k.setValue(10)
         self.k.setPrefix("k = ")
         go = QPushButton("Solve")
         go.clicked.connect(self.run)
-        self.heading = QLabel("A − B + C = ?")
+        self.heading = QLabel(HEADING_HINT)
         self.heading.setFont(style.font(style.LABEL_POINT_SIZE + 2, bold=True))
         self.ranks = QLabel("")
         self.ranks.setWordWrap(True)
@@ -71,6 +76,7 @@ class AnalogyPanel(QWidget):
         options.addWidget(self.exclude)
         options.addWidget(self.method)
         options.addWidget(self.k)
+        options.addWidget(self.hide_special)
         options.addStretch(1)
         layout = QVBoxLayout(self)
         layout.addLayout(fields)
@@ -84,9 +90,15 @@ class AnalogyPanel(QWidget):
         layout.addWidget(self.bench)
 
     def on_model(self, summary) -> None:
+        """A new model: the old answer, headings and benchmark go; filled words are asked again."""
+        self.request_id = self.bench_id = 0
         for f in (self.a, self.b, self.c):
             f.set_vocabulary(summary.labels)
         self.table.fill([], [])
+        for label in (self.ranks, self.message, self.bench):
+            label.setText("")
+        self.heading.setText(HEADING_HINT)
+        self.bench_button.setEnabled(True)
         self.run_if_filled()
 
     def set_words(self, a: str, b: str, c: str) -> None:
@@ -103,6 +115,7 @@ class AnalogyPanel(QWidget):
         self.request_id = self.submit(rq.Analogy(
             a=self.a.text(), b=self.b.text(), c=self.c.text(), k=self.k.value(),
             exclude_inputs=self.exclude.isChecked(), method=self.method.currentData(),
+            hide_special=self.hide_special.isChecked(),
         ))
 
     def run_benchmark(self) -> None:
@@ -129,8 +142,16 @@ class AnalogyPanel(QWidget):
     def on_failed(self, rid: int, message: str) -> None:
         if rid == self.request_id:
             self.message.setText(message)
+            self.table.fill([], [])
+            self.ranks.setText("")
+            self.heading.setText(HEADING_HINT)
+            self.showArrows.emit([])
         elif rid == self.bench_id:
             self.bench.setText(message)
+
+    def on_cancelled(self, rid: int) -> None:
+        if rid == self.bench_id:
+            self.bench.setText("The benchmark was cancelled.")
 
     def on_progress(self, rid: int, fraction: float, stage: str, preview) -> None:
         if rid == self.bench_id:

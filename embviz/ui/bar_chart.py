@@ -63,6 +63,16 @@ class BarChart(pg.PlotWidget):
         self.item.setXRange(lo - 0.02 * span, hi + 0.25 * span, padding=0)
         self.item.setYRange(-0.6, max(len(values), 1) - 0.4, padding=0)
 
+    def clear_bars(self) -> None:
+        """No bars (a new model, before its first answer)."""
+        self.count = 0
+        if self.bars is not None:
+            self.removeItem(self.bars)
+            self.bars = None
+        for text in self.texts:
+            text.hide()
+        self.item.getAxis("left").setTicks([[]])
+
     def _clicked(self, event) -> None:
         if event.button() != Qt.MouseButton.LeftButton or not self.count:
             return

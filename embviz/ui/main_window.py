@@ -1,5 +1,9 @@
 """The main window: menus, the four tabs, the status bar, and the routing of worker
-results to the panel that asked."""
+results to the panel that asked.
+
+The window shows one model generation at a time. Every request it sends carries that
+generation, and a result for any other generation is dropped here, so no panel ever
+draws numbers of a model that is no longer on screen."""
 
 from __future__ import annotations
 
@@ -19,6 +23,7 @@ from embviz.ui.analogy_panel import AnalogyPanel
 from embviz.ui.logits_panel import LogitsPanel
 from embviz.ui.map_panel import MapPanel
 from embviz.ui.neighbours_panel import NeighboursPanel
+from embviz.ui.widgets import MessageLabel
 from embviz.worker import ComputeWorker
 from embviz.wordsets import preset_word_sets
 
@@ -35,15 +40,17 @@ class MainWindow(QMainWindow):
         self.settings = settings or Settings()
         self.worker = worker or ComputeWorker(self)
         self.summary = None
+        self.generation = 0  # the model generation on screen
+        self._asked: dict[int, int] = {}  # request id → generation it was asked of
         self.load_id = 0
         self.loading_source: str | None = None
         self.last_error: str | None = None
 
-        submit, cancel = self.worker.submit, self.worker.cancel
+        submit, cancel = self.submit, self.worker.cancel
         self.map_panel = MapPanel(submit, cancel, self.settings, preset_word_sets())
         self.neighbours = NeighboursPanel(submit)
         self.analogies = AnalogyPanel(submit)
-        self.logits = LogitsPanel(submit)
+        self.logits = LogitsPanel(submit, cancel)
         self.tabs = QTabWidget()
         self.tabs.tabBar().setFont(style.font(style.BASE_POINT_SIZE + 1, bold=True))
         self.tabs.addTab(self.map_panel, "Map")
@@ -61,12 +68,17 @@ class MainWindow(QMainWindow):
             lambda pairs: self.map_panel.view.set_arrows([(a, b, ARROW_COLORS[i % 2]) for i, (a, b) in enumerate(pairs)])
         )
 
+        # Messages on the left, elided to fit; the model on the right behind a rule, so
+        # the two never run into each other.
+        self.message = MessageLabel()
         self.model_label = QLabel("No model")
         self.model_label.setFont(style.font(style.BASE_POINT_SIZE))
+        self.model_label.setStyleSheet("QLabel { border-left: 1px solid #888; padding-left: 8px; }")
         self.load_progress = QProgressBar()
         self.load_progress.setRange(0, 1000)
         self.load_progress.setMaximumWidth(320)
         self.load_progress.hide()
+        self.statusBar().addWidget(self.message, 1)
         self.statusBar().addPermanentWidget(self.load_progress)
         self.statusBar().addPermanentWidget(self.model_label)
         self._build_menus()
@@ -141,26 +153,43 @@ class MainWindow(QMainWindow):
 
     # --- loading ----------------------------------------------------------------------------
     def open_model(self, source: str | None) -> None:
+        """Open a checkpoint; the worker stops every job of the model shown at once."""
         self.loading_source = source
-        self.load_id = self.worker.submit(rq.LoadModel(source=source, device=self.device))
+        self.load_id = self.submit(rq.LoadModel(source=source, device=self.device))
         self.load_progress.setValue(0)
         self.load_progress.show()
         self.model_label.setText(f"Opening {Path(source).name if source else 'the default model'}…")
 
-    def show_message(self, text: str, timeout_ms: int = 12000) -> None:
-        self.statusBar().showMessage(text, timeout_ms)
+    def submit(self, request: rq.Request) -> int:
+        """Send a request about the model on screen; panels submit through this."""
+        request.generation = self.generation
+        rid = self.worker.submit(request)
+        self._asked[rid] = self.generation
+        return rid
+
+    def show_message(self, text: str, timeout_ms: int = 15000) -> None:
+        self.message.show_message(text, timeout_ms)
 
     # --- routing ------------------------------------------------------------------------------
     def _panel_for(self, channel: str):
         return {
             rq.Project.channel: self.map_panel, rq.Neighbours.channel: self.neighbours,
             rq.Analogy.channel: self.analogies, rq.Logits.channel: self.logits, rq.Benchmark.channel: self.analogies,
+            rq.LoadLanguageModel.channel: self.logits,
         }.get(channel)
 
+    def _current(self, rid: int, ended: bool = False) -> bool:
+        """Whether request `rid` was asked of the model on screen (loads always are)."""
+        generation = self._asked.pop(rid, None) if ended else self._asked.get(rid)
+        return generation == self.generation
+
     def _progressed(self, channel: str, rid: int, fraction: float, stage: str, preview) -> None:
-        if channel == rq.LoadModel.channel and rid == self.load_id:
-            self.load_progress.setValue(int(fraction * 1000))
-            self.load_progress.setFormat(stage)
+        if channel == rq.LoadModel.channel:
+            if rid == self.load_id:
+                self.load_progress.setValue(int(fraction * 1000))
+                self.load_progress.setFormat(stage)
+            return
+        if not self._current(rid):
             return
         panel = self._panel_for(channel)
         if panel is not None and hasattr(panel, "on_progress"):
@@ -168,19 +197,26 @@ class MainWindow(QMainWindow):
 
     def _finished(self, channel: str, rid: int, result) -> None:
         if channel == rq.LoadModel.channel:
+            self._asked.pop(rid, None)
             if rid == self.load_id:
                 self._model_loaded(result)
-        elif channel == rq.Search.channel:
+            return
+        if not self._current(rid, ended=True):
+            return  # asked of another model: never drawn
+        if channel == rq.Search.channel:
             self.map_panel.on_search(rid, result)
         elif channel.startswith(rq.WORDSET_PREFIX):
             self.map_panel.on_word_set(rid, result)
         elif channel == rq.Benchmark.channel:
             self.analogies.on_benchmark(rid, result)
+        elif channel == rq.LoadLanguageModel.channel:
+            self.logits.on_language_model(rid)
         elif (panel := self._panel_for(channel)) is not None:
             panel.on_result(rid, result)
 
     def _failed(self, channel: str, rid: int, message: str) -> None:
         if channel == rq.LoadModel.channel:
+            self._asked.pop(rid, None)
             if rid == self.load_id:
                 self.load_progress.hide()
                 self.model_label.setText(self._model_text() if self.summary else "No model")
@@ -191,29 +227,46 @@ class MainWindow(QMainWindow):
                 box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
                 box.open()
             return
-        panel = self._panel_for(channel)
-        if panel is not None:
+        if not self._current(rid, ended=True):
+            return
+        if channel == rq.Search.channel or channel.startswith(rq.WORDSET_PREFIX):
+            self.map_panel.on_failed(rid, message)
+        elif channel == rq.LoadLanguageModel.channel:
+            self.logits.on_language_model_failed(rid, message)
+        elif (panel := self._panel_for(channel)) is not None:
             panel.on_failed(rid, message)
         else:
             self.show_message(message)
 
     def _cancelled(self, channel: str, rid: int) -> None:
-        panel = self._panel_for(channel)
-        if panel is not None and hasattr(panel, "on_cancelled"):
-            panel.on_cancelled(rid)
         if channel == rq.LoadModel.channel:
-            self.load_progress.hide()
+            self._asked.pop(rid, None)
+            if rid == self.load_id:  # the newest load: nothing else is on its way
+                self.load_progress.hide()
+                self.model_label.setText(self._model_text() if self.summary else "No model")
+            return
+        if not self._current(rid, ended=True):
+            return
+        if channel == rq.LoadLanguageModel.channel:
+            self.logits.on_language_model_cancelled(rid)
+        elif (panel := self._panel_for(channel)) is not None and hasattr(panel, "on_cancelled"):
+            panel.on_cancelled(rid)
+        elif channel == rq.Search.channel or channel.startswith(rq.WORDSET_PREFIX):
+            self.map_panel.on_cancelled(rid)
 
     def _model_loaded(self, summary) -> None:
         self.summary = summary
+        self.generation = summary.generation
+        self._asked = {rid: g for rid, g in self._asked.items() if g == self.generation}
         self.load_progress.hide()
+        self.message.clear_message()  # messages belong to the model they were about
         self.model_label.setText(self._model_text())
         self.setWindowTitle(f"embviz — {summary.info['name']}")
         self.tabs.setTabEnabled(3, True)
         for panel in (self.map_panel, self.neighbours, self.analogies, self.logits):
             panel.on_model(summary)
-        for note in summary.info["notes"]:
-            self.show_message(note)
+        if summary.info["notes"]:
+            self.show_message("   •   ".join(summary.info["notes"]), 30000)
         if self.loading_source:
             try:
                 self.settings.add_recent(self.loading_source)

@@ -10,12 +10,14 @@ from PySide6.QtWidgets import (
 )
 
 from embviz import requests as rq
+from embviz.state import WordSetsState
 from embviz.ui import style
 from embviz.ui.map_view import MapView
 from embviz.wordsets import parse_word_list
 
 METHOD_NAMES = {"pca": "PCA (instant)", "tsne": "t-SNE (minutes)", "umap": "UMAP (minutes)"}
 SUBSETS = {"all": "All rows", "first": "First N ids", "words": "Whole words only"}
+HOVER_HINT = "Hover over a point to see its token; click it to list its neighbours."
 
 
 class MapPanel(QWidget):
@@ -29,8 +31,9 @@ class MapPanel(QWidget):
         self.presets = presets
         self.request_id = 0
         self.search_id = 0
-        self.set_ids: dict[int, str] = {}
+        self.set_ids: dict[int, str] = {}  # word-set lookups on their way: request id → set name
         self.color_of: dict[str, object] = {}
+        self.word_sets = WordSetsState()
         self.view = MapView()
         self.view.pointClicked.connect(self.tokenClicked)
         self.view.pointHovered.connect(self._hovered)
@@ -63,7 +66,7 @@ class MapPanel(QWidget):
         self.search.setPlaceholderText("Find tokens (text, or a regex)…")
         self.search.returnPressed.connect(self.run_search)
         self.regex = QCheckBox("regex")
-        self.hover_label = QLabel("Hover over a point to see its token; click it to list its neighbours.")
+        self.hover_label = QLabel(HOVER_HINT)
         self.hover_label.setFont(style.font(style.LABEL_POINT_SIZE, bold=True))
 
         self.sets = QListWidget()
@@ -101,10 +104,17 @@ class MapPanel(QWidget):
 
     # --- model and projection ---------------------------------------------------------------
     def on_model(self, summary) -> None:
+        """A new model: nothing of the old one stays (points, sets, rings, arrows, hover)."""
+        self.request_id = self.search_id = 0
+        self.set_ids.clear()
+        self.word_sets.model_changed()
+        self.view.clear_map()
         self.view.set_labels(summary.labels)
-        self.view.set_points(np.zeros(0, np.int64), np.zeros((0, 2), np.float32))
+        self.hover_label.setText(HOVER_HINT)
         self.method.setCurrentIndex(0)
         self.run_projection()
+        for name in self.word_sets.ticked:
+            self._request_set(name)
 
     def run_projection(self) -> None:
         request = rq.Project(method=self.method.currentData(), subset=self.subset.currentData(), limit=self.limit.value())
@@ -133,17 +143,21 @@ class MapPanel(QWidget):
         self.status.setText(f"{METHOD_NAMES[projection.method].split(' ')[0]} of {len(projection.ids):,} rows{extra}")
         for note in projection.notes:
             self.statusMessage.emit(note)
-        self._refresh_sets()
 
     def on_failed(self, rid: int, message: str) -> None:
         if rid == self.request_id:
             self.cancel_button.setEnabled(False)
             self.status.setText("Map failed: " + message)
+        elif rid == self.search_id:
+            self.statusMessage.emit(message)
+        elif (name := self.set_ids.pop(rid, None)) is not None:
+            self.statusMessage.emit(f"{name}: {message}")
 
     def on_cancelled(self, rid: int) -> None:
         if rid == self.request_id:
             self.cancel_button.setEnabled(False)
             self.status.setText("Cancelled — the last picture is kept")
+        self.set_ids.pop(rid, None)
 
     # --- search -------------------------------------------------------------------------------
     def run_search(self) -> None:
@@ -159,15 +173,17 @@ class MapPanel(QWidget):
         more = "" if len(ids) < 500 else " (first 500)"
         self.statusMessage.emit(f"Search '{self.search.text()}': {len(ids)} tokens{more}, {len(shown)} on this map")
 
-    # --- word sets -------------------------------------------------------------------------
+    # --- word sets: ticks, dots and legend all follow self.word_sets -----------------------
     def _fill_sets(self) -> None:
+        names = list(self.presets) + [n for n in self.settings.word_sets if n not in self.presets]
+        self.word_sets.set_names(names)
         self.sets.blockSignals(True)
         self.sets.clear()
-        names = list(self.presets) + [n for n in self.settings.word_sets if n not in self.presets]
         for i, name in enumerate(names):
             item = QListWidgetItem(name)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            item.setCheckState(Qt.CheckState.Unchecked)
+            checked = self.word_sets.is_ticked(name)
+            item.setCheckState(Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
             item.setForeground(style.SET_COLORS[i % len(style.SET_COLORS)])
             self.color_of[name] = style.SET_COLORS[i % len(style.SET_COLORS)]
             self.sets.addItem(item)
@@ -183,24 +199,24 @@ class MapPanel(QWidget):
 
     def _set_toggled(self, item: QListWidgetItem) -> None:
         name = item.text()
-        if item.checkState() == Qt.CheckState.Checked:
-            rid = self.submit(rq.WordSet(name=name, words=self.words_of(name)))
-            self.set_ids[rid] = name
+        on = item.checkState() == Qt.CheckState.Checked
+        self.word_sets.tick(name, on)
+        if on:
+            self._request_set(name)
         else:
             self.view.remove_word_set(name)
 
+    def _request_set(self, name: str) -> None:
+        rid = self.submit(rq.WordSet(name=name, words=self.words_of(name)))
+        self.set_ids = {r: n for r, n in self.set_ids.items() if n != name}  # only the newest lookup counts
+        self.set_ids[rid] = name
+
     def on_word_set(self, rid: int, view) -> None:
-        if self.set_ids.pop(rid, None) is None:
-            return
+        if self.set_ids.pop(rid, None) is None or not self.word_sets.resolve(view.name, view.ids):
+            return  # an older lookup, or a set unticked while this one was on its way
         self.view.set_word_set(view.name, view.ids, self.color_of.get(view.name, style.SET_COLORS[0]))
         if view.missing:
             self.statusMessage.emit(f"{view.name}: not single tokens here: {', '.join(view.missing)}")
-
-    def _refresh_sets(self) -> None:
-        for i in range(self.sets.count()):
-            item = self.sets.item(i)
-            if item.checkState() == Qt.CheckState.Checked:
-                self._set_toggled(item)
 
     def add_custom_set(self) -> None:
         name, ok = QInputDialog.getText(self, "New word set", "Name of the set:")
@@ -209,9 +225,15 @@ class MapPanel(QWidget):
         words, ok = QInputDialog.getMultiLineText(self, "New word set", "Words, separated by commas or new lines:")
         if not ok:
             return
-        self.settings.set_word_set(name.strip(), parse_word_list(words))
+        self.add_word_set(name.strip(), parse_word_list(words))
+
+    def add_word_set(self, name: str, words: list[str]) -> None:
+        """Save a set of the user's and tick it; the sets already ticked stay ticked."""
+        self.settings.set_word_set(name, words)
+        self.word_sets.tick(name, False)  # its words may have changed: look them up again
+        self.view.remove_word_set(name)
         self._fill_sets()
-        self.show_word_set(name.strip())
+        self.show_word_set(name)
 
     def _hovered(self, token_id: int) -> None:
         if token_id >= 0 and token_id < len(self.view.labels):

@@ -66,6 +66,17 @@ class MapView(pg.PlotWidget):
     def set_labels(self, labels: list[str]) -> None:
         self.labels = labels
 
+    def clear_map(self) -> None:
+        """Empty the map: points, word sets, legend, rings, arrows and the hover box.
+        (Not `clear`: PlotWidget binds that name to PlotItem.clear, which drops every item.)"""
+        for name in list(self._sets):
+            self.removeItem(self._sets.pop(name)[0])
+        self.legend.clear()
+        self._selected = []
+        self._arrows = []
+        self.hover_text.hide()
+        self.set_points(np.zeros(0, np.int64), np.zeros((0, 2), np.float32))
+
     def set_points(self, ids: np.ndarray, coords: np.ndarray, autorange: bool = True) -> None:
         """Show `coords` for the true row `ids`; a same-ids update (t-SNE previews) keeps overlays."""
         same_rows = ids.shape == self.ids.shape and np.array_equal(ids, self.ids)
@@ -73,11 +84,13 @@ class MapView(pg.PlotWidget):
         self.coords = np.asarray(coords, dtype=np.float32)
         if not same_rows:
             self._row_of = {int(i): r for r, i in enumerate(self.ids)}
+            self.hover_text.hide()  # it pointed at a row of the previous map
         self._tree = None  # built on the first hover: t-SNE previews arrive faster than they are hovered
         self._subset_rect = None
         self._redraw_overlays()
         if autorange and len(self.coords):
-            lo, hi = self.coords.min(0), self.coords.max(0)
+            # Python floats: pyqtgraph compares spans with float64 limits (float32 overflows).
+            lo, hi = self.coords.min(0).tolist(), self.coords.max(0).tolist()
             self.vb.setRange(xRange=(lo[0], hi[0]), yRange=(lo[1], hi[1]), padding=0.02)
         self._update_detail()
 
@@ -214,7 +227,8 @@ class MapView(pg.PlotWidget):
         lo, hi = pts.min(0), pts.max(0)
         span = np.maximum(hi - lo, 0.02 * np.ptp(self.coords, axis=0).max() if len(self.coords) else 1.0)
         pad = 0.25 * span
-        self.vb.setRange(xRange=(lo[0] - pad[0], hi[0] + pad[0]), yRange=(lo[1] - pad[1], hi[1] + pad[1]), padding=0)
+        (x0, y0), (x1, y1) = (lo - pad).tolist(), (hi + pad).tolist()
+        self.vb.setRange(xRange=(x0, x1), yRange=(y0, y1), padding=0)
 
     # --- picking ----------------------------------------------------------------
     def nearest_at(self, scene_pos) -> int:

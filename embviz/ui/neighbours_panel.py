@@ -7,7 +7,9 @@ from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QPushButton, QSpin
 
 from embviz import requests as rq
 from embviz.ui import style
-from embviz.ui.widgets import ResultsTable, WordField
+from embviz.ui.widgets import HIDE_SPECIAL_TEXT, HIDE_SPECIAL_TIP, ResultsTable, WordField
+
+HEADING_HINT = "Type a word or click a point on the map."
 
 
 class NeighboursPanel(QWidget):
@@ -27,9 +29,13 @@ class NeighboursPanel(QWidget):
         self.k.valueChanged.connect(self.run_if_ready)
         self.centered = QCheckBox("Mean-centred (subtract the average row first: changes the scores)")
         self.centered.toggled.connect(self.run_if_ready)
+        self.hide_special = QCheckBox(HIDE_SPECIAL_TEXT)
+        self.hide_special.setToolTip(HIDE_SPECIAL_TIP)
+        self.hide_special.setChecked(True)
+        self.hide_special.toggled.connect(self.run_if_ready)
         go = QPushButton("Find neighbours")
         go.clicked.connect(self.run)
-        self.heading = QLabel("Type a word or click a point on the map.")
+        self.heading = QLabel(HEADING_HINT)
         self.heading.setFont(style.font(style.LABEL_POINT_SIZE + 2, bold=True))
         self.message = QLabel("")
         self.message.setWordWrap(True)
@@ -45,7 +51,11 @@ class NeighboursPanel(QWidget):
         row.addWidget(go)
         layout = QVBoxLayout(self)
         layout.addLayout(row)
-        layout.addWidget(self.centered)
+        switches = QHBoxLayout()
+        switches.addWidget(self.centered)
+        switches.addWidget(self.hide_special)
+        switches.addStretch(1)
+        layout.addLayout(switches)
         layout.addWidget(key)
         layout.addWidget(self.heading)
         layout.addWidget(self.message)
@@ -53,10 +63,17 @@ class NeighboursPanel(QWidget):
         self._last_query: int | str | None = None
 
     def on_model(self, summary) -> None:
+        """A new model: the old answer goes; a typed word is asked again, a clicked id
+        (which names another token here) is forgotten."""
+        self.request_id = 0
         self.word.set_vocabulary(summary.labels)
         self.table.fill([], [])
-        if self._last_query is not None and isinstance(self._last_query, str):
-            self.run()
+        self.heading.setText(HEADING_HINT)
+        self.message.setText("")
+        if isinstance(self._last_query, str) and self._last_query.strip():
+            self.query(self._last_query)
+        else:
+            self._last_query = None
 
     def run_if_ready(self) -> None:
         if self._last_query is not None:
@@ -67,7 +84,9 @@ class NeighboursPanel(QWidget):
 
     def query(self, query: int | str) -> None:
         self._last_query = query
-        self.request_id = self.submit(rq.Neighbours(query=query, k=self.k.value(), centered=self.centered.isChecked()))
+        self.request_id = self.submit(rq.Neighbours(
+            query=query, k=self.k.value(), centered=self.centered.isChecked(), hide_special=self.hide_special.isChecked(),
+        ))
 
     def show_token(self, token_id: int) -> None:
         """A point clicked on the map."""

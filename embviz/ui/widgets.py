@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QStringListModel, Qt, Signal
-from PySide6.QtWidgets import QAbstractItemView, QCompleter, QHeaderView, QLineEdit, QTableWidget, QTableWidgetItem
+from PySide6.QtCore import QStringListModel, Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView, QCompleter, QHeaderView, QLabel, QLineEdit, QSizePolicy, QTableWidget, QTableWidgetItem,
+)
 
 from embviz.ui import style
+
+HIDE_SPECIAL_TEXT = "Hide special and partial tokens"
+HIDE_SPECIAL_TIP = ("Leave out special tokens (<|endoftext|>, …) and byte pieces that are not whole characters. "
+                    "The command line's --hide-special does the same.")
 
 
 class ResultsTable(QTableWidget):
@@ -53,3 +59,36 @@ class WordField(QLineEdit):
 
     def set_vocabulary(self, labels: list[str]) -> None:
         self._model.setStringList(labels)
+
+
+class MessageLabel(QLabel):
+    """One status message, cut with "…" to the room it has (the whole text in its
+    tooltip), cleared after a while or when the model changes."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.full_text = ""
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.setFont(style.font(style.BASE_POINT_SIZE))
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.timeout.connect(self.clear_message)
+
+    def show_message(self, text: str, timeout_ms: int = 15000) -> None:
+        self.full_text = text
+        self.setToolTip(text)
+        self._fit()
+        self._timer.start(timeout_ms)
+
+    def clear_message(self) -> None:
+        self._timer.stop()
+        self.full_text = ""
+        self.setToolTip("")
+        self.setText("")
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit()
+
+    def _fit(self) -> None:
+        self.setText(self.fontMetrics().elidedText(self.full_text, Qt.TextElideMode.ElideRight, max(self.width() - 4, 0)))

@@ -9,7 +9,7 @@ import torch
 from embviz.core.device import free_bytes, human_bytes
 from embviz.core.errors import EmbvizError
 from embviz.core.model import EmbeddingModel, LanguageModel
-from embviz.core.similarity import FINITE_ROWS, ROW_NORMS, ZERO_ROWS, row_checks
+from embviz.core.similarity import ROW_CHECKS, ROW_NORMS, row_checks
 from embviz.core.vocab import Vocabulary
 
 
@@ -61,7 +61,7 @@ def assemble(
         notes=notes, lm_loader=lm_loader, lm_unavailable_reason=lm_unavailable_reason,
     )
     # similarity needs them too: one pass over the table is enough
-    model.cache[ROW_NORMS], model.cache[FINITE_ROWS], model.cache[ZERO_ROWS] = norms, finite, zero
+    model.cache[ROW_NORMS], model.cache[ROW_CHECKS] = norms, (finite, zero)
     return model
 
 
