@@ -15,6 +15,11 @@ def _model_options(parser: argparse.ArgumentParser, top_level: bool = False) -> 
     parser.add_argument("--device", default=default("auto"), help="auto (CUDA, then MPS, then CPU), cpu, cuda, cuda:N or mps")
 
 
+def _hide_special_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--hide-special", action="store_true",
+                        help="leave out special tokens and byte pieces that are not whole characters (the window's default)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="embviz", description="Look inside a language model's vocabulary.")
     _model_options(parser, top_level=True)
@@ -32,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("word", help='a token\'s text, taken literally (" king" has a leading space)')
     p.add_argument("--k", type=int, default=10)
     p.add_argument("--centered", action="store_true", help="subtract the mean row first (changes the scores)")
+    _hide_special_option(p)
     p = add("similarity", "cosine similarity of two tokens")
     p.add_argument("word1")
     p.add_argument("word2")
@@ -43,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--include-inputs", action="store_true", help="let A, B or C be the answer (word2vec never does)")
     p.add_argument("--k", type=int, default=10)
     p.add_argument("--method", choices=("add", "mul"), default="add", help="3CosAdd (default) or 3CosMul")
+    _hide_special_option(p)
     p = add("logits", "next-token logits and probabilities after TEXT")
     p.add_argument("text")
     p.add_argument("--k", type=int, default=10)
@@ -87,7 +94,7 @@ def run_command(args: argparse.Namespace) -> tuple[Any, str]:
     if args.command == "neighbors":
         from embviz.core.similarity import nearest_neighbours
 
-        hits = nearest_neighbours(model, vocab.resolve(args.word), args.k, centered=args.centered)
+        hits = nearest_neighbours(model, vocab.resolve(args.word), args.k, centered=args.centered, keep=_keep(model, args))
         head = "(mean-centred cosine)\n" if args.centered else ""
         return {"results": [h.as_dict() for h in hits], "centered": args.centered}, head + _hits_text(hits)
     if args.command == "similarity":
@@ -99,7 +106,8 @@ def run_command(args: argparse.Namespace) -> tuple[Any, str]:
         from embviz.core.analogy import analogy, parse_inputs
 
         a, b, c = parse_inputs(model, [args.a, args.b, args.c])
-        result = analogy(model, a, b, c, k=args.k, exclude_inputs=not args.include_inputs, method=args.method)
+        result = analogy(model, a, b, c, k=args.k, exclude_inputs=not args.include_inputs, method=args.method,
+                         keep=_keep(model, args))
         ranks = "\n".join(f"  input {r.role} {r.token!s:>16}  would rank {r.rank}" for r in result.input_ranks)
         text = _hits_text(result.results) + "\n" + ("inputs excluded; " if result.exclude_inputs else "inputs included; ") + "without exclusion:\n" + ranks
         return result.as_dict(), text
@@ -123,6 +131,10 @@ def run_command(args: argparse.Namespace) -> tuple[Any, str]:
                   for s in result.sections]
         return result.as_dict(), "\n".join(lines)
     raise AssertionError(args.command)
+
+
+def _keep(model, args):
+    return model.vocab.mask(hide_special=True, hide_partial=True) if args.hide_special else None
 
 
 def _project(model, args) -> tuple[Any, str]:

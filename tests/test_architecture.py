@@ -34,6 +34,6 @@ def test_views_have_no_torch_and_no_core_compute():
 
 
 def test_jobs_and_cli_have_no_qt():
-    for name in ("jobs.py", "cli.py", "requests.py", "settings.py", "wordsets.py"):
+    for name in ("jobs.py", "cli.py", "requests.py", "settings.py", "wordsets.py", "state.py"):
         bad = {m for m in imported_modules(ROOT / name) if m.split(".")[0] in QT}
         assert not bad, f"{name} imports {bad}"

@@ -29,8 +29,25 @@ def test_info_json(default_model):
 
 def test_neighbors_json_shape(default_model):
     out = run_json("neighbors", " Monday", "--k", "3")
-    assert [set(r) for r in out["results"]] == [{"id", "token", "score"}] * 3
-    assert "␣Tuesday" in [r["token"] for r in out["results"]]
+    assert [set(r) for r in out["results"]] == [{"id", "token", "label", "score"}] * 3
+    tokens = {r["token"]: r["label"] for r in out["results"]}
+    assert tokens[" Tuesday"] == "␣Tuesday"  # "token" is the exact text, "label" the display form
+    # What comes back can be fed back in.
+    again = run_json("neighbors", " Tuesday", "--k", "3")
+    assert " Monday" in [r["token"] for r in again["results"]]
+
+
+def test_hide_special_gives_the_windows_answer():
+    from embviz.core import open_checkpoint
+    from embviz.jobs import run_request
+    from embviz.requests import Neighbours
+
+    literal = run_json("--model", "spells", "neighbors", "I", "--k", "4")
+    hidden = run_json("--model", "spells", "neighbors", "I", "--k", "4", "--hide-special")
+    assert "<eos>" in [r["token"] for r in literal["results"]]
+    assert "<eos>" not in [r["token"] for r in hidden["results"]] and len(hidden["results"]) == 3
+    window = run_request(open_checkpoint("spells", "cpu"), Neighbours(query="I", k=4), lambda *a: None)
+    assert [h.id for h in window.hits] == [r["id"] for r in hidden["results"]]
 
 
 def test_similarity_on_a_lesson_model():
@@ -41,21 +58,25 @@ def test_similarity_on_a_lesson_model():
 def test_analogy_json_with_and_without_inputs(default_model):
     on = run_json("analogy", " king", " man", " woman", "--k", "3")
     off = run_json("analogy", " king", " man", " woman", "--k", "3", "--include-inputs")
-    assert "␣king" not in [r["token"] for r in on["results"]]
-    assert "␣king" in [r["token"] for r in off["results"]]
-    assert on["input_ranks"][0]["rank"] == 2
+    assert " king" not in [r["token"] for r in on["results"]]
+    assert " king" in [r["token"] for r in off["results"]]
+    assert on["results"][0]["token"] == " queen" and on["results"][0]["label"] == "␣queen"
+    assert on["input_ranks"][0]["rank"] == 2 and on["input_ranks"][0]["token"] == " king"
 
 
 def test_logits_json(default_model):
     out = run_json("logits", "The capital of France is", "--k", "4", "--temperature", "0.7")
-    assert out["tokens"] == ["The", "␣capital", "␣of", "␣France", "␣is"]
-    assert out["results"][0]["token"] == "␣Paris"
-    assert set(out["results"][0]) == {"id", "token", "logit", "prob"}
+    assert out["tokens"] == ["The", " capital", " of", " France", " is"]
+    assert out["token_labels"] == ["The", "␣capital", "␣of", "␣France", "␣is"]
+    assert out["results"][0]["token"] == " Paris" and out["results"][0]["label"] == "␣Paris"
+    assert set(out["results"][0]) == {"id", "token", "label", "logit", "prob"}
+    assert out["path"] == "full" and out["bad_ids"] == []
 
 
 def test_spells_logits_from_the_cli():
     out = run_json("--model", "spells", "logits", "I cast", "--k", "5")
     assert {r["token"]: r["logit"] for r in out["results"]} == {"fireball": 2.0, "heal": 1.0, "I": 0.5, "cast": 0.0, "<eos>": 0.0}
+    assert out["path"] == "direct"  # an embedding + linear model has only the direct path
 
 
 def test_project_writes_csv(tmp_path, default_model):

@@ -172,6 +172,46 @@ def test_pca_matches_sklearn_up_to_sign():
     assert 0 < proj.explained[1] <= proj.explained[0] < 1
 
 
+def test_default_pca_of_unit_rows_matches_sklearn_over_several_chunks(monkeypatch):
+    """The map's default path scales raw rows by 1/‖row‖ chunk by chunk, without a unit
+    table: it must equal PCA of the normalised rows."""
+    from sklearn.decomposition import PCA
+
+    from embviz.core import projection
+    from embviz.core.similarity import UNIT_TABLE
+
+    monkeypatch.setattr(projection, "_CHUNK", 64)  # 500 rows: eight chunks, the last one short
+    g = torch.Generator().manual_seed(5)
+    table = torch.randn(500, 12, generator=g) * (0.1 + 10 * torch.rand(500, 1, generator=g)) + 0.3
+    model = table_model(table.tolist())
+    proj = project(model, "pca")
+    assert UNIT_TABLE not in model.cache  # the chunked path was the one taken
+    units = table.numpy() / np.linalg.norm(table.numpy(), axis=1, keepdims=True)
+    ref = PCA(2, svd_solver="full").fit(units)
+    expected = ref.transform(units)
+    for axis in range(2):
+        sign = np.sign(np.dot(proj.coords[:, axis], expected[:, axis]))
+        np.testing.assert_allclose(proj.coords[:, axis] * sign, expected[:, axis], atol=1e-4)
+    np.testing.assert_allclose(proj.explained, ref.explained_variance_ratio_, rtol=1e-4)
+
+
+def test_non_finite_logits_keep_the_other_probabilities_finite():
+    from embviz.core.logits import next_token_logits
+
+    words = ["a", "b", "c", "d", "e"]
+    table = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.5, 0.5], [2.0, 0.0]])
+    head = torch.tensor([[1.0, 0.0], [float("nan"), 0.0], [0.0, 1.0], [float("inf"), 0.0], [-1.0, 0.0]])
+    model = assemble(name="t", source="t", table=table, vocab=vocabulary_from_words(words), device=torch.device("cpu"),
+                     kind="embedding+linear", head=head)
+    result = next_token_logits(model, "a", k=5)
+    assert result.bad_ids == [1, 3] and any("NaN or +Inf" in n and "1, 3" in n for n in result.notes)
+    assert [r.token for r in result.results] == ["a", "c", "e"]  # the bad ones are not ranked
+    probs = [r.prob for r in result.results]
+    assert all(np.isfinite(probs)) and sum(probs) == pytest.approx(1.0)
+    assert probs[0] == pytest.approx(np.exp(1) / (np.exp(1) + 1 + np.exp(-1)))
+    assert result.path == "direct"  # embedding + linear has only the direct path
+
+
 def test_projection_subset_keeps_true_ids_and_one_column_table():
     model = random_model(300)
     keep = np.zeros(300, dtype=bool)

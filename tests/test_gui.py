@@ -3,54 +3,51 @@
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import QPointF
-
-from embviz.settings import Settings
-
-
-@pytest.fixture(scope="module")
-def window(qapp, tmp_path_factory):
-    from embviz.ui.main_window import MainWindow
-
-    settings = Settings(tmp_path_factory.mktemp("config") / "settings.json")
-    win = MainWindow(settings=settings, device="cpu")
-    win.resize(1300, 850)
-    win.show()
-    win.open_model(None)
-    yield win
-    win.close()
+from PySide6.QtCore import QPointF, Qt
 
 
 def wait_for(qtbot, predicate, timeout=120_000):
     qtbot.waitUntil(lambda: bool(predicate()), timeout=timeout)
 
 
-def test_model_loads_with_status_and_pca_map(qtbot, window):
-    # The points arrive with the last progress picture, the summary with the result after it.
+@pytest.fixture
+def smol(qtbot, window):
+    """The window (a fresh one per test, from conftest) with the default model's map drawn."""
+    window.open_model(None)
     wait_for(qtbot, lambda: "PCA of 49,152 rows" in window.map_panel.status.text())
+    return window
+
+
+@pytest.mark.default_model
+def test_model_loads_with_status_and_pca_map(qtbot, smol):
+    window = smol
     assert window.map_panel.view.ids.size == 49152
     text = window.model_label.text()
     assert "49,152 tokens × 576 dims" in text and "cpu" in text and "float32" in text
 
 
-def test_hover_and_click_pick_the_point_under_the_mouse(qtbot, window):
+@pytest.mark.default_model
+def test_hover_and_click_pick_the_point_under_the_mouse(qtbot, smol):
+    window = smol
     view = window.map_panel.view
-    wait_for(qtbot, lambda: view.ids.size == 49152)
     token_id = view.labels.index("␣Monday")
-    x, y = view.position_of(token_id)
+    x, y = view.position_of(token_id).tolist()
     view.vb.setRange(xRange=(x - 0.002, x + 0.002), yRange=(y - 0.002, y + 0.002), padding=0)
     qtbot.wait(50)
-    scene_pos = view.vb.mapViewToScene(QPointF(float(x), float(y)))
+    scene_pos = view.vb.mapViewToScene(QPointF(x, y))
     assert view.nearest_at(scene_pos) == token_id
-    view.pointClicked.emit(token_id)
+    where = view.mapFromScene(scene_pos)
+    qtbot.mouseMove(view.viewport(), where)
+    wait_for(qtbot, lambda: "␣Monday" in window.map_panel.hover_label.text(), 10_000)
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=where)  # a real click on the map
     wait_for(qtbot, lambda: "␣Monday" in window.neighbours.heading.text(), 30_000)
     tokens = [window.neighbours.table.item(r, 0).text() for r in range(window.neighbours.table.rowCount())]
     assert "␣Tuesday" in tokens[:3]
 
 
-def test_search_and_word_sets_highlight_on_the_map(qtbot, window):
-    panel = window.map_panel
-    wait_for(qtbot, lambda: panel.view.ids.size == 49152)
+@pytest.mark.default_model
+def test_search_and_word_sets_highlight_on_the_map(qtbot, smol):
+    panel = smol.map_panel
     panel.search.setText("Monday")
     panel.run_search()
     wait_for(qtbot, lambda: "search" in panel.view.word_set_names(), 30_000)
@@ -61,14 +58,17 @@ def test_search_and_word_sets_highlight_on_the_map(qtbot, window):
     assert len(panel.view._sets["weekdays"][0].data) == 7
 
 
-def test_neighbours_panel_typed_word_k_and_centering(qtbot, window):
+@pytest.mark.default_model
+def test_neighbours_panel_typed_word_k_and_centering(qtbot, smol):
+    window = smol
     panel = window.neighbours
     panel.word.setText("king")
     panel.k.setValue(5)
     panel.run()
     wait_for(qtbot, lambda: "␣king" in panel.heading.text() and panel.table.rowCount() == 5, 30_000)
     plain = [panel.table.item(r, 2).text() for r in range(5)]
-    panel.table.cellClicked.emit(1, 0)  # a row click rings that token on the map
+    cell = panel.table.visualItemRect(panel.table.item(1, 0)).center()
+    qtbot.mouseClick(panel.table.viewport(), Qt.MouseButton.LeftButton, pos=cell)  # a row click rings it on the map
     assert window.map_panel.view._selected == [panel.table.ids[1]]
     panel.centered.setChecked(True)
     wait_for(qtbot, lambda: "mean-centred" in panel.heading.text(), 30_000)
@@ -79,7 +79,9 @@ def test_neighbours_panel_typed_word_k_and_centering(qtbot, window):
     wait_for(qtbot, lambda: "not one token" in panel.message.text(), 30_000)
 
 
-def test_analogy_panel_toggle(qtbot, window):
+@pytest.mark.default_model
+def test_analogy_panel_toggle(qtbot, smol):
+    window = smol
     panel = window.analogies
     panel.set_words("king", "man", "woman")
     wait_for(qtbot, lambda: panel.table.rowCount() > 0 and "excluded" in panel.heading.text(), 30_000)
@@ -90,13 +92,19 @@ def test_analogy_panel_toggle(qtbot, window):
     wait_for(qtbot, lambda: "allowed" in panel.heading.text(), 30_000)
     off = [panel.table.item(r, 0).text() for r in range(panel.table.rowCount())]
     assert "␣king   ← an input" in off[:3]
-    panel.exclude.setChecked(True)
     view = window.map_panel.view
-    wait_for(qtbot, lambda: len(view._arrows) == 2, 30_000)
+    labels = window.summary.labels
+    king, man, woman, queen = (labels.index(w) for w in ("␣king", "␣man", "␣woman", "␣queen"))
+    view.set_arrows([])  # so that only the answer to the next request can draw them
+    panel.exclude.setChecked(True)
+    wait_for(qtbot, lambda: "excluded" in panel.heading.text(), 30_000)
+    # The analogy's picture: man → king and woman → queen (the answer), side by side.
+    assert [(a, b) for a, b, _ in view._arrows] == [(man, king), (woman, queen)]
 
 
-def test_logits_panel_bars_and_click_to_append(qtbot, window):
-    panel = window.logits
+@pytest.mark.default_model
+def test_logits_panel_bars_and_click_to_append(qtbot, smol):
+    panel = smol.logits
     panel.k.setValue(10)
     panel.set_text("The capital of France is")
     wait_for(qtbot, lambda: panel.results and panel.results[0].token == "␣Paris", 60_000)
@@ -111,25 +119,40 @@ def test_logits_panel_bars_and_click_to_append(qtbot, window):
     panel.full.setChecked(True)
 
 
-def test_a_bad_model_is_a_message_and_the_window_stays_usable(qtbot, window, tmp_path):
+@pytest.mark.default_model
+def test_a_bad_model_is_a_message_and_the_window_stays_usable(qtbot, smol, tmp_path):
+    window = smol
     bad = tmp_path / "broken.gguf"
     bad.write_bytes(b"this is not gguf at all")
     window.open_model(str(bad))
     wait_for(qtbot, lambda: window.last_error is not None, 30_000)
     assert "not a GGUF file" in window.last_error
     assert "49,152 tokens" in window.model_label.text()  # the old model is still there
-    window.neighbours.query("queen")
-    wait_for(qtbot, lambda: "not one token" in window.neighbours.message.text() or "␣queen" in window.neighbours.heading.text(), 30_000)
+    window.neighbours.query("queen")  # a bare word means the mid-sentence token
+    wait_for(qtbot, lambda: "␣queen" in window.neighbours.heading.text(), 30_000)
+    assert window.neighbours.table.rowCount() == 10
+
+
+def menu_action(menu, text: str):
+    """The action whose text starts with `text`, searched through submenus."""
+    for action in menu.actions():
+        if action.menu() is not None and (found := menu_action(action.menu(), text)) is not None:
+            return found
+        if action.text().startswith(text):
+            return action
+    return None
 
 
 def test_lesson_model_from_the_menu(qtbot, window):
-    window.open_model("spells")
+    menu_action(window.menuBar(), "spells:").trigger()  # File ▸ Lesson models ▸ spells
     wait_for(qtbot, lambda: "lesson:spells" in window.model_label.text(), 30_000)
     window.logits.set_text("I cast")
     wait_for(qtbot, lambda: window.logits.results and window.logits.results[0].token == "fireball", 30_000)
     assert [r.logit for r in window.logits.results] == [2.0, 1.0, 0.5, 0.0, 0.0]
-    window.open_model(None)
-    wait_for(qtbot, lambda: window.map_panel.view.ids.size == 49152, 120_000)
+    assert "direct path" in window.logits.caption.text()
+    menu_action(window.menuBar(), "toy4:").trigger()
+    wait_for(qtbot, lambda: "lesson:toy4" in window.model_label.text(), 30_000)
+    assert window.map_panel.view.labels == ["cat", "dog", "car", "truck"]
 
 
 def test_big_maps_draw_a_density_image_and_points_when_zoomed_in(qtbot):
@@ -151,7 +174,7 @@ def test_big_maps_draw_a_density_image_and_points_when_zoomed_in(qtbot):
     assert image.shape[2] == 4 and int((image[..., 3] > 0).sum()) > 1000
     # Every row is still findable by hover while the density image is shown.
     target = 12345
-    x, y = coords[target]
+    x, y = coords[target].tolist()
     assert view.nearest_at(view.vb.mapViewToScene(QPointF(float(x), float(y)))) >= 0
     view.vb.setRange(xRange=(x - 0.005, x + 0.005), yRange=(y - 0.005, y + 0.005), padding=0)
     assert view.mode == "points" and view.points.isVisible()

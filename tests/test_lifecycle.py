@@ -119,25 +119,35 @@ def test_back_to_back_loads_install_only_the_last(qtbot, worker, tmp_path):
     assert installed == ["lesson:spells"] and worker.model.name == "lesson:spells" and worker.generation == 1
 
 
-def test_a_load_cancelled_midway_is_never_installed(qtbot, worker, tmp_path, monkeypatch):
+@pytest.mark.parametrize("pause_at", ["midway", "after reading, before installing"])
+def test_a_cancelled_load_is_never_installed(qtbot, worker, tmp_path, monkeypatch, pause_at):
+    from conftest import make_tiny_model
+
+    make_tiny_model(tmp_path / "tiny")
     ends = Ends(worker)
     load(qtbot, worker, "toy4", ends)
     before = worker.model
-    midway, release = threading.Event(), threading.Event()
+    paused, release = threading.Event(), threading.Event()
     real_open = worker_module.open_model
 
+    def pause():
+        paused.set()
+        release.wait(30)
+
     def paused_open(request, progress):
-        def pause(fraction, stage="", preview=None):
-            if fraction >= 0.5:
-                midway.set()
-                release.wait(30)
+        def report(fraction, stage="", preview=None):
+            if pause_at == "midway" and stage == "Reading the embedding table":
+                pause()
             progress(fraction, stage, preview)
 
-        return real_open(request, pause)
+        model = real_open(request, report)
+        if pause_at != "midway":
+            pause()  # the model is read; the worker has not installed it yet
+        return model
 
     monkeypatch.setattr(worker_module, "open_model", paused_open)
-    rid = worker.submit(rq.LoadModel(source=random_table(tmp_path), device="cpu"))
-    assert midway.wait(30)  # the load is really half done
+    rid = worker.submit(rq.LoadModel(source=str(tmp_path / "tiny"), device="cpu"))
+    assert paused.wait(30)
     worker.cancel("load")
     release.set()
     qtbot.waitUntil(lambda: ends.ended(rid), timeout=30_000)

@@ -22,13 +22,15 @@ def load(qtbot, worker, source):
 
 def test_stale_requests_never_finish(qtbot, worker):
     load(qtbot, worker, "toy4")
-    finished = []
+    finished, cancelled = [], []
     worker.finished.connect(lambda ch, rid, res: finished.append((ch, rid, res)))
+    worker.cancelled.connect(lambda ch, rid: cancelled.append(rid))
     ids = [worker.submit(rq.Neighbours(query=w, k=2)) for w in ("cat", "dog", "car", "truck", "cat", "dog")]
     qtbot.waitUntil(lambda: any(rid == ids[-1] for _, rid, _ in finished), timeout=10_000)
     qtbot.wait(200)
     got = [rid for ch, rid, _ in finished if ch == "neighbours"]
     assert got == [ids[-1]]
+    assert sorted(cancelled) == ids[:-1]  # each replaced request says so
     assert finished[-1][2].query_label == "dog" and finished[-1][2].hits[0].token == "cat"
 
 
@@ -87,21 +89,24 @@ def test_bad_checkpoint_fails_cleanly(qtbot, worker, tmp_path):
     assert "safetensors" in failed.args[2]
 
 
-def test_cancel_while_loading_keeps_the_old_model(qtbot, worker, tmp_path):
+def test_opening_stops_at_a_progress_report_when_cancelled(tmp_path):
+    """The core half of a cancelled load; the worker half (a cancelled load is never
+    installed) is in test_lifecycle."""
+    from conftest import make_tiny_model
+
     from embviz.core import Cancelled, open_checkpoint
 
+    make_tiny_model(tmp_path / "tiny")
+    seen = []
+
     def cancel_midway(fraction, stage, preview):
+        seen.append((fraction, stage))
         if fraction >= 0.3:
             raise Cancelled()
 
     with pytest.raises(Cancelled):
-        open_checkpoint(random_table(tmp_path), "cpu", progress=cancel_midway)
-    load(qtbot, worker, "toy4")
-    before = worker.model
-    with qtbot.waitSignal(worker.cancelled, timeout=30_000):
-        worker.submit(rq.LoadModel(source=random_table(tmp_path), device="cpu"))
-        worker.cancel("load")
-    assert worker.model is before
+        open_checkpoint(str(tmp_path / "tiny"), "cpu", progress=cancel_midway)
+    assert seen[-1] == (0.3, "Reading the embedding table")  # stopped before the table was read
 
 
 def test_closing_the_window_during_a_job_exits_cleanly(qtbot, tmp_path):

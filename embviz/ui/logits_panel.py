@@ -146,6 +146,7 @@ class LogitsPanel(QWidget):
 
     def run(self) -> None:
         self.timer.stop()
+        self.prompt.set_text(self.text.toPlainText())  # a no-op unless the box changed unseen
         if not self.text.toPlainText().strip():
             self.message.setText("Type some text: the model predicts the token that comes after it.")
             return
