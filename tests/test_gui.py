@@ -22,7 +22,7 @@ def smol(qtbot, window):
 def test_model_loads_with_status_and_pca_map(qtbot, smol):
     window = smol
     assert window.map_panel.view.ids.size == 49152
-    text = window.model_label.text()
+    text = window.model_label.full_text
     assert "49,152 tokens × 576 dims" in text and "cpu" in text and "float32" in text
 
 
@@ -127,7 +127,7 @@ def test_a_bad_model_is_a_message_and_the_window_stays_usable(qtbot, smol, tmp_p
     window.open_model(str(bad))
     wait_for(qtbot, lambda: window.last_error is not None, 30_000)
     assert "not a GGUF file" in window.last_error
-    assert "49,152 tokens" in window.model_label.text()  # the old model is still there
+    assert "49,152 tokens" in window.model_label.full_text  # the old model is still there
     window.neighbours.query("queen")  # a bare word means the mid-sentence token
     wait_for(qtbot, lambda: "␣queen" in window.neighbours.heading.text(), 30_000)
     assert window.neighbours.table.rowCount() == 10
@@ -145,13 +145,13 @@ def menu_action(menu, text: str):
 
 def test_lesson_model_from_the_menu(qtbot, window):
     menu_action(window.menuBar(), "spells:").trigger()  # File ▸ Lesson models ▸ spells
-    wait_for(qtbot, lambda: "lesson:spells" in window.model_label.text(), 30_000)
+    wait_for(qtbot, lambda: "lesson:spells" in window.model_label.full_text, 30_000)
     window.logits.set_text("I cast")
     wait_for(qtbot, lambda: window.logits.results and window.logits.results[0].token == "fireball", 30_000)
     assert [r.logit for r in window.logits.results] == [2.0, 1.0, 0.5, 0.0, 0.0]
     assert "direct path" in window.logits.caption.text()
     menu_action(window.menuBar(), "toy4:").trigger()
-    wait_for(qtbot, lambda: "lesson:toy4" in window.model_label.text(), 30_000)
+    wait_for(qtbot, lambda: "lesson:toy4" in window.model_label.full_text, 30_000)
     assert window.map_panel.view.labels == ["cat", "dog", "car", "truck"]
 
 

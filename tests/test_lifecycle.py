@@ -333,7 +333,7 @@ def test_a_switch_leaves_nothing_of_the_old_model_on_screen(qtbot, window):
     window.show_message("a message about SmolLM2")
 
     window.open_model("spells")
-    qtbot.waitUntil(lambda: "lesson:spells" in window.model_label.text(), timeout=60_000)
+    qtbot.waitUntil(lambda: "lesson:spells" in window.model_label.full_text, timeout=60_000)
     assert "SmolLM2" not in window.message.full_text  # only the new model's own notes
     assert not view.hover_text.isVisible() and view._arrows == [] and view._selected == []
     assert window.analogies.heading.text() == "A − B + C = ?"

@@ -12,7 +12,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
-    QFileDialog, QInputDialog, QLabel, QMainWindow, QMessageBox, QProgressBar, QTabWidget,
+    QFileDialog, QInputDialog, QMainWindow, QMessageBox, QProgressBar, QSizePolicy, QTabWidget,
 )
 
 from embviz import requests as rq
@@ -23,7 +23,7 @@ from embviz.ui.analogy_panel import AnalogyPanel
 from embviz.ui.logits_panel import LogitsPanel
 from embviz.ui.map_panel import MapPanel
 from embviz.ui.neighbours_panel import NeighboursPanel
-from embviz.ui.widgets import MessageLabel
+from embviz.ui.widgets import ElidedLabel, MessageLabel
 from embviz.worker import ComputeWorker
 from embviz.wordsets import preset_word_sets
 
@@ -71,8 +71,9 @@ class MainWindow(QMainWindow):
         # Messages on the left, elided to fit; the model on the right behind a rule, so
         # the two never run into each other.
         self.message = MessageLabel()
-        self.model_label = QLabel("No model")
-        self.model_label.setFont(style.font(style.BASE_POINT_SIZE))
+        self.model_label = ElidedLabel("No model")
+        # Fixed: its width is set by _share_status_bar (an Ignored policy lets the layout squeeze it).
+        self.model_label.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Preferred)
         self.model_label.setStyleSheet("QLabel { border-left: 1px solid #888; padding-left: 8px; }")
         self.load_progress = QProgressBar()
         self.load_progress.setRange(0, 1000)
@@ -81,6 +82,7 @@ class MainWindow(QMainWindow):
         self.statusBar().addWidget(self.message, 1)
         self.statusBar().addPermanentWidget(self.load_progress)
         self.statusBar().addPermanentWidget(self.model_label)
+        self.message.changed.connect(self._share_status_bar)
         self._build_menus()
 
         self.worker.progressed.connect(self._progressed)
@@ -158,7 +160,7 @@ class MainWindow(QMainWindow):
         self.load_id = self.submit(rq.LoadModel(source=source, device=self.device))
         self.load_progress.setValue(0)
         self.load_progress.show()
-        self.model_label.setText(f"Opening {Path(source).name if source else 'the default model'}…")
+        self.set_model_text(f"Opening {Path(source).name if source else 'the default model'}…")
 
     def submit(self, request: rq.Request) -> int:
         """Send a request about the model on screen; panels submit through this."""
@@ -219,7 +221,7 @@ class MainWindow(QMainWindow):
             self._asked.pop(rid, None)
             if rid == self.load_id:
                 self.load_progress.hide()
-                self.model_label.setText(self._model_text() if self.summary else "No model")
+                self.set_model_text(self._model_text() if self.summary else "No model")
                 self.last_error = message
                 self.show_message(message, 30000)
                 # Non-modal: the window stays usable (and tests and demos never block on it).
@@ -243,7 +245,7 @@ class MainWindow(QMainWindow):
             self._asked.pop(rid, None)
             if rid == self.load_id:  # the newest load: nothing else is on its way
                 self.load_progress.hide()
-                self.model_label.setText(self._model_text() if self.summary else "No model")
+                self.set_model_text(self._model_text() if self.summary else "No model")
             return
         if not self._current(rid, ended=True):
             return
@@ -260,7 +262,7 @@ class MainWindow(QMainWindow):
         self._asked = {rid: g for rid, g in self._asked.items() if g == self.generation}
         self.load_progress.hide()
         self.message.clear_message()  # messages belong to the model they were about
-        self.model_label.setText(self._model_text())
+        self.set_model_text(self._model_text())
         self.setWindowTitle(f"embviz — {summary.info['name']}")
         self.tabs.setTabEnabled(3, True)
         for panel in (self.map_panel, self.neighbours, self.analogies, self.logits):
@@ -273,6 +275,20 @@ class MainWindow(QMainWindow):
             except OSError as exc:
                 self.show_message(f"Could not save the recent-models list: {exc}")
             self._fill_recent()
+
+    def set_model_text(self, text: str) -> None:
+        self.model_label.set_full_text(text)
+        self._share_status_bar()
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._share_status_bar()
+
+    def _share_status_bar(self) -> None:
+        """The model label takes what it needs, up to 55 % of the width while a message is
+        shown; the message has the rest."""
+        share = 0.55 if self.message.full_text else 0.95
+        self.model_label.setFixedWidth(min(self.model_label.text_width() + 12, int(self.width() * share)))
 
     def _model_text(self) -> str:
         info = self.summary.info

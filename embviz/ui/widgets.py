@@ -61,30 +61,27 @@ class WordField(QLineEdit):
         self._model.setStringList(labels)
 
 
-class MessageLabel(QLabel):
-    """One status message, cut with "…" to the room it has (the whole text in its
-    tooltip), cleared after a while or when the model changes."""
+class ElidedLabel(QLabel):
+    """One line of text cut with "…" to the room it has; the whole text in its tooltip."""
 
-    def __init__(self, parent=None) -> None:
+    def __init__(self, text: str = "", parent=None) -> None:
         super().__init__(parent)
         self.full_text = ""
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        # An explicit minimum: otherwise the last elided text's width becomes the minimum
+        # and the label never shrinks again.
+        self.setMinimumWidth(1)
         self.setFont(style.font(style.BASE_POINT_SIZE))
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.timeout.connect(self.clear_message)
+        self.set_full_text(text)
 
-    def show_message(self, text: str, timeout_ms: int = 15000) -> None:
+    def set_full_text(self, text: str) -> None:
         self.full_text = text
         self.setToolTip(text)
         self._fit()
-        self._timer.start(timeout_ms)
 
-    def clear_message(self) -> None:
-        self._timer.stop()
-        self.full_text = ""
-        self.setToolTip("")
-        self.setText("")
+    def text_width(self) -> int:
+        """Pixels the whole text needs."""
+        return self.fontMetrics().horizontalAdvance(self.full_text) + 8
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
@@ -92,3 +89,25 @@ class MessageLabel(QLabel):
 
     def _fit(self) -> None:
         self.setText(self.fontMetrics().elidedText(self.full_text, Qt.TextElideMode.ElideRight, max(self.width() - 4, 0)))
+
+
+class MessageLabel(ElidedLabel):
+    """The status message, cleared after a while or when the model changes."""
+
+    changed = Signal()
+
+    def __init__(self, parent=None) -> None:
+        super().__init__("", parent)
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.timeout.connect(self.clear_message)
+
+    def show_message(self, text: str, timeout_ms: int = 15000) -> None:
+        self.set_full_text(text)
+        self._timer.start(timeout_ms)
+        self.changed.emit()
+
+    def clear_message(self) -> None:
+        self._timer.stop()
+        self.set_full_text("")
+        self.changed.emit()
