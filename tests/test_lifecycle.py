@@ -106,14 +106,26 @@ def test_a_burst_of_requests_each_end_exactly_once(qtbot, worker, tmp_path):
     assert {ends.kind(rid) for rid in ids[:19]} <= {"cancelled", "finished"}
 
 
-def test_back_to_back_loads_install_only_the_last(qtbot, worker, tmp_path):
+def test_back_to_back_loads_install_only_the_last(qtbot, worker, tmp_path, monkeypatch):
     ends = Ends(worker)
     installed = []
     worker.finished.connect(lambda ch, rid, res: ch == "load" and installed.append(res.info["name"]))
-    big, small = random_table(tmp_path, 20000, 64, "big"), random_table(tmp_path, 300, 8, "small")
+    reading, release = threading.Event(), threading.Event()
+    real_open = worker_module.open_model
+
+    def first_is_slow(request, progress):
+        if request.source.endswith("big.safetensors"):
+            reading.set()
+            release.wait(30)  # still reading when the other two are asked for
+        return real_open(request, progress)
+
+    monkeypatch.setattr(worker_module, "open_model", first_is_slow)
+    big, small = random_table(tmp_path, 2000, 16, "big"), random_table(tmp_path, 300, 8, "small")
     first = worker.submit(rq.LoadModel(source=big, device="cpu"))
+    assert reading.wait(30)
     second = worker.submit(rq.LoadModel(source=small, device="cpu"))
     third = worker.submit(rq.LoadModel(source="spells", device="cpu"))
+    release.set()
     qtbot.waitUntil(lambda: all(ends.ended(r) for r in (first, second, third)), timeout=60_000)
     assert [ends.kind(r) for r in (first, second, third)] == ["cancelled", "cancelled", "finished"]
     assert installed == ["lesson:spells"] and worker.model.name == "lesson:spells" and worker.generation == 1
