@@ -101,7 +101,7 @@ def test_analogies_benchmark_json(default_model):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (("neighbors", "queen"), "not one token"),
+        pytest.param(("neighbors", "queen"), "not one token", marks=pytest.mark.default_model),
         (("--model", "/no/such/model", "info"), "No such file or folder"),
         (("--model", "toy4", "neighbors", "zebra"), "not in the vocabulary"),
         (("--model", "toy4", "neighbors", "cat", "--k", "0"), "at least 1"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import torch
 
 from embviz.core import open_checkpoint
 from embviz.core.analogy import analogy, parse_inputs
@@ -10,6 +11,8 @@ from embviz.core.default_model import default_model_path
 from embviz.core.logits import next_token_logits
 from embviz.core.readers import gguf
 from embviz.core.similarity import nearest_neighbours, similarity
+
+pytestmark = pytest.mark.default_model
 
 
 def test_shape_and_share(default_model):
@@ -57,13 +60,57 @@ def test_multi_token_word_is_reported_not_averaged(default_model):
         default_model.vocab.resolve("queen")  # "queen" is 2 tokens; " queen" is one
 
 
-def test_gguf_cache_is_used_on_reopen(default_model, monkeypatch):
-    key = gguf.cache_key(default_model_path())
-    assert (gguf.cache_root() / "gguf" / key / "model.safetensors").is_file()
+def test_gguf_opens_without_conversion_and_caches_only_the_table(tmp_path, monkeypatch):
+    from safetensors.torch import load_file
 
-    def no_conversion(*args, **kwargs):
-        raise AssertionError("converted again")
+    monkeypatch.setenv("EMBVIZ_CACHE_DIR", str(tmp_path))
+    first = open_checkpoint(None, "cpu")
+    (entry,) = (tmp_path / "gguf").iterdir()
+    size = sum(f.stat().st_size for f in entry.rglob("*") if f.is_file())
+    assert size <= 200 * 2**20  # the table and its labels, not a converted model
+    assert load_file(str(entry / "table.safetensors"))["table"].shape == (49152, 576)
+    assert first.info()["dtype"] == "Q8_0" and not first.lm_loaded  # the table as the file stores it
 
-    monkeypatch.setattr(gguf, "_convert", no_conversion)
+    def no_reading(*args, **kwargs):
+        raise AssertionError("read the GGUF again")
+
+    monkeypatch.setattr(gguf, "read_gguf_table", no_reading)
     again = open_checkpoint(None, "cpu")
-    assert again.vocab_size == 49152
+    assert torch.equal(again.table, first.table) and again.vocab.labels == first.vocab.labels
+
+
+def test_gguf_labels_match_the_transformers_tokenizer(default_model):
+    """The labels read from the file's own token list equal those of transformers' GGUF tokenizer."""
+    from transformers import AutoTokenizer
+
+    from embviz.core.vocab import vocabulary_from_tokenizer
+
+    path = default_model_path()
+    reference = vocabulary_from_tokenizer(AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name), 49152)
+    vocab = default_model.vocab
+    assert vocab.texts == reference.texts and vocab.labels == reference.labels
+    assert vocab.partial_ids == reference.partial_ids and vocab.special_ids == reference.special_ids
+
+
+def test_content_keyed_cache_survives_a_touch_and_tells_files_apart(tmp_path, monkeypatch):
+    import os
+    import shutil
+
+    from embviz.core.cache import content_key, file_hash
+
+    monkeypatch.setenv("EMBVIZ_CACHE_DIR", str(tmp_path / "cache"))
+    a = tmp_path / "a.gguf"
+    shutil.copyfile(default_model_path(), a)
+    key = content_key(a, "x")
+    os.utime(a, ns=(1, 1))
+    assert content_key(a, "x") == key  # touched, same bytes: same entry
+    b = tmp_path / "b.gguf"
+    shutil.copyfile(a, b)
+    with b.open("r+b") as f:  # same size and mtime, one byte different
+        f.seek(-1, 2)
+        last = f.read(1)
+        f.seek(-1, 2)
+        f.write(bytes([last[0] ^ 1]))
+    os.utime(b, ns=(1, 1))
+    assert file_hash(b) != file_hash(a) and content_key(b, "x") != key
+    assert content_key(a, "y") != key  # another producer, another entry

@@ -79,19 +79,74 @@ def test_truncated_safetensors(capsys, tmp_path):
     assert_clean_failure(capsys, str(path), "truncated or corrupt")
 
 
-def test_truncated_gguf(capsys, tmp_path):
+@pytest.mark.default_model
+def test_truncated_gguf(capsys, tmp_path, monkeypatch):
     from embviz.core.default_model import default_model_path
 
     path = tmp_path / "cut.gguf"
     with default_model_path().open("rb") as f:
-        path.write_bytes(f.read(4 << 20))
-    monkey_cache = tmp_path / "cache"
-    os.environ["EMBVIZ_CACHE_DIR"] = str(monkey_cache)
-    try:
-        assert_clean_failure(capsys, str(path), "could not be read as a GGUF model")
-    finally:
-        del os.environ["EMBVIZ_CACHE_DIR"]
-    assert not any(p.name.startswith(".convert-") for p in (monkey_cache / "gguf").iterdir())
+        path.write_bytes(f.read(4 << 20))  # the whole header, a sliver of the tensors
+    monkeypatch.setenv("EMBVIZ_CACHE_DIR", str(tmp_path / "cache"))
+    assert_clean_failure(capsys, str(path), "truncated or corrupt: the tensor")
+    assert not list((tmp_path / "cache").glob("gguf/*"))  # nothing half-written is left
+
+
+def tiny_gguf(path, rows=6, cols=32, tokens=True):
+    """A small real GGUF written with the gguf package: an F32 table and a token list."""
+    import gguf
+
+    writer = gguf.GGUFWriter(str(path), "llama")
+    writer.add_context_length(64)
+    if tokens:
+        writer.add_tokenizer_model("gpt2")
+        writer.add_token_list(["<s>", "Ġcat", "Ġdog", "car", "Ġtr", "uck"][:rows])
+        writer.add_token_types([3, 1, 1, 1, 1, 1][:rows])
+    table = np.arange(rows * cols, dtype=np.float32).reshape(rows, cols) / 100
+    writer.add_tensor("token_embd.weight", table)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return table
+
+
+def test_a_small_real_gguf_opens_with_its_own_labels(tmp_path, monkeypatch):
+    monkeypatch.setenv("EMBVIZ_CACHE_DIR", str(tmp_path / "cache"))
+    table = tiny_gguf(tmp_path / "tiny.gguf")
+    model = open_checkpoint(str(tmp_path / "tiny.gguf"), "cpu")
+    assert model.vocab.labels == ["<s>", "␣cat", "␣dog", "car", "␣tr", "uck"]
+    assert model.vocab.special_ids == {0} and model.vocab.id_of(" cat") == 1
+    assert torch.equal(model.table, torch.from_numpy(table)) and model.info()["dtype"] == "F32"
+    assert model.context_length == 64 and model.tied
+
+
+def _header_positions(path):
+    """Byte positions of the tensor count and of the embedding's type and offset fields."""
+    data = path.read_bytes()
+    name = b"token_embd.weight"
+    at = data.rindex(name) + len(name)  # then: n_dims u32, dims u64 × 2, type u32, offset u64
+    return data, 8, at + 4 + 16, at + 4 + 16 + 4
+
+
+@pytest.mark.parametrize("lie, fragment", [
+    ("tensor count", "truncated or corrupt"),
+    ("type", "unknown type"),
+    ("offset", "runs past the end"),
+])
+def test_gguf_that_lies(capsys, tmp_path, monkeypatch, lie, fragment):
+    monkeypatch.setenv("EMBVIZ_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "liar.gguf"
+    tiny_gguf(path)
+    data, count_at, type_at, offset_at = _header_positions(path)
+    data = bytearray(data)
+    if lie == "tensor count":
+        data[count_at : count_at + 8] = struct.pack("<Q", 10**12)
+    elif lie == "type":
+        data[type_at : type_at + 4] = struct.pack("<I", 999)
+    else:
+        data[offset_at : offset_at + 8] = struct.pack("<Q", 1 << 40)
+    path.write_bytes(bytes(data))
+    assert_clean_failure(capsys, str(path), fragment)
 
 
 def test_header_that_lies_about_shape(capsys, tmp_path):

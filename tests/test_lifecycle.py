@@ -309,7 +309,7 @@ def test_clicking_a_byte_piece_bar_appends_exactly_that_id(qtbot, window):
     qtbot.waitUntil(lambda: window.summary is not None, timeout=120_000)
     window.tabs.setCurrentWidget(panel)
     panel.set_text("I love pizza 🍕🍕")
-    qtbot.waitUntil(lambda: bool(panel.results), timeout=120_000)
+    qtbot.waitUntil(lambda: bool(panel.results), timeout=300_000)
     top = panel.results[0]
     assert top.token == "⟨F0 9F⟩"  # two bytes of an emoji: its text is "�"
     panel.append_token(0)
@@ -335,7 +335,7 @@ def test_a_switch_leaves_nothing_of_the_old_model_on_screen(qtbot, window):
     window.analogies.set_words("king", "man", "woman")
     window.map_panel.show_word_set("weekdays")
     qtbot.waitUntil(lambda: bool(window.logits.results and window.analogies.table.rowCount() and view._arrows
-                                 and "weekdays" in view.word_set_names()), timeout=120_000)
+                                 and "weekdays" in view.word_set_names()), timeout=300_000)
     token = window.summary.labels.index("␣Monday")
     x, y = view.position_of(token).tolist()
     view.vb.setRange(xRange=(x - 0.01, x + 0.01), yRange=(y - 0.01, y + 0.01), padding=0)

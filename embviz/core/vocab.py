@@ -236,6 +236,27 @@ def vocabulary_from_tokenizer(tokenizer: Any, size: int, loader: Callable[[], An
         special = frozenset(i for i in tokenizer.all_special_ids if 0 <= i < size)
         decoder = ""
         decode_one = lambda i: tokenizer.decode([i], clean_up_tokenization_spaces=False)  # noqa: E731
+    style = "byte-level" if "ByteLevel" in decoder else "metaspace" if "Metaspace" in decoder else "auto"
+    texts, labels, partial = decode_pieces(pieces, size, style, special, added, decode_one)
+    full = tokenizer if backend is not tokenizer else None
+    return Vocabulary(texts=texts, labels=labels, special_ids=special, partial_ids=partial,
+                      tokenizer_loader=loader, _tokenizer=full)
+
+
+def decode_pieces(
+    pieces: Sequence[str | None],
+    size: int,
+    style: str,
+    special: frozenset[int],
+    added: dict[int, str],
+    decode_one: Callable[[int], str] | None = None,
+) -> tuple[list[str], list[str], frozenset[int]]:
+    """(texts, labels, partial ids) for a table of `size` rows from a tokenizer's pieces.
+
+    `style` says how a piece spells its text: "byte-level" (GPT-2's stand-in characters),
+    "metaspace" (SentencePiece's ▁ and <0xAB> byte pieces), or "auto" (SentencePiece
+    when a piece looks like one, else `decode_one`, else the piece itself).
+    """
     texts: list[str] = []
     labels: list[str] = []
     partial: set[int] = set()
@@ -247,9 +268,9 @@ def vocabulary_from_tokenizer(tokenizer: Any, size: int, loader: Callable[[], An
             texts.append(text)
             labels.append(visible(text))
             continue
-        if "ByteLevel" in decoder:
+        if style == "byte-level":
             raw = _piece_bytes_byte_level(piece)
-        elif "Metaspace" in decoder or piece.startswith("▁") or _SP_BYTE.match(piece):
+        elif style == "metaspace" or piece.startswith("▁") or _SP_BYTE.match(piece):
             m = _SP_BYTE.match(piece)
             raw = bytes([int(m.group(1), 16)]) if m else piece.replace("▁", " ").encode("utf-8")
         if raw is not None:
@@ -262,7 +283,7 @@ def vocabulary_from_tokenizer(tokenizer: Any, size: int, loader: Callable[[], An
                 labels.append("⟨" + " ".join(f"{b:02X}" for b in raw) + "⟩")
                 continue
         else:
-            text = decode_one(i)
+            text = decode_one(i) if decode_one is not None else piece
             if "\ufffd" in text:
                 partial.add(i)
                 texts.append(text)
@@ -272,6 +293,4 @@ def vocabulary_from_tokenizer(tokenizer: Any, size: int, loader: Callable[[], An
         labels.append(visible(text))
     texts = _pad_texts(texts, size)
     labels = labels + texts[len(labels):]
-    full = tokenizer if backend is not tokenizer else None
-    return Vocabulary(texts=texts, labels=labels, special_ids=special, partial_ids=frozenset(partial),
-                      tokenizer_loader=loader, _tokenizer=full)
+    return texts, labels, frozenset(partial)

@@ -34,6 +34,7 @@ def assemble(
     notes: list[str] | None = None,
     lm_loader: Callable[[], LanguageModel] | None = None,
     lm_unavailable_reason: str | None = None,
+    storage_dtype: str | None = None,
 ) -> EmbeddingModel:
     if table.ndim != 2 or table.shape[0] < 1 or table.shape[1] < 1:
         raise EmbvizError(f"The embedding table has shape {list(table.shape)}; expected rows × columns, both at least 1.")
@@ -42,7 +43,7 @@ def assemble(
     if head is not None and tuple(head.shape) != tuple(table.shape):
         raise EmbvizError(f"The output head has shape {list(head.shape)} but the table has {list(table.shape)}.")
     notes = list(notes or [])
-    storage_dtype = str(table.dtype).removeprefix("torch.")
+    storage_dtype = storage_dtype or str(table.dtype).removeprefix("torch.")  # how the file stores it
     table = _to_device(table, device, notes)
     device = table.device
     norms = torch.linalg.vector_norm(table, dim=1)

@@ -92,7 +92,9 @@ class HFLanguageModel:
         return out.logits[0, -1].float()
 
 
-def load_hf_language_model(folder: Path, device: torch.device, total_params: int | None) -> HFLanguageModel:
+def load_hf_language_model(
+    folder: Path, device: torch.device, total_params: int | None, gguf_file: str | None = None
+) -> HFLanguageModel:
     from transformers import AutoModelForCausalLM
 
     need = (total_params or 0) * 4
@@ -104,7 +106,8 @@ def load_hf_language_model(folder: Path, device: torch.device, total_params: int
     if target.type == "cpu" and need:
         ensure_fits_in_ram(need, "The full model (for next-token logits)")
     try:
-        model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch.float32)
+        extra = {"gguf_file": gguf_file} if gguf_file else {}
+        model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch.float32, **extra)
     except Exception as exc:
         raise EmbvizError(f"The full model could not be loaded for logits: {first_line(exc)}") from exc
     model.eval()
