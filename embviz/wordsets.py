@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from embviz.assets import asset
+from embviz.asset_files import asset
 
 
 def preset_word_sets() -> dict[str, list[str]]:

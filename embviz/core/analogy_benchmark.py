@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from embviz.assets import asset
+from embviz.asset_files import asset
 from embviz.core.errors import EmbvizError, ProgressFn, no_progress
 from embviz.core.model import EmbeddingModel
 from embviz.core.similarity import unit_table

@@ -1,0 +1,201 @@
+"""The command line: the same core operations as the GUI, printed as text or JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any, Sequence
+
+def _model_options(parser: argparse.ArgumentParser, top_level: bool = False) -> None:
+    # Subcommands repeat the options without defaults, so `embviz --model M info` keeps M.
+    default = (lambda value: value) if top_level else (lambda value: argparse.SUPPRESS)
+    parser.add_argument("--model", default=default(None), help="folder, .gguf, .safetensors/.pt, hub id, or lesson name (spells, toy4); default: SmolLM2-135M")
+    parser.add_argument("--device", default=default("auto"), help="auto (CUDA, then MPS, then CPU), cpu, cuda, cuda:N or mps")
+
+
+def _hide_special_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--hide-special", action="store_true",
+                        help="leave out special tokens and byte pieces that are not whole characters (the window's default)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="embviz", description="Look inside a language model's vocabulary.")
+    _model_options(parser, top_level=True)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    def add(name: str, help_text: str, json_flag: bool = True) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        _model_options(p)
+        if json_flag:
+            p.add_argument("--json", action="store_true", help="print one JSON object")
+        return p
+
+    add("info", "vocabulary size, width, tying, embedding share, device, dtype")
+    p = add("neighbors", "cosine nearest neighbours of a token")
+    p.add_argument("word", help='a token\'s text, taken literally (" king" has a leading space)')
+    p.add_argument("--k", type=int, default=10)
+    p.add_argument("--centered", action="store_true", help="subtract the mean row first (changes the scores)")
+    _hide_special_option(p)
+    p = add("similarity", "cosine similarity of two tokens")
+    p.add_argument("word1")
+    p.add_argument("word2")
+    p.add_argument("--centered", action="store_true")
+    p = add("analogy", "A − B + C (e.g. ' king' ' man' ' woman')")
+    p.add_argument("a")
+    p.add_argument("b")
+    p.add_argument("c")
+    p.add_argument("--include-inputs", action="store_true", help="let A, B or C be the answer (word2vec never does)")
+    p.add_argument("--k", type=int, default=10)
+    p.add_argument("--method", choices=("add", "mul"), default="add", help="3CosAdd (default) or 3CosMul")
+    _hide_special_option(p)
+    p = add("logits", "next-token logits and probabilities after TEXT")
+    p.add_argument("text")
+    p.add_argument("--k", type=int, default=10)
+    p.add_argument("--temperature", type=float, default=1.0)
+    p.add_argument("--direct", action="store_true", help="embedding → output head only, no blocks")
+    p = add("project", "2-D map of the rows, written as CSV (id,token,x,y)", json_flag=False)
+    p.add_argument("--method", choices=("pca", "tsne", "umap"), default="pca")
+    p.add_argument("--limit", type=int, default=None, help="only the first N row ids")
+    p.add_argument("--words-only", action="store_true", help="only rows that are whole words")
+    p.add_argument("--out", required=True)
+    p = add("analogies", "the Google analogy benchmark (questions-words.txt)")
+    p.add_argument("file", nargs="?", default=None)
+    p = sub.add_parser("screenshot", help="open the window, drive each panel, save one PNG per panel")
+    _model_options(p)
+    p.add_argument("--out", required=True, help="folder for the PNG files")
+    return parser
+
+
+def _fmt(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.4f}"
+
+
+def run_command(args: argparse.Namespace) -> tuple[Any, str]:
+    """(JSON-able object, text) for one subcommand."""
+    from embviz.core import open_checkpoint
+
+    model = open_checkpoint(args.model, args.device)
+    vocab = model.vocab
+    if args.command == "info":
+        info = model.info()
+        share = info["embedding_share"]
+        lines = [
+            f"model           {info['name']}",
+            f"kind            {info['kind']}",
+            f"vocabulary × d  {info['vocab_size']:,} × {info['dim']:,}",
+            f"tied head       {'yes' if info['tied'] else 'no'}",
+            f"parameters      {info['total_params']:,}" if info["total_params"] else "parameters      unknown",
+            f"embedding share {share:.1%}" if share is not None else "embedding share unknown",
+            f"device, dtype   {info['device']}, {info['dtype']}",
+        ] + [f"note            {n}" for n in info["notes"]]
+        return info, "\n".join(lines)
+    if args.command == "neighbors":
+        from embviz.core.similarity import nearest_neighbours
+
+        hits = nearest_neighbours(model, vocab.resolve(args.word), args.k, centered=args.centered, keep=_keep(model, args))
+        head = "(mean-centred cosine)\n" if args.centered else ""
+        return {"results": [h.as_dict() for h in hits], "centered": args.centered}, head + _hits_text(hits)
+    if args.command == "similarity":
+        from embviz.core.similarity import similarity
+
+        score = similarity(model, vocab.resolve(args.word1), vocab.resolve(args.word2), centered=args.centered)
+        return {"score": score}, f"{score:.4f}"
+    if args.command == "analogy":
+        from embviz.core.analogy import analogy, parse_inputs
+
+        a, b, c = parse_inputs(model, [args.a, args.b, args.c])
+        result = analogy(model, a, b, c, k=args.k, exclude_inputs=not args.include_inputs, method=args.method,
+                         keep=_keep(model, args))
+        ranks = "\n".join(f"  input {r.role} {r.token!s:>16}  would rank {r.rank}" for r in result.input_ranks)
+        text = _hits_text(result.results) + "\n" + ("inputs excluded; " if result.exclude_inputs else "inputs included; ") + "without exclusion:\n" + ranks
+        return result.as_dict(), text
+    if args.command == "logits":
+        from embviz.core.logits import next_token_logits
+
+        result = next_token_logits(model, args.text, k=args.k, temperature=args.temperature, direct=args.direct)
+        lines = ["tokens: " + " | ".join(label for _, label in result.tokens)]
+        lines += [f"note: {n}" for n in result.notes]
+        lines += [f"{r.id:>7}  {r.token!s:<20} logit {r.logit:9.3f}   p {r.prob:.4f}" for r in result.results]
+        return result.as_dict(), "\n".join(lines)
+    if args.command == "project":
+        return _project(model, args)
+    if args.command == "analogies":
+        from embviz.core.analogy_benchmark import evaluate, read_questions
+
+        result = evaluate(model, read_questions(args.file))
+        lines = [f"{result.kept:,} of {result.total:,} questions have four single-token words",
+                 f"accuracy, inputs excluded {_fmt(result.accuracy_excluded)}   included {_fmt(result.accuracy_included)}"]
+        lines += [f"  {s.name:<28} {s.kept:>5}/{s.total:<5} excluded {_fmt(s.accuracy_excluded)}  included {_fmt(s.accuracy_included)}"
+                  for s in result.sections]
+        return result.as_dict(), "\n".join(lines)
+    raise AssertionError(args.command)
+
+
+def _keep(model, args):
+    return model.vocab.mask(hide_special=True, hide_partial=True) if args.hide_special else None
+
+
+def _project(model, args) -> tuple[Any, str]:
+    import csv
+
+    from embviz.core.projection import project, select_rows
+
+    keep = model.vocab.mask(words_only=True) if args.words_only else None
+    proj = project(model, args.method, select_rows(model, args.limit, keep))
+    tmp = args.out + ".tmp"
+    with open(tmp, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(["id", "token", "x", "y"])
+        for i, (x, y) in zip(proj.ids.tolist(), proj.coords.tolist()):
+            writer.writerow([i, model.vocab.texts[i], f"{x:.6g}", f"{y:.6g}"])
+    os.replace(tmp, args.out)
+    return {"rows": int(proj.ids.size), "out": args.out}, f"wrote {proj.ids.size:,} rows to {args.out}"
+
+
+def _hits_text(hits) -> str:
+    return "\n".join(f"{h.id:>7}  {h.token!s:<24} {h.score:.4f}" for h in hits)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        from embviz.ui.app import run_app
+
+        return run_app(model=args.model, device=args.device)
+    if args.command == "screenshot":
+        from embviz.ui.screenshots import run_screenshots
+
+        return _guarded(lambda: run_screenshots(args.out, model=args.model, device=args.device))
+    def run() -> int:
+        obj, text = run_command(args)
+        if getattr(args, "json", False):
+            print(json.dumps(obj, ensure_ascii=False))
+        else:
+            print(text)
+        return 0
+
+    return _guarded(run)
+
+
+def _guarded(fn) -> int:
+    """One plain line on stderr and a non-zero exit for any failure; no traceback."""
+    from embviz.core.errors import EmbvizError
+
+    try:
+        return fn()
+    except EmbvizError as exc:
+        print(f"embviz: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("embviz: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # the last line of defence: never a traceback
+        if os.environ.get("EMBVIZ_DEBUG"):
+            raise
+        from embviz.core.errors import first_line
+
+        print(f"embviz: unexpected error ({type(exc).__name__}: {first_line(exc)})", file=sys.stderr)
+        return 1

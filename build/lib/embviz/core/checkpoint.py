@@ -1,0 +1,73 @@
+"""One entry point for every checkpoint format."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from embviz.core.device import pick_device
+from embviz.core.errors import EmbvizError, ProgressFn, no_progress
+from embviz.core.model import EmbeddingModel
+from embviz.core.default_model import default_model_path
+from embviz.core.lessons import lesson_path
+from embviz.core.readers.gguf import open_gguf
+from embviz.core.readers.hf_folder import is_hf_folder, open_hf_folder
+from embviz.core.readers.hub import looks_like_hub_id, resolve_hub_id
+from embviz.core.readers.state_dict import open_state_dict
+
+STATE_DICT_SUFFIXES = (".safetensors", ".pt", ".pth", ".bin")
+HF_WEIGHT_NAMES = ("model.safetensors", "pytorch_model.bin")
+
+
+def open_checkpoint(
+    source: str | Path | None = None,
+    device: str | torch.device | None = "auto",
+    progress: ProgressFn = no_progress,
+) -> EmbeddingModel:
+    """Open any supported checkpoint; None means the default model.
+
+    `source` may be a Hugging Face folder, a .gguf file, a .safetensors/.pt state
+    dict, a hub id, or a lesson name ("spells", "toy4").
+    """
+    dev = device if isinstance(device, torch.device) else pick_device(device)
+    text = "" if source is None else str(source).strip()
+    progress(0.0, "Opening", None)
+    if not text:
+        path = default_model_path()
+    elif (lesson := lesson_path(text)) is not None:
+        model = open_state_dict(lesson, dev, name=f"lesson:{text.removeprefix('lesson:').lower()}")
+        progress(1.0, "Ready", None)
+        return model
+    else:
+        path = Path(text).expanduser()
+    if not path.exists():
+        if looks_like_hub_id(text):
+            model = open_hf_folder(resolve_hub_id(text), dev, name=text, progress=progress)
+            progress(1.0, "Ready", None)
+            return model
+        raise EmbvizError(f"No such file or folder: {text}")
+    model = _open_path(path, dev, progress)
+    progress(1.0, "Ready", None)
+    return model
+
+
+def _open_path(path: Path, device: torch.device, progress: ProgressFn) -> EmbeddingModel:
+    if path.is_dir():
+        if not is_hf_folder(path):
+            raise EmbvizError(f"{path} is not a model folder: it has no config.json or weights files.")
+        return open_hf_folder(path, device, progress=progress)
+    if path.stat().st_size == 0:
+        raise EmbvizError(f"{path.name} is empty (0 bytes).")
+    suffix = path.suffix.lower()
+    if suffix == ".gguf":
+        return open_gguf(path, device, progress)
+    if suffix in STATE_DICT_SUFFIXES:
+        # A weights file inside a Hugging Face folder opens as the whole folder.
+        if path.name in HF_WEIGHT_NAMES and (path.parent / "config.json").is_file():
+            return open_hf_folder(path.parent, device, progress=progress)
+        return open_state_dict(path, device)
+    raise EmbvizError(
+        f"{path.name}: unsupported file type '{suffix or '(none)'}'. embviz opens model folders, "
+        ".gguf, .safetensors, .pt/.bin files, hub ids and the lesson models."
+    )

@@ -1,0 +1,81 @@
+"""Run a function that reports no progress (UMAP) in a child process, so that a cancel
+can stop it at once: the child is killed and its scratch folder removed.
+
+A plain `python -m embviz.core.child` rather than multiprocessing's spawn: spawn
+re-imports the caller's main script, which breaks any script without a
+`__main__` guard. Arguments and the result travel as pickles in a private scratch
+folder that only this process and its child write.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from embviz.core.errors import EmbvizError, ProgressFn, first_line
+
+POLL_SECONDS = 0.25
+
+
+def run_in_child(fn: Callable[..., Any], args: tuple, progress: ProgressFn, stage: str, fraction: float = 0.1) -> Any:
+    """fn(*args) in a fresh interpreter; `fn` must be a module-level function. `progress`
+    is called every POLL_SECONDS with the elapsed time; when it raises (a cancel), the
+    child is killed and the exception goes on."""
+    with tempfile.TemporaryDirectory(prefix="embviz-child-") as scratch:
+        inp, out, err = (Path(scratch) / name for name in ("in.pickle", "out.pickle", "stderr.txt"))
+        with inp.open("wb") as f:
+            pickle.dump((fn, args), f, protocol=pickle.HIGHEST_PROTOCOL)
+        with err.open("wb") as err_file:
+            child = subprocess.Popen(
+                [sys.executable, "-m", "embviz.core.child", str(inp), str(out)],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err_file,
+                env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)},
+            )
+            began = time.monotonic()
+            try:
+                while child.poll() is None:
+                    progress(fraction, f"{stage} ({time.monotonic() - began:.0f} s)", None)
+                    try:
+                        child.wait(POLL_SECONDS)
+                    except subprocess.TimeoutExpired:
+                        pass
+            except BaseException:
+                child.kill()
+                child.wait()
+                raise
+        if child.returncode != 0 or not out.is_file():
+            lines = err.read_text(errors="replace").strip().splitlines()
+            raise EmbvizError(f"{stage} failed: {lines[-1] if lines else f'exit code {child.returncode}'}")
+        with out.open("rb") as f:
+            status, payload = pickle.load(f)  # written by our own child just now
+    if status == "error":
+        raise EmbvizError(f"{stage} failed: {payload}")
+    return payload
+
+
+def _main(inp: str, out: str) -> None:
+    from embviz.core.device import limit_compute_threads
+
+    limit_compute_threads()
+    with open(inp, "rb") as f:
+        fn, args = pickle.load(f)  # written by the parent process, never by a user
+    try:
+        result = ("ok", fn(*args))
+    except EmbvizError as exc:
+        result = ("error", str(exc))
+    except Exception as exc:  # noqa: BLE001 - it reaches the parent as a message
+        result = ("error", f"{type(exc).__name__}: {first_line(exc)}")
+    tmp = out + ".tmp"
+    with open(tmp, "wb") as f:
+        pickle.dump(result, f, protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(tmp, out)
+
+
+if __name__ == "__main__":
+    _main(sys.argv[1], sys.argv[2])

@@ -1,0 +1,76 @@
+"""Choosing where the embedding table lives, and how many threads compute on the CPU."""
+
+import os
+
+import torch
+
+from embviz.core.errors import EmbvizError
+
+
+def pick_device(preference: str | None = "auto") -> torch.device:
+    """CUDA, then MPS, then CPU for "auto"; otherwise the named device, checked."""
+    pref = (preference or "auto").strip().lower()
+    if pref == "auto":
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        if getattr(torch.backends, "mps", None) and torch.backends.mps.is_available():
+            return torch.device("mps")
+        return torch.device("cpu")
+    try:
+        device = torch.device(pref)
+    except RuntimeError as exc:
+        raise EmbvizError(f"Unknown device '{preference}': use auto, cpu, cuda or mps.") from exc
+    if device.type == "cuda":
+        if not torch.cuda.is_available():
+            raise EmbvizError("CUDA was asked for, but this machine has no usable CUDA GPU.")
+        if device.index is not None and device.index >= torch.cuda.device_count():
+            raise EmbvizError(f"There is no GPU {device.index}; this machine has {torch.cuda.device_count()}.")
+    if device.type == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
+        raise EmbvizError("MPS was asked for, but it is not available on this machine.")
+    return device
+
+
+def free_bytes(device: torch.device) -> int | None:
+    """Memory that can still be allocated on the device (RAM for the CPU), if known."""
+    if device.type == "cuda":
+        free, _total = torch.cuda.mem_get_info(device)
+        return int(free)
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def human_bytes(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if abs(n) < 1024 or unit == "TB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TB"
+
+
+def ensure_fits_in_ram(nbytes: int, what: str) -> None:
+    """Refuse before allocating, rather than let the machine run out of memory."""
+    free = free_bytes(torch.device("cpu"))
+    if free is not None and nbytes > 0.85 * free:
+        raise EmbvizError(f"{what} needs about {human_bytes(nbytes)} of memory, but only {human_bytes(free)} is free.")
+
+
+def compute_threads() -> int:
+    """Leave the GUI thread a core: on 2 cores, 2 torch threads under load were up to 70× slower than 1."""
+    return max(1, (os.cpu_count() or 2) - 1)
+
+
+def limit_compute_threads(threads: int | None = None) -> int:
+    """Cap torch's and the BLAS library's (numpy, scipy) thread pools at the same count:
+    numpy's matrix products carry the CPU path, and an uncapped OpenBLAS takes every core."""
+    import threadpoolctl
+
+    threads = threads or compute_threads()
+    torch.set_num_threads(threads)
+    threadpoolctl.threadpool_limits(threads, user_api="blas")
+    return threads

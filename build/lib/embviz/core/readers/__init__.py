@@ -1,0 +1,1 @@
+"""One module per checkpoint format; each turns files into tensors and a vocabulary."""

@@ -1,0 +1,257 @@
+"""GGUF files (llama.cpp), read without converting the model.
+
+Only the embedding table (and an untied output head) is de-quantised, by the `gguf`
+package's de-quantisers; the labels come from the file's own tokenizer metadata. That table is
+cached as safetensors, keyed on the file's content, so a later open takes about a second.
+The full model (transformers, which de-quantises every tensor) is built only for
+next-token logits, after a check that its float32 size fits in memory.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import torch
+
+from embviz.core.cache import cache_root, content_key
+from embviz.core.device import ensure_fits_in_ram, free_bytes, human_bytes
+from embviz.core.errors import EmbvizError, ProgressFn, first_line, no_progress
+from embviz.core.model import EmbeddingModel
+from embviz.core.readers.assemble import assemble
+from embviz.core.readers.gguf_file import TensorInfo, read_header, tensor_bytes
+from embviz.core.vocab import Vocabulary, decode_pieces
+
+GGUF_MAGIC = b"GGUF"
+TABLE_NAME = "token_embd.weight"
+HEAD_NAME = "output.weight"
+# Bump when what is cached, or how it is made, changes: old entries are then never read.
+CACHE_FORMAT = "gguf-table-1"
+# llama.cpp's token types: 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte.
+_SPECIAL_TYPES = (2, 3)
+_VERBATIM_TYPES = (2, 3, 4)
+_PIECE_STYLES = {"gpt2": "byte-level", "llama": "metaspace"}
+
+
+@dataclass
+class GGUFTable:
+    """What the map needs from a GGUF file, as read once and cached."""
+
+    table: torch.Tensor  # (V, D) float32
+    head: torch.Tensor | None
+    meta: dict[str, Any]  # architecture, context length, parameter count, tokens, …
+
+
+def _check_magic(path: Path) -> None:
+    try:
+        with path.open("rb") as f:
+            magic = f.read(4)
+    except OSError as exc:
+        raise EmbvizError(f"Cannot read {path}: {exc.strerror or exc}.") from exc
+    if magic != GGUF_MAGIC:
+        raise EmbvizError(f"{path.name} is not a GGUF file (it does not start with 'GGUF').")
+
+
+def _dequantize(path: Path, info: TensorInfo) -> torch.Tensor:
+    from gguf.constants import GGMLQuantizationType
+    from gguf.quants import dequantize
+
+    qtype = GGMLQuantizationType(info.type_id)
+    cols = int(info.shape[0])
+    rows = info.n_elements // cols
+    try:
+        values = dequantize(tensor_bytes(path, info), qtype)
+    except (NotImplementedError, ValueError, TypeError) as exc:
+        raise EmbvizError(f"{path.name}: the tensor {info.name} is stored as {qtype.name}, "
+                          f"which embviz cannot de-quantise ({first_line(exc)}).") from exc
+    # Owned and writable: an F32 tensor comes back as a view of the mapped file.
+    return torch.from_numpy(np.require(values, np.float32, ["C", "W", "O"]).reshape(rows, cols))
+
+
+def read_gguf_table(path: Path, progress: ProgressFn = no_progress) -> GGUFTable:
+    """The embedding table, an untied head and the metadata, from the file itself."""
+    from gguf.constants import GGMLQuantizationType
+
+    progress(0.1, "Reading the GGUF header and tokenizer", None)
+    header = read_header(path)
+    fields, tensors = header.fields, header.tensors
+    if TABLE_NAME not in tensors:
+        found = ", ".join(list(tensors)[:8]) or "none"
+        raise EmbvizError(f"{path.name} has no embedding table ({TABLE_NAME}); its tensors include: {found}.")
+    embd = tensors[TABLE_NAME]
+    if len(embd.shape) != 2 or min(embd.shape) < 1:
+        raise EmbvizError(f"{path.name}: {TABLE_NAME} has shape {list(embd.shape)}, not columns × rows.")
+    head_info = tensors.get(HEAD_NAME)
+    if head_info is not None and head_info.shape != embd.shape:
+        raise EmbvizError(f"{path.name}: the output head is {list(head_info.shape)} but the table is {list(embd.shape)}.")
+    ensure_fits_in_ram(embd.n_elements * 4 * (2 if head_info is not None else 1), "The embedding table")
+    progress(0.4, "De-quantising the embedding table", None)
+    table = _dequantize(path, embd)
+    head = None
+    if head_info is not None:
+        progress(0.6, "De-quantising the output head", None)
+        head = _dequantize(path, head_info)
+    architecture = str(fields.get("general.architecture") or "")
+    tokens = fields.get("tokenizer.ggml.tokens")
+    types = fields.get("tokenizer.ggml.token_type")
+    context = fields.get(f"{architecture}.context_length")
+    meta = {
+        "name": fields.get("general.name"),
+        "architecture": architecture,
+        "context_length": int(context) if isinstance(context, int) and context > 0 else None,
+        "total_params": int(sum(t.n_elements for t in tensors.values())),
+        "storage_dtype": GGMLQuantizationType(embd.type_id).name,
+        "tokenizer_model": fields.get("tokenizer.ggml.model"),
+        "tokens": [str(t) for t in tokens] if isinstance(tokens, list) else [],
+        "token_types": [int(t) for t in types] if isinstance(types, list) else [],
+    }
+    return GGUFTable(table, head, meta)
+
+
+def _load_cached(folder: Path) -> GGUFTable | None:
+    from safetensors.torch import load_file
+
+    try:
+        meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+        tensors = load_file(str(folder / "table.safetensors"))
+        return GGUFTable(tensors["table"], tensors.get("head"), meta)
+    except (OSError, ValueError, KeyError):  # missing or half-written: read the file again
+        return None
+
+
+def _keep_in_cache(parent: Path, name: str, write: Callable[[Path], None]) -> None:
+    """Write parent/name through a scratch folder and a rename, so a crash mid-write never
+    leaves a half entry. A cache that cannot be written only makes the next open slower."""
+    scratch = None
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=parent))
+        write(scratch)
+        scratch.rename(parent / name)
+    except OSError:
+        pass  # read-only or full, or another process wrote the same entry first
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _write_table(parts: GGUFTable) -> Callable[[Path], None]:
+    def write(scratch: Path) -> None:
+        from safetensors.torch import save_file
+
+        tensors = {"table": parts.table} if parts.head is None else {"table": parts.table, "head": parts.head}
+        save_file(tensors, str(scratch / "table.safetensors"))
+        (scratch / "meta.json").write_text(json.dumps(parts.meta), encoding="utf-8")
+
+    return write
+
+
+def _write_model(model: Any) -> Callable[[Path], None]:
+    """The de-quantised model as a plain Hugging Face folder (transformers refuses to
+    save_pretrained a model it loaded from GGUF)."""
+
+    def write(scratch: Path) -> None:
+        from safetensors.torch import save_file
+
+        tied = bool(getattr(model.config, "tie_word_embeddings", False))
+        tensors, seen = {}, set()
+        for name, tensor in model.state_dict().items():
+            if (tied and name == "lm_head.weight") or tensor.data_ptr() in seen:
+                continue  # tied weights are saved once
+            seen.add(tensor.data_ptr())
+            tensors[name] = tensor.detach().cpu().contiguous()
+        save_file(tensors, str(scratch / "model.safetensors"), metadata={"format": "pt"})
+        config = model.config.to_dict()
+        config.pop("quantization_config", None)
+        (scratch / "config.json").write_text(json.dumps(config, indent=1), encoding="utf-8")
+
+    return write
+
+
+def vocabulary_from_gguf(meta: dict[str, Any], size: int, tokenizer_loader=None) -> Vocabulary:
+    """Texts and labels from the file's own token list (no transformers needed)."""
+    tokens: list[str] = meta.get("tokens") or []
+    types: list[int] = meta.get("token_types") or [1] * len(tokens)
+    special = frozenset(i for i, t in enumerate(types) if t in _SPECIAL_TYPES and i < size)
+    verbatim = {i: tokens[i] for i, t in enumerate(types) if t in _VERBATIM_TYPES and i < len(tokens)}
+    style = _PIECE_STYLES.get(str(meta.get("tokenizer_model")), "auto")
+    texts, labels, partial = decode_pieces(tokens[:size], size, style, special, verbatim)
+    return Vocabulary(texts=texts, labels=labels, special_ids=special, partial_ids=partial,
+                      tokenizer_loader=tokenizer_loader if tokens else None)
+
+
+def _tokenizer_loader(path: Path, folder: Path):
+    """The transformers tokenizer, built from the GGUF once and then kept beside the cached table."""
+
+    def load() -> Any:
+        from transformers import AutoTokenizer
+
+        saved = folder / "tokenizer"
+        for kept in (saved, folder / "model"):
+            if (kept / "tokenizer_config.json").is_file():
+                return AutoTokenizer.from_pretrained(str(kept))
+        tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+        _keep_in_cache(folder, "tokenizer", lambda scratch: tokenizer.save_pretrained(str(scratch)))
+        return tokenizer
+
+    return load
+
+
+def _language_model(path: Path, meta: dict[str, Any], device: torch.device, folder: Path):
+    """(loader, None) when transformers can run this GGUF here, else (None, why not)."""
+    from transformers.integrations.ggml import GGUF_CONFIG_MAPPING
+
+    architecture = meta.get("architecture") or "unknown"
+    if architecture not in GGUF_CONFIG_MAPPING:
+        return None, (f"Next-token logits are off: transformers cannot run the GGUF architecture '{architecture}'. "
+                      "The map, neighbours and analogies work.")
+    need = int(meta.get("total_params") or 0) * 4
+    free = free_bytes(torch.device("cpu"))
+    if free is not None and need > 0.85 * free:
+        return None, (f"Next-token logits are off: the full model needs about {human_bytes(need)} as float32, "
+                      f"but only {human_bytes(free)} of memory is free. The map, neighbours and analogies work.")
+
+    def load():
+        from embviz.core.readers.hf_folder import load_hf_language_model
+
+        saved = folder / "model"
+        if (saved / "config.json").is_file():
+            return load_hf_language_model(saved, device, meta.get("total_params"))
+        lm = load_hf_language_model(path.parent, device, meta.get("total_params"), gguf_file=path.name)
+        # transformers needs ~40 s here to de-quantise a GGUF (it parses the file twice and
+        # maps every tensor name); kept as safetensors, the next session loads it in seconds.
+        _keep_in_cache(folder, "model", _write_model(lm.model))
+        return lm
+
+    return load, None
+
+
+def open_gguf(path: Path, device: torch.device, progress: ProgressFn = no_progress) -> EmbeddingModel:
+    path = Path(path)
+    _check_magic(path)
+    progress(0.02, "Checking the file", None)
+    folder = cache_root() / "gguf" / content_key(path, CACHE_FORMAT)
+    parts = _load_cached(folder)
+    if parts is None:
+        parts = read_gguf_table(path, progress)
+        progress(0.8, "Caching the table for the next open", None)
+        _keep_in_cache(folder.parent, folder.name, _write_table(parts))
+    progress(0.9, "Reading the token labels", None)
+    meta = parts.meta
+    vocab = vocabulary_from_gguf(meta, parts.table.shape[0], _tokenizer_loader(path, folder))
+    notes = []
+    if meta.get("tokens") and len(meta["tokens"]) != parts.table.shape[0]:
+        notes.append(f"The tokenizer lists {len(meta['tokens']):,} tokens; the table has {parts.table.shape[0]:,} rows.")
+    lm_loader, lm_reason = (None, "This GGUF has no tokenizer, so text cannot be typed.") if not meta.get("tokens") \
+        else _language_model(path, meta, device, folder)
+    return assemble(
+        name=path.name, source=str(path), table=parts.table, vocab=vocab, device=device, kind="transformer",
+        head=parts.head, total_params=meta.get("total_params"),
+        context_length=meta.get("context_length"),
+        notes=notes, lm_loader=lm_loader, lm_unavailable_reason=lm_reason, storage_dtype=meta.get("storage_dtype"),
+    )

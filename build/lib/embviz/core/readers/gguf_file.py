@@ -1,0 +1,185 @@
+"""The GGUF container: metadata and tensor directory, every count, offset and type
+checked against the file before it is trusted.
+
+A parser of our own for the header only: `gguf.GGUFReader` builds an object per array
+element, which took 5.7 s for SmolLM2's 49,152 tokens and 48,900 merges here (this
+takes ~0.2 s). The constants, block sizes and the de-quantisers are the gguf package's.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from embviz.core.errors import EmbvizError
+
+MAGIC = b"GGUF"
+DEFAULT_ALIGNMENT = 32
+_SCALARS = {  # GGUFValueType → struct format
+    0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d",
+}
+_NUMPY = {0: "<u1", 1: "<i1", 2: "<u2", 3: "<i2", 4: "<u4", 5: "<i4", 6: "<f4", 7: "?", 10: "<u8", 11: "<i8", 12: "<f8"}
+_STRING, _ARRAY = 8, 9
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    name: str
+    shape: tuple[int, ...]  # as GGUF lists it: the fastest-moving axis first
+    type_id: int
+    offset: int  # absolute, in the file
+    nbytes: int
+
+    @property
+    def n_elements(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+
+@dataclass
+class GGUFHeader:
+    fields: dict[str, Any]
+    tensors: dict[str, TensorInfo]
+    file_size: int
+
+
+_FIRST_READ = 16 << 20  # the header of a 256k-token vocabulary is ~10 MB
+
+
+class _NeedMore(Exception):
+    """The header goes on past the bytes read so far."""
+
+
+class _Cursor:
+    def __init__(self, buf: bytes, name: str, file_size: int) -> None:
+        self.buf = buf
+        self.pos = 0
+        self.name = name
+        self.file_size = file_size
+
+    def need(self, n: int, what: str) -> None:
+        if n < 0 or self.pos + n > self.file_size:
+            raise EmbvizError(f"{self.name} is truncated or corrupt: {what} runs past the end of the file.")
+        if self.pos + n > len(self.buf):
+            raise _NeedMore
+
+    def scalar(self, type_id: int, what: str) -> Any:
+        fmt = _SCALARS[type_id]
+        size = struct.calcsize(fmt)
+        self.need(size, what)
+        (value,) = struct.unpack_from(fmt, self.buf, self.pos)
+        self.pos += size
+        return value
+
+    def string(self, what: str) -> str:
+        n = self.scalar(10, what)
+        self.need(n, what)
+        raw = self.buf[self.pos : self.pos + n]
+        self.pos += n
+        return raw.decode("utf-8", errors="replace")
+
+    def value(self, type_id: int, what: str) -> Any:
+        if type_id in _SCALARS:
+            return self.scalar(type_id, what)
+        if type_id == _STRING:
+            return self.string(what)
+        if type_id == _ARRAY:
+            item_type = self.scalar(4, what)
+            count = self.scalar(10, what)
+            if item_type in _NUMPY:
+                dtype = np.dtype(_NUMPY[item_type])
+                self.need(count * dtype.itemsize, what)
+                items = np.frombuffer(self.buf, dtype=dtype, count=count, offset=self.pos).tolist()
+                self.pos += count * dtype.itemsize
+                return items
+            if item_type == _STRING:
+                # Each string takes at least its 8-byte length: a count the file cannot hold is a lie.
+                self.need(count * 8, what)
+                return [self.string(what) for _ in range(count)]
+            if item_type == _ARRAY:
+                self.need(count * 12, what)
+                return [self.value(_ARRAY, what) for _ in range(count)]
+        raise EmbvizError(f"{self.name} is corrupt: {what} has an unknown value type {type_id}.")
+
+
+def read_header(path: Path) -> GGUFHeader:
+    """Metadata and tensor directory of a GGUF file (versions 2 and 3)."""
+    from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
+
+    name = Path(path).name
+    want = _FIRST_READ
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            while True:
+                f.seek(0)
+                buf = f.read(min(want, size))
+                try:
+                    return _parse(buf, name, size, GGML_QUANT_SIZES, GGMLQuantizationType)
+                except _NeedMore:
+                    want *= 4  # a long header: read more of the file, never more than it holds
+    except OSError as exc:
+        raise EmbvizError(f"{name} could not be read as a GGUF file: {exc.strerror or exc}.") from exc
+
+
+def _parse(buf: bytes, name: str, size: int, quant_sizes, quant_types) -> GGUFHeader:
+    cur = _Cursor(buf, name, size)
+    cur.need(4, "the magic number")
+    if bytes(buf[:4]) != MAGIC:
+        raise EmbvizError(f"{name} is not a GGUF file (it does not start with 'GGUF').")
+    cur.pos = 4
+    version = cur.scalar(4, "the version")
+    if version not in (2, 3):
+        raise EmbvizError(f"{name} is GGUF version {version}; embviz reads versions 2 and 3.")
+    n_tensors = cur.scalar(10, "the tensor count")
+    n_fields = cur.scalar(10, "the metadata count")
+    # Every entry takes at least 12 bytes: counts the file cannot hold are lies, refused
+    # before anything is allocated for them.
+    cur.need((n_tensors + n_fields) * 12, "the tensor and metadata counts")
+    fields: dict[str, Any] = {}
+    for _ in range(n_fields):
+        key = cur.string("a metadata key")
+        type_id = cur.scalar(4, f"the type of {key}")
+        fields[key] = cur.value(type_id, f"the metadata value {key}")
+    infos = []
+    for _ in range(n_tensors):
+        tname = cur.string("a tensor name")
+        n_dims = cur.scalar(4, f"the rank of {tname}")
+        if not 1 <= n_dims <= 8:
+            raise EmbvizError(f"{name} is corrupt: the tensor {tname} claims {n_dims} dimensions.")
+        shape = tuple(cur.scalar(10, f"the shape of {tname}") for _ in range(n_dims))
+        type_id = cur.scalar(4, f"the type of {tname}")
+        offset = cur.scalar(10, f"the offset of {tname}")
+        infos.append((tname, shape, type_id, offset))
+    alignment = fields.get("general.alignment", DEFAULT_ALIGNMENT)
+    if not isinstance(alignment, int) or alignment < 1 or alignment & (alignment - 1):
+        raise EmbvizError(f"{name} is corrupt: its alignment {alignment!r} is not a power of two.")
+    data_start = -(-cur.pos // alignment) * alignment
+    tensors: dict[str, TensorInfo] = {}
+    for tname, shape, type_id, offset in infos:
+        try:
+            qtype = quant_types(type_id)
+        except ValueError:
+            raise EmbvizError(f"{name} is corrupt: the tensor {tname} has an unknown type {type_id}.") from None
+        block, type_size = quant_sizes[qtype]
+        n = int(np.prod(shape, dtype=np.float64))
+        if shape[0] % block:
+            raise EmbvizError(f"{name} is corrupt: the tensor {tname} ({qtype.name}) has rows of {shape[0]} values, "
+                              f"not a multiple of its block of {block}.")
+        nbytes = n // block * type_size
+        start = data_start + offset
+        if start + nbytes > size:
+            raise EmbvizError(f"{name} is truncated or corrupt: the tensor {tname} ({nbytes:,} bytes at "
+                              f"{start:,}) runs past the end of the {size:,}-byte file.")
+        tensors[tname] = TensorInfo(tname, shape, type_id, start, nbytes)
+    return GGUFHeader(fields, tensors, size)
+
+
+def tensor_bytes(path: Path, info: TensorInfo) -> np.ndarray:
+    """The tensor's raw bytes as a (rows, bytes per row) uint8 array, mapped, not read."""
+    rows = info.n_elements // info.shape[0]
+    return np.memmap(path, dtype=np.uint8, mode="r", offset=info.offset, shape=(rows, info.nbytes // rows))

@@ -1,0 +1,141 @@
+"""What each request computes on a loaded model (Qt-free, so it can be tested and
+reused without a window). Results are plain data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from embviz import requests as rq
+from embviz.core import EmbvizError, open_checkpoint
+from embviz.core.errors import ProgressFn
+from embviz.core.model import EmbeddingModel
+from embviz.core.vocab import Vocabulary
+
+
+@dataclass
+class ModelSummary:
+    info: dict[str, Any]
+    labels: list[str]
+    text_enabled: bool
+    text_disabled_reason: str | None
+    generation: int = 0  # which load of the worker this model is
+    lm_needed: bool = False  # full-model logits need a LoadLanguageModel first
+
+
+@dataclass
+class NeighboursView:
+    query_id: int
+    query_label: str
+    hits: list  # list[Hit]
+    centered: bool
+
+
+@dataclass
+class AnalogyView:
+    input_ids: list[int]
+    input_labels: list[str]
+    result: Any  # AnalogyResult
+
+
+@dataclass
+class WordSetView:
+    name: str
+    ids: list[int]
+    missing: list[str] = field(default_factory=list)
+
+
+def resolve_typed(vocab: Vocabulary, word: str) -> int:
+    """A word typed in the window: "␣" or a leading space means exactly that token;
+    a bare word means the mid-sentence token (" king") when the vocabulary has one."""
+    word = word.replace("␣", " ")
+    if word.strip() == "":
+        raise EmbvizError("Type a word first.")
+    if not word.startswith(" ") and vocab.space_prefixed and (mid := vocab.id_of(" " + word)) is not None:
+        return mid
+    return vocab.resolve(word)
+
+
+def run_request(model: EmbeddingModel, request: rq.Request, progress: ProgressFn) -> Any:
+    """What one request computes on `model`. Runs on a worker lane, never the GUI thread."""
+    vocab = model.vocab
+    if isinstance(request, rq.LoadLanguageModel):
+        model.load_language_model(progress)
+        return None
+    if isinstance(request, rq.Neighbours):
+        from embviz.core.similarity import nearest_neighbours
+
+        qid = request.query if isinstance(request.query, int) else resolve_typed(vocab, request.query)
+        keep = vocab.mask(hide_special=True, hide_partial=True) if request.hide_special else None
+        hits = nearest_neighbours(model, qid, request.k, centered=request.centered, keep=keep)
+        return NeighboursView(qid, vocab.label(qid), hits, request.centered)
+    if isinstance(request, rq.Analogy):
+        from embviz.core.analogy import analogy
+
+        ids = []
+        for role, q in zip("ABC", (request.a, request.b, request.c)):
+            if isinstance(q, str) and q.strip() == "":
+                raise EmbvizError(f"Word {role} is empty: an analogy needs three words.")
+            ids.append(q if isinstance(q, int) else resolve_typed(vocab, q))
+        keep = vocab.mask(hide_special=True, hide_partial=True) if request.hide_special else None
+        result = analogy(model, *ids, k=request.k, exclude_inputs=request.exclude_inputs, method=request.method, keep=keep)
+        return AnalogyView(ids, [vocab.label(i) for i in ids], result)
+    if isinstance(request, rq.Logits):
+        from embviz.core.logits import next_token_logits
+
+        # Never load the full model here: that is a job of its own (LoadLanguageModel).
+        return next_token_logits(model, request.text, request.k, request.temperature, request.direct, load_lm=False)
+    if isinstance(request, rq.Project):
+        from embviz.core.projection import project, select_rows
+
+        if request.subset == "words":
+            ids = select_rows(model, keep=vocab.mask(words_only=True))
+        elif request.subset == "first":
+            ids = select_rows(model, limit=request.limit)
+        else:
+            ids = select_rows(model)
+
+        def with_ids(fraction: float, stage: str = "", preview: object = None) -> None:
+            # Previews travel with their row ids so the map can draw them as they come.
+            progress(fraction, stage, (ids, preview) if isinstance(preview, np.ndarray) else None)
+
+        return project(model, request.method, ids, progress=with_ids)
+    if isinstance(request, rq.Search):
+        from embviz.core.search import search_tokens
+
+        return search_tokens(vocab, request.pattern, request.regex, request.limit, progress=progress)
+    if isinstance(request, rq.WordSet):
+        ids, missing = [], []
+        for word in request.words:
+            try:
+                ids.append(resolve_typed(vocab, word))
+            except EmbvizError:
+                missing.append(word)
+        return WordSetView(request.name, ids, missing)
+    if isinstance(request, rq.Benchmark):
+        from embviz.core.analogy_benchmark import evaluate, read_questions
+
+        return evaluate(model, read_questions(request.path), progress=progress)
+    raise EmbvizError(f"Unknown request {type(request).__name__}.")
+
+
+def open_model(request: rq.LoadModel, progress: ProgressFn) -> EmbeddingModel:
+    return open_checkpoint(request.source, request.device, progress)
+
+
+def summarise(model: EmbeddingModel, generation: int = 0) -> ModelSummary:
+    reason = None
+    if not model.vocab.has_text_encoder:
+        reason = "Next-token logits are off: this model has no tokenizer, so typed text cannot become tokens."
+    elif model.kind == "table":
+        reason = model.lm_unavailable_reason
+    return ModelSummary(
+        info=model.info(),
+        labels=list(model.vocab.labels),
+        text_enabled=reason is None,
+        text_disabled_reason=reason,
+        generation=generation,
+        lm_needed=model.kind == "transformer" and not model.lm_loaded,
+    )

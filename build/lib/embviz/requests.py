@@ -1,0 +1,108 @@
+"""What views ask the compute worker for: small, plain dataclasses (no Qt, no torch).
+
+Each request names a `channel`; a newer request on the same channel makes the older
+one stale (dropped if queued, cancelled if running). `lane` says which worker thread
+runs it: "quick" lookups, "long" projections and benchmarks, and "models" for opening
+a model or its language model, so that none of them waits behind another.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+WORDSET_PREFIX = "wordset:"
+
+
+QUICK, LONG, MODELS = "quick", "long", "models"
+
+
+@dataclass
+class Request:
+    request_id: int = field(default=0, init=False)
+    # The model generation the asker shows; None means "whatever is loaded when submitted".
+    generation: int | None = field(default=None, init=False)
+
+    channel = "request"
+    lane = QUICK
+
+
+@dataclass
+class LoadModel(Request):
+    """Open a checkpoint: cancels every job of the old model; installed only if not superseded."""
+
+    source: str | None = None
+    device: str = "auto"
+    channel = "load"
+    lane = MODELS
+
+
+@dataclass
+class LoadLanguageModel(Request):
+    """Build the full model behind the logits tab (seconds; memory-checked first)."""
+
+    channel = "language-model"
+    lane = MODELS
+
+
+@dataclass
+class Neighbours(Request):
+    query: int | str = ""
+    k: int = 10
+    centered: bool = False
+    hide_special: bool = True  # hide special tokens and byte pieces that are not whole characters
+    channel = "neighbours"
+
+
+@dataclass
+class Analogy(Request):
+    a: int | str = ""
+    b: int | str = ""
+    c: int | str = ""
+    k: int = 10
+    exclude_inputs: bool = True
+    method: str = "add"
+    hide_special: bool = True
+    channel = "analogy"
+
+
+@dataclass
+class Logits(Request):
+    text: str | list[str | int] = ""  # free text, or text pieces and clicked token ids in order
+    k: int = 10
+    temperature: float = 1.0
+    direct: bool = False
+    channel = "logits"
+
+
+@dataclass
+class Project(Request):
+    method: str = "pca"
+    subset: str = "all"  # "all", "first" (the first `limit` ids) or "words"
+    limit: int = 5000
+    channel = "project"
+    lane = LONG
+
+
+@dataclass
+class Search(Request):
+    pattern: str = ""
+    regex: bool = False
+    limit: int = 500
+    channel = "search"
+
+
+@dataclass
+class WordSet(Request):
+    name: str = ""
+    words: list[str] = field(default_factory=list)
+
+    @property
+    def channel(self) -> str:  # type: ignore[override]
+        return WORDSET_PREFIX + self.name  # sets resolve independently of each other
+
+
+@dataclass
+class Benchmark(Request):
+    path: str | None = None
+    channel = "benchmark"
+    lane = LONG

@@ -1,0 +1,86 @@
+"""What the tabs show, as small Qt-free objects that the widgets read and write: one
+source of truth each, testable without a window."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class WordSetsState:
+    """The word sets offered, which are ticked, and the token ids of the ticked ones on
+    the model shown. The list's ticks, the map's dots and the legend all come from here:
+    a set is drawn only while it is ticked and resolved on the current model."""
+
+    names: list[str] = field(default_factory=list)
+    ticked: list[str] = field(default_factory=list)  # in tick order
+    resolved: dict[str, list[int]] = field(default_factory=dict)
+
+    def set_names(self, names: list[str]) -> None:
+        """A new list of sets (one was added): ticks and ids of the sets kept survive."""
+        self.names = list(names)
+        self.ticked = [n for n in self.ticked if n in self.names]
+        self.resolved = {n: ids for n, ids in self.resolved.items() if n in self.ticked}
+
+    def tick(self, name: str, on: bool) -> None:
+        if on and name not in self.ticked and name in self.names:
+            self.ticked.append(name)
+        elif not on and name in self.ticked:
+            self.ticked.remove(name)
+            self.resolved.pop(name, None)
+
+    def is_ticked(self, name: str) -> bool:
+        return name in self.ticked
+
+    def resolve(self, name: str, ids: list[int]) -> bool:
+        """Store the ids a lookup found; False (and nothing stored) for a set unticked
+        while its lookup was on the way."""
+        if name not in self.ticked:
+            return False
+        self.resolved[name] = list(ids)
+        return True
+
+    def model_changed(self) -> None:
+        """Ids belong to one vocabulary: the ticks stay, the ids are looked up again."""
+        self.resolved.clear()
+
+    def shown(self) -> dict[str, list[int]]:
+        """The sets to draw, in tick order."""
+        return {n: self.resolved[n] for n in self.ticked if n in self.resolved}
+
+
+@dataclass
+class PromptState:
+    """The logits prompt as text pieces and clicked token ids, in order.
+
+    A clicked bar appends its exact id: the text box shows the token's text, but
+    re-tokenising that text need not give the id back (a byte piece of an emoji
+    decodes to "�"). Typing after the last piece keeps the pieces before it; an edit
+    anywhere else turns the prompt back into plain text."""
+
+    parts: list[tuple[str, int | None]] = field(default_factory=list)  # (shown text, id or None)
+
+    @property
+    def text(self) -> str:
+        return "".join(t for t, _ in self.parts)
+
+    def set_text(self, text: str) -> None:
+        """The text box now holds `text` (typed or pasted)."""
+        if text == self.text:
+            return
+        fixed = self.parts[:-1] if self.parts and self.parts[-1][1] is None else self.parts
+        prefix = "".join(t for t, _ in fixed)
+        if any(i is not None for _, i in fixed) and text.startswith(prefix):
+            tail = text[len(prefix):]
+            self.parts = fixed + ([(tail, None)] if tail else [])
+        else:
+            self.parts = [(text, None)] if text else []
+
+    def append_token(self, token_id: int, text: str) -> None:
+        self.parts.append((text, int(token_id)))
+
+    def request_prompt(self) -> str | list[str | int]:
+        """Plain text when no id was clicked, else the pieces in order."""
+        if all(i is None for _, i in self.parts):
+            return self.text
+        return [t if i is None else i for t, i in self.parts]

@@ -1,0 +1,169 @@
+"""Analogies tab: A − B + C with word2vec's exclude-inputs rule as a toggle."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QCheckBox, QComboBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget,
+)
+
+from embviz import requests as rq
+from embviz.ui import style
+from embviz.ui.widgets import HIDE_SPECIAL_TEXT, HIDE_SPECIAL_TIP, ResultsTable, WordField
+
+HEADING_HINT = "A − B + C = ?"
+EXPLAIN = (
+    "word2vec's search never lets the answer be one of the three input words. Switch it off to see "
+    "why: the nearest vector to A − B + C is usually an input itself."
+)
+
+
+class AnalogyPanel(QWidget):
+    showArrows = Signal(list)  # [(from id, to id)] pairs: A→B and C→answer
+    highlight = Signal(list)
+
+    def __init__(self, submit, parent=None) -> None:
+        super().__init__(parent)
+        self.submit = submit
+        self.request_id = 0
+        self.bench_id = 0
+        self.a, self.b, self.c = WordField("A: king"), WordField("B: man"), WordField("C: woman")
+        for f in (self.a, self.b, self.c):
+            f.returnPressed.connect(self.run)
+        self.exclude = QCheckBox("Exclude the input words (word2vec's rule)")
+        self.exclude.setChecked(True)
+        self.exclude.toggled.connect(self.run_if_filled)
+        self.method = QComboBox()
+        self.method.addItem("3CosAdd (A − B + C)", "add")
+        self.method.addItem("3CosMul", "mul")
+        self.method.currentIndexChanged.connect(self.run_if_filled)
+        self.hide_special = QCheckBox(HIDE_SPECIAL_TEXT)
+        self.hide_special.setToolTip(HIDE_SPECIAL_TIP)
+        self.hide_special.setChecked(True)
+        self.hide_special.toggled.connect(self.run_if_filled)
+        self.k = QSpinBox()
+        self.k.setRange(1, 100)
+        self.k.setValue(10)
+        self.k.setPrefix("k = ")
+        go = QPushButton("Solve")
+        go.clicked.connect(self.run)
+        self.heading = QLabel(HEADING_HINT)
+        self.heading.setFont(style.font(style.LABEL_POINT_SIZE + 2, bold=True))
+        self.ranks = QLabel("")
+        self.ranks.setWordWrap(True)
+        self.ranks.setFont(style.font(style.LABEL_POINT_SIZE))
+        explain = QLabel(EXPLAIN)
+        explain.setWordWrap(True)
+        self.message = QLabel("")
+        self.message.setStyleSheet("color: #b00020;")
+        self.message.setWordWrap(True)
+        self.table = ResultsTable(["token", "id", "score"])
+        self.table.tokenClicked.connect(lambda token_id: self.highlight.emit([token_id]))
+        self.bench_button = QPushButton("Run the Google analogy benchmark (19,544 questions)")
+        self.bench_button.clicked.connect(self.run_benchmark)
+        self.bench = QLabel("")
+        self.bench.setWordWrap(True)
+
+        fields = QHBoxLayout()
+        for label, field in (("", self.a), ("−", self.b), ("+", self.c)):
+            if label:
+                sign = QLabel(label)
+                sign.setFont(style.font(20, bold=True))
+                fields.addWidget(sign)
+            fields.addWidget(field, 1)
+        fields.addWidget(go)
+        options = QHBoxLayout()
+        options.addWidget(self.exclude)
+        options.addWidget(self.method)
+        options.addWidget(self.k)
+        options.addWidget(self.hide_special)
+        options.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.addLayout(fields)
+        layout.addLayout(options)
+        layout.addWidget(explain)
+        layout.addWidget(self.heading)
+        layout.addWidget(self.message)
+        layout.addWidget(self.table, 1)
+        layout.addWidget(self.ranks)
+        layout.addWidget(self.bench_button)
+        layout.addWidget(self.bench)
+
+    def on_model(self, summary) -> None:
+        """A new model: the old answer, headings and benchmark go; filled words are asked again."""
+        self.request_id = self.bench_id = 0
+        for f in (self.a, self.b, self.c):
+            f.set_vocabulary(summary.labels)
+        self.table.fill([], [])
+        for label in (self.ranks, self.message, self.bench):
+            label.setText("")
+        self.heading.setText(HEADING_HINT)
+        self.bench_button.setEnabled(True)
+        self.run_if_filled()
+
+    def set_words(self, a: str, b: str, c: str) -> None:
+        self.a.setText(a)
+        self.b.setText(b)
+        self.c.setText(c)
+        self.run()
+
+    def run_if_filled(self) -> None:
+        if all(f.text().strip() for f in (self.a, self.b, self.c)):
+            self.run()
+
+    def run(self) -> None:
+        self.request_id = self.submit(rq.Analogy(
+            a=self.a.text(), b=self.b.text(), c=self.c.text(), k=self.k.value(),
+            exclude_inputs=self.exclude.isChecked(), method=self.method.currentData(),
+            hide_special=self.hide_special.isChecked(),
+        ))
+
+    def run_benchmark(self) -> None:
+        self.bench_id = self.submit(rq.Benchmark())
+
+    def on_result(self, rid: int, view) -> None:
+        if rid != self.request_id:
+            return
+        self.message.setText("")
+        result = view.result
+        a, b, c = view.input_labels
+        rule = "inputs excluded" if result.exclude_inputs else "inputs allowed"
+        self.heading.setText(f"{a} − {b} + {c} = ?   ({rule})")
+        inputs = set(view.input_ids)
+        rows = [(h.token + ("   ← an input" if h.id in inputs else ""), h.id, h.score) for h in result.results]
+        self.table.fill(rows, [h.id for h in result.results])
+        where = ", ".join(f"{r.token} ranks {r.rank:,}" for r in result.input_ranks if r.rank is not None)
+        self.ranks.setText(f"Without the exclusion rule: {where}.")
+        if result.results:
+            answer = result.results[0].id
+            self.showArrows.emit([(view.input_ids[1], view.input_ids[0]), (view.input_ids[2], answer)])
+            self.highlight.emit(list(view.input_ids) + [answer])
+
+    def on_failed(self, rid: int, message: str) -> None:
+        if rid == self.request_id:
+            self.message.setText(message)
+            self.table.fill([], [])
+            self.ranks.setText("")
+            self.heading.setText(HEADING_HINT)
+            self.showArrows.emit([])
+        elif rid == self.bench_id:
+            self.bench.setText(message)
+
+    def on_cancelled(self, rid: int) -> None:
+        if rid == self.bench_id:
+            self.bench.setText("The benchmark was cancelled.")
+
+    def on_progress(self, rid: int, fraction: float, stage: str, preview) -> None:
+        if rid == self.bench_id:
+            self.bench.setText(f"{stage}: {fraction:.0%}")
+
+    def on_benchmark(self, rid: int, result) -> None:
+        if rid != self.bench_id:
+            return
+        def pct(x):
+            return "n/a" if x is None else f"{x:.1%}"
+        self.bench.setText(
+            f"{result.kept:,} of {result.total:,} questions have four single-token words. "
+            f"Accuracy with inputs excluded: {pct(result.accuracy_excluded)}; "
+            f"with inputs allowed: {pct(result.accuracy_included)}."
+        )

@@ -1,0 +1,218 @@
+"""Next-token logits tab: type text, see the tokens the model sees, the top-k logits
+and their probabilities (softmax over the whole vocabulary); click a bar to append it.
+
+The full model is built on first use by a job of its own (progress, cancel), never by
+the lookup that asks for logits, so neighbours and search never wait for it."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import (
+    QButtonGroup, QDoubleSpinBox, QHBoxLayout, QLabel, QPlainTextEdit, QProgressBar, QPushButton, QRadioButton,
+    QSpinBox, QVBoxLayout, QWidget,
+)
+
+from embviz import requests as rq
+from embviz.state import PromptState
+from embviz.ui import style
+from embviz.ui.bar_chart import BarChart
+
+DEBOUNCE_MS = 120
+
+
+class LogitsPanel(QWidget):
+    def __init__(self, submit, cancel, parent=None) -> None:
+        super().__init__(parent)
+        self.submit = submit
+        self.cancel = cancel
+        self.request_id = 0
+        self.shown_id = 0  # the request whose bars are on screen
+        self.lm_id = 0  # the language-model load on its way, if any
+        self.lm_needed = False  # full-model logits need the language model built first
+        self.results: list = []
+        self.vocab_size = 0
+        self.prompt = PromptState()
+        self.text = QPlainTextEdit()
+        self.text.setFont(style.font(style.LABEL_POINT_SIZE + 4))
+        self.text.setPlaceholderText("Type text; the model predicts the next token.")
+        self.text.setFixedHeight(90)
+        self.timer = QTimer(self)
+        self.timer.setSingleShot(True)
+        self.timer.setInterval(DEBOUNCE_MS)
+        self.timer.timeout.connect(self.run)
+        self.text.textChanged.connect(self._text_edited)
+        self.k = QSpinBox()
+        self.k.setRange(1, 50)
+        self.k.setValue(10)
+        self.k.setPrefix("top k = ")
+        self.temperature = QDoubleSpinBox()
+        self.temperature.setRange(0.05, 10.0)
+        self.temperature.setSingleStep(0.1)
+        self.temperature.setValue(1.0)
+        self.temperature.setPrefix("temperature = ")
+        self.full = QRadioButton("Full model (all blocks)")
+        self.direct = QRadioButton("Direct path: embedding → output head, no blocks")
+        self.full.setChecked(True)
+        group = QButtonGroup(self)
+        group.addButton(self.full)
+        group.addButton(self.direct)
+        for w in (self.k, self.temperature):
+            w.valueChanged.connect(self.timer.start)
+        self.full.toggled.connect(self.timer.start)
+        self.tokens = QLabel("")
+        self.tokens.setFont(style.font(style.LABEL_POINT_SIZE))
+        self.tokens.setWordWrap(True)
+        self.lm_note = QLabel("")
+        self.lm_note.setWordWrap(True)
+        self.lm_progress = QProgressBar()
+        self.lm_progress.setRange(0, 0)  # building a model reports no fraction: a busy bar
+        self.lm_progress.setFixedWidth(220)
+        self.lm_cancel = QPushButton("Cancel")
+        self.lm_cancel.clicked.connect(lambda: self.cancel(rq.LoadLanguageModel.channel))
+        self.message = QLabel("")
+        self.message.setWordWrap(True)
+        self.message.setStyleSheet("color: #b00020;")
+        self.caption = QLabel("")
+        self.caption.setWordWrap(True)
+        self.logit_chart = BarChart("Logits (raw scores)", style.BAR_LOGIT)
+        self.prob_chart = BarChart("Probabilities", style.BAR_PROB)
+        for chart in (self.logit_chart, self.prob_chart):
+            chart.barClicked.connect(self.append_token)
+        options = QHBoxLayout()
+        for w in (self.k, self.temperature, self.full, self.direct):
+            options.addWidget(w)
+        options.addStretch(1)
+        loading = QHBoxLayout()
+        loading.addWidget(self.lm_note, 1)
+        loading.addWidget(self.lm_progress)
+        loading.addWidget(self.lm_cancel)
+        self._show_lm_loading(False)
+        charts = QHBoxLayout()
+        charts.addWidget(self.logit_chart, 1)
+        charts.addWidget(self.prob_chart, 1)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.text)
+        layout.addLayout(options)
+        layout.addLayout(loading)
+        layout.addWidget(self.tokens)
+        layout.addWidget(self.message)
+        layout.addLayout(charts, 1)
+        layout.addWidget(self.caption)
+
+    # --- model ------------------------------------------------------------------------------
+    def on_model(self, summary) -> None:
+        """A new model: the old bars, tokens and notes go; the text is asked again."""
+        self.request_id = self.shown_id = self.lm_id = 0
+        self.lm_needed = summary.lm_needed
+        self.vocab_size = summary.info["vocab_size"]
+        self._clear_results()
+        self._show_lm_loading(False)
+        self.lm_note.setText("")
+        # Clicked ids name tokens of the old vocabulary: keep the text, forget the ids.
+        self.prompt.parts = [(self.prompt.text, None)] if self.prompt.text else []
+        self.text.setEnabled(summary.text_enabled)
+        self.message.setText(summary.text_disabled_reason or "")
+        if summary.text_enabled and self.text.toPlainText().strip():
+            self.run()
+
+    def _clear_results(self) -> None:
+        self.results = []
+        self.tokens.setText("")
+        self.caption.setText("")
+        self.message.setText("")
+        self.logit_chart.clear_bars()
+        self.prob_chart.clear_bars()
+
+    # --- the prompt -------------------------------------------------------------------------
+    def set_text(self, text: str) -> None:
+        self.text.setPlainText(text)
+        self.timer.stop()
+        self.run()
+
+    def _text_edited(self) -> None:
+        self.prompt.set_text(self.text.toPlainText())
+        self.timer.start()
+
+    def append_token(self, row: int) -> None:
+        """Step through generation: append the clicked bar's token, by its id."""
+        if 0 <= row < len(self.results):
+            hit = self.results[row]
+            self.prompt.append_token(hit.id, hit.text)
+            self.text.blockSignals(True)  # the prompt already holds it, as an id
+            self.text.setPlainText(self.prompt.text)
+            self.text.blockSignals(False)
+            self.text.moveCursor(self.text.textCursor().MoveOperation.End)
+            self.run()
+
+    def run(self) -> None:
+        self.timer.stop()
+        self.prompt.set_text(self.text.toPlainText())  # a no-op unless the box changed unseen
+        if not self.text.toPlainText().strip():
+            self.message.setText("Type some text: the model predicts the token that comes after it.")
+            return
+        if self.full.isChecked() and self.lm_needed:
+            self._load_language_model()
+            return
+        self.request_id = self.submit(rq.Logits(
+            text=self.prompt.request_prompt(), k=self.k.value(), temperature=self.temperature.value(),
+            direct=self.direct.isChecked(),
+        ))
+
+    # --- the language model -------------------------------------------------------------------
+    def _load_language_model(self) -> None:
+        if not self.lm_id:
+            self.lm_id = self.submit(rq.LoadLanguageModel())
+        self.lm_note.setText("Loading the language model… (once per model; the direct path works meanwhile)")
+        self._show_lm_loading(True)
+
+    def _show_lm_loading(self, on: bool) -> None:
+        for w in (self.lm_progress, self.lm_cancel):
+            w.setVisible(on)
+
+    def on_language_model(self, rid: int) -> None:
+        if rid != self.lm_id:
+            return
+        self.lm_id = 0
+        self.lm_needed = False
+        self._show_lm_loading(False)
+        self.lm_note.setText("")
+        self.run()
+
+    def on_language_model_failed(self, rid: int, message: str) -> None:
+        if rid == self.lm_id:
+            self.lm_id = 0
+            self._show_lm_loading(False)
+            self.lm_note.setText("")
+            self.message.setText(message + " The direct path still works.")
+
+    def on_language_model_cancelled(self, rid: int) -> None:
+        if rid == self.lm_id:
+            self.lm_id = 0
+            self._show_lm_loading(False)
+            self.lm_note.setText("Loading the language model was cancelled. Edit the text to try again, "
+                                 "or pick the direct path.")
+
+    # --- results ------------------------------------------------------------------------------
+    def on_result(self, rid: int, result) -> None:
+        if rid != self.request_id:
+            return
+        self.results = result.results
+        self.message.setText("  ".join(result.notes))
+        shown = " | ".join(label for _, label in result.tokens[-60:])
+        more = f"… ({len(result.tokens):,} tokens) " if len(result.tokens) > 60 else ""
+        self.tokens.setText(f"The model sees {len(result.tokens)} token(s): {more}{shown}")
+        labels = [r.token for r in result.results]
+        self.logit_chart.set_bars(labels, [r.logit for r in result.results], "{:.2f}")
+        self.prob_chart.set_bars(labels, [r.prob for r in result.results], "{:.1%}")
+        path = "the full model" if result.path == "full" else "the direct path (embedding → head, no blocks)"
+        self.prob_chart.item.setTitle(f"Probabilities at temperature {result.temperature:g}", size=f"{style.LABEL_POINT_SIZE}pt", color="k")
+        total = sum(r.prob for r in result.results)
+        self.caption.setText(
+            f"Next-token scores from {path}. Probabilities are a softmax over all {self.vocab_size:,} tokens, "
+            f"so these {len(result.results)} bars sum to {total:.1%}, not 100%. Click a bar to append that token."
+        )
+        self.shown_id = rid
+
+    def on_failed(self, rid: int, message: str) -> None:
+        if rid == self.request_id:
+            self.message.setText(message)

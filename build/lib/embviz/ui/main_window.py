@@ -1,0 +1,305 @@
+"""The main window: menus, the four tabs, the status bar, and the routing of worker
+results to the panel that asked.
+
+The window shows one model generation at a time. Every request it sends carries that
+generation, and a result for any other generation is dropped here, so no panel ever
+draws numbers of a model that is no longer on screen."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (
+    QFileDialog, QInputDialog, QMainWindow, QMessageBox, QProgressBar, QSizePolicy, QTabWidget,
+)
+
+from embviz import requests as rq
+from embviz.core.lessons import LESSONS
+from embviz.settings import Settings
+from embviz.ui import style
+from embviz.ui.analogy_panel import AnalogyPanel
+from embviz.ui.logits_panel import LogitsPanel
+from embviz.ui.map_panel import MapPanel
+from embviz.ui.neighbours_panel import NeighboursPanel
+from embviz.ui.widgets import ElidedLabel, MessageLabel
+from embviz.worker import ComputeWorker
+from embviz.wordsets import preset_word_sets
+
+ARROW_COLORS = [style.SET_COLORS[1], style.SET_COLORS[0]]
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, worker: ComputeWorker | None = None, settings: Settings | None = None, device: str = "auto") -> None:
+        super().__init__()
+        self.setWindowTitle("embviz")
+        self.resize(1400, 900)
+        self.setAcceptDrops(True)
+        self.device = device
+        self.settings = settings or Settings()
+        self.worker = worker or ComputeWorker(self)
+        self.summary = None
+        self.generation = 0  # the model generation on screen
+        self._asked: dict[int, int] = {}  # request id → generation it was asked of
+        self.load_id = 0
+        self.loading_source: str | None = None
+        self.last_error: str | None = None
+
+        submit, cancel = self.submit, self.worker.cancel
+        self.map_panel = MapPanel(submit, cancel, self.settings, preset_word_sets())
+        self.neighbours = NeighboursPanel(submit)
+        self.analogies = AnalogyPanel(submit)
+        self.logits = LogitsPanel(submit, cancel)
+        self.tabs = QTabWidget()
+        self.tabs.tabBar().setFont(style.font(style.BASE_POINT_SIZE + 1, bold=True))
+        self.tabs.addTab(self.map_panel, "Map")
+        self.tabs.addTab(self.neighbours, "Neighbours")
+        self.tabs.addTab(self.analogies, "Analogies")
+        self.tabs.addTab(self.logits, "Next-token logits")
+        self.setCentralWidget(self.tabs)
+
+        self.map_panel.tokenClicked.connect(self._token_clicked)
+        self.map_panel.statusMessage.connect(self.show_message)
+        self.neighbours.highlight.connect(self.map_panel.view.set_selected)
+        self.neighbours.statusMessage.connect(self.show_message)
+        self.analogies.highlight.connect(self.map_panel.view.set_selected)
+        self.analogies.showArrows.connect(
+            lambda pairs: self.map_panel.view.set_arrows([(a, b, ARROW_COLORS[i % 2]) for i, (a, b) in enumerate(pairs)])
+        )
+
+        # Messages on the left, elided to fit; the model on the right behind a rule, so
+        # the two never run into each other.
+        self.message = MessageLabel()
+        self.model_label = ElidedLabel("No model")
+        # Fixed: its width is set by _share_status_bar (an Ignored policy lets the layout squeeze it).
+        self.model_label.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Preferred)
+        self.model_label.setStyleSheet("QLabel { border-left: 1px solid #888; padding-left: 8px; }")
+        self.load_progress = QProgressBar()
+        self.load_progress.setRange(0, 1000)
+        self.load_progress.setMaximumWidth(320)
+        self.load_progress.hide()
+        self.statusBar().addWidget(self.message, 1)
+        self.statusBar().addPermanentWidget(self.load_progress)
+        self.statusBar().addPermanentWidget(self.model_label)
+        self.message.changed.connect(self._share_status_bar)
+        self._build_menus()
+
+        self.worker.progressed.connect(self._progressed)
+        self.worker.finished.connect(self._finished)
+        self.worker.failed.connect(self._failed)
+        self.worker.cancelled.connect(self._cancelled)
+        if self.settings.problem:
+            self.show_message(self.settings.problem)
+
+    # --- menus ------------------------------------------------------------------------------
+    def _build_menus(self) -> None:
+        file_menu = self.menuBar().addMenu("&File")
+        for text, shortcut, slot in (
+            ("Open file…", QKeySequence.StandardKey.Open, self.open_file_dialog),
+            ("Open folder…", None, self.open_folder_dialog),
+            ("Open hub id…", None, self.open_hub_dialog),
+        ):
+            action = QAction(text, self)
+            if shortcut is not None:
+                action.setShortcut(shortcut)
+            action.triggered.connect(slot)
+            file_menu.addAction(action)
+        self.recent_menu = file_menu.addMenu("Recent models")
+        lessons = file_menu.addMenu("Lesson models")
+        default = QAction("Default model (SmolLM2-135M)", self)
+        default.triggered.connect(lambda: self.open_model(None))
+        lessons.addAction(default)
+        for name, (_, description) in LESSONS.items():
+            action = QAction(f"{name}: {description}", self)
+            action.triggered.connect(lambda _checked=False, n=name: self.open_model(n))
+            lessons.addAction(action)
+        file_menu.addSeparator()
+        quit_action = QAction("Quit", self)
+        quit_action.setShortcut(QKeySequence.StandardKey.Quit)
+        quit_action.triggered.connect(self.close)
+        file_menu.addAction(quit_action)
+        self._fill_recent()
+
+    def _fill_recent(self) -> None:
+        self.recent_menu.clear()
+        for source in self.settings.recent_models:
+            action = QAction(source, self)
+            action.triggered.connect(lambda _checked=False, s=source: self.open_model(s))
+            self.recent_menu.addAction(action)
+        self.recent_menu.setEnabled(bool(self.settings.recent_models))
+
+    def open_file_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open a checkpoint", "", "Checkpoints (*.gguf *.safetensors *.pt *.pth *.bin);;All files (*)")
+        if path:
+            self.open_model(path)
+
+    def open_folder_dialog(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Open a Hugging Face model folder")
+        if path:
+            self.open_model(path)
+
+    def open_hub_dialog(self) -> None:
+        repo, ok = QInputDialog.getText(self, "Open hub id", "Hugging Face id (from the local cache), e.g. HuggingFaceTB/SmolLM2-135M:")
+        if ok and repo.strip():
+            self.open_model(repo.strip())
+
+    def dragEnterEvent(self, event) -> None:
+        if event.mimeData().hasUrls():
+            event.acceptProposedAction()
+
+    def dropEvent(self, event) -> None:
+        urls = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
+        if urls:
+            self.open_model(urls[0])
+
+    # --- loading ----------------------------------------------------------------------------
+    def open_model(self, source: str | None) -> None:
+        """Open a checkpoint; the worker stops every job of the model shown at once."""
+        self.loading_source = source
+        self.load_id = self.submit(rq.LoadModel(source=source, device=self.device))
+        self.load_progress.setValue(0)
+        self.load_progress.show()
+        self.set_model_text(f"Opening {Path(source).name if source else 'the default model'}…")
+
+    def submit(self, request: rq.Request) -> int:
+        """Send a request about the model on screen; panels submit through this."""
+        request.generation = self.generation
+        rid = self.worker.submit(request)
+        self._asked[rid] = self.generation
+        return rid
+
+    def show_message(self, text: str, timeout_ms: int = 15000) -> None:
+        self.message.show_message(text, timeout_ms)
+
+    # --- routing ------------------------------------------------------------------------------
+    def _panel_for(self, channel: str):
+        return {
+            rq.Project.channel: self.map_panel, rq.Neighbours.channel: self.neighbours,
+            rq.Analogy.channel: self.analogies, rq.Logits.channel: self.logits, rq.Benchmark.channel: self.analogies,
+            rq.LoadLanguageModel.channel: self.logits,
+        }.get(channel)
+
+    def _current(self, rid: int, ended: bool = False) -> bool:
+        """Whether request `rid` was asked of the model on screen (loads always are)."""
+        generation = self._asked.pop(rid, None) if ended else self._asked.get(rid)
+        return generation == self.generation
+
+    def _progressed(self, channel: str, rid: int, fraction: float, stage: str, preview) -> None:
+        if channel == rq.LoadModel.channel:
+            if rid == self.load_id:
+                self.load_progress.setValue(int(fraction * 1000))
+                self.load_progress.setFormat(stage)
+            return
+        if not self._current(rid):
+            return
+        panel = self._panel_for(channel)
+        if panel is not None and hasattr(panel, "on_progress"):
+            panel.on_progress(rid, fraction, stage, preview)
+
+    def _finished(self, channel: str, rid: int, result) -> None:
+        if channel == rq.LoadModel.channel:
+            self._asked.pop(rid, None)
+            if rid == self.load_id:
+                self._model_loaded(result)
+            return
+        if not self._current(rid, ended=True):
+            return  # asked of another model: never drawn
+        if channel == rq.Search.channel:
+            self.map_panel.on_search(rid, result)
+        elif channel.startswith(rq.WORDSET_PREFIX):
+            self.map_panel.on_word_set(rid, result)
+        elif channel == rq.Benchmark.channel:
+            self.analogies.on_benchmark(rid, result)
+        elif channel == rq.LoadLanguageModel.channel:
+            self.logits.on_language_model(rid)
+        elif (panel := self._panel_for(channel)) is not None:
+            panel.on_result(rid, result)
+
+    def _failed(self, channel: str, rid: int, message: str) -> None:
+        if channel == rq.LoadModel.channel:
+            self._asked.pop(rid, None)
+            if rid == self.load_id:
+                self.load_progress.hide()
+                self.set_model_text(self._model_text() if self.summary else "No model")
+                self.last_error = message
+                self.show_message(message, 30000)
+                # Non-modal: the window stays usable (and tests and demos never block on it).
+                box = QMessageBox(QMessageBox.Icon.Warning, "Could not open the model", message, parent=self)
+                box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+                box.open()
+            return
+        if not self._current(rid, ended=True):
+            return
+        if channel == rq.Search.channel or channel.startswith(rq.WORDSET_PREFIX):
+            self.map_panel.on_failed(rid, message)
+        elif channel == rq.LoadLanguageModel.channel:
+            self.logits.on_language_model_failed(rid, message)
+        elif (panel := self._panel_for(channel)) is not None:
+            panel.on_failed(rid, message)
+        else:
+            self.show_message(message)
+
+    def _cancelled(self, channel: str, rid: int) -> None:
+        if channel == rq.LoadModel.channel:
+            self._asked.pop(rid, None)
+            if rid == self.load_id:  # the newest load: nothing else is on its way
+                self.load_progress.hide()
+                self.set_model_text(self._model_text() if self.summary else "No model")
+            return
+        if not self._current(rid, ended=True):
+            return
+        if channel == rq.LoadLanguageModel.channel:
+            self.logits.on_language_model_cancelled(rid)
+        elif (panel := self._panel_for(channel)) is not None and hasattr(panel, "on_cancelled"):
+            panel.on_cancelled(rid)
+        elif channel == rq.Search.channel or channel.startswith(rq.WORDSET_PREFIX):
+            self.map_panel.on_cancelled(rid)
+
+    def _model_loaded(self, summary) -> None:
+        self.summary = summary
+        self.generation = summary.generation
+        self._asked = {rid: g for rid, g in self._asked.items() if g == self.generation}
+        self.load_progress.hide()
+        self.message.clear_message()  # messages belong to the model they were about
+        self.set_model_text(self._model_text())
+        self.setWindowTitle(f"embviz — {summary.info['name']}")
+        self.tabs.setTabEnabled(3, True)
+        for panel in (self.map_panel, self.neighbours, self.analogies, self.logits):
+            panel.on_model(summary)
+        if summary.info["notes"]:
+            self.show_message("   •   ".join(summary.info["notes"]), 30000)
+        if self.loading_source:
+            try:
+                self.settings.add_recent(self.loading_source)
+            except OSError as exc:
+                self.show_message(f"Could not save the recent-models list: {exc}")
+            self._fill_recent()
+
+    def set_model_text(self, text: str) -> None:
+        self.model_label.set_full_text(text)
+        self._share_status_bar()
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._share_status_bar()
+
+    def _share_status_bar(self) -> None:
+        """The model label takes what it needs, up to 55 % of the width while a message is
+        shown; the message has the rest."""
+        share = 0.55 if self.message.full_text else 0.95
+        self.model_label.setFixedWidth(min(self.model_label.text_width() + 12, int(self.width() * share)))
+
+    def _model_text(self) -> str:
+        info = self.summary.info
+        share = f", table = {info['embedding_share']:.0%} of parameters" if info.get("embedding_share") else ""
+        return (f"{info['name']}  |  {info['vocab_size']:,} tokens × {info['dim']:,} dims  |  "
+                f"{info['device']}, {info['dtype']}{share}")
+
+    def _token_clicked(self, token_id: int) -> None:
+        self.neighbours.show_token(token_id)
+        self.map_panel.view.set_selected([token_id])
+
+    def closeEvent(self, event) -> None:
+        self.worker.shutdown()
+        super().closeEvent(event)

@@ -1,0 +1,240 @@
+"""Map tab: projection controls, progress and cancel, search, word sets, and the map."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QCheckBox, QComboBox, QHBoxLayout, QInputDialog, QLabel, QLineEdit, QListWidget, QListWidgetItem,
+    QProgressBar, QPushButton, QSpinBox, QSplitter, QVBoxLayout, QWidget,
+)
+
+from embviz import requests as rq
+from embviz.state import WordSetsState
+from embviz.ui import style
+from embviz.ui.map_view import MapView
+from embviz.wordsets import parse_word_list
+
+METHOD_NAMES = {"pca": "PCA (instant)", "tsne": "t-SNE (minutes)", "umap": "UMAP (minutes)"}
+SUBSETS = {"all": "All rows", "first": "First N ids", "words": "Whole words only"}
+HOVER_HINT = "Hover over a point to see its token; click it to list its neighbours."
+
+
+class MapPanel(QWidget):
+    tokenClicked = Signal(int)
+    statusMessage = Signal(str)
+
+    def __init__(self, submit, cancel, settings, presets: dict[str, list[str]], parent=None) -> None:
+        super().__init__(parent)
+        self.submit = submit
+        self.settings = settings
+        self.presets = presets
+        self.request_id = 0
+        self.search_id = 0
+        self.set_ids: dict[int, str] = {}  # word-set lookups on their way: request id → set name
+        self.color_of: dict[str, object] = {}
+        self.word_sets = WordSetsState()
+        self.view = MapView()
+        self.view.pointClicked.connect(self.tokenClicked)
+        self.view.pointHovered.connect(self._hovered)
+
+        self.method = QComboBox()
+        for key, text in METHOD_NAMES.items():
+            self.method.addItem(text, key)
+        self.subset = QComboBox()
+        for key, text in SUBSETS.items():
+            self.subset.addItem(text, key)
+        self.limit = QSpinBox()
+        self.limit.setRange(10, 10_000_000)
+        self.limit.setValue(5000)
+        self.limit.setSingleStep(1000)
+        self.limit.setPrefix("N = ")
+        self.limit.setEnabled(False)
+        self.subset.currentIndexChanged.connect(lambda: self.limit.setEnabled(self.subset.currentData() == "first"))
+        self.run_button = QPushButton("Draw map")
+        self.run_button.clicked.connect(self.run_projection)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.clicked.connect(lambda: cancel(rq.Project.channel))
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.progress.setTextVisible(False)
+        self.progress.setFixedWidth(220)
+        self.status = QLabel("")
+        self.status.setWordWrap(True)
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Find tokens (text, or a regex)…")
+        self.search.returnPressed.connect(self.run_search)
+        self.regex = QCheckBox("regex")
+        self.hover_label = QLabel(HOVER_HINT)
+        self.hover_label.setFont(style.font(style.LABEL_POINT_SIZE, bold=True))
+
+        self.sets = QListWidget()
+        self.sets.setMaximumWidth(260)
+        self.sets.itemChanged.connect(self._set_toggled)
+        add_set = QPushButton("Add word set…")
+        add_set.clicked.connect(self.add_custom_set)
+        side = QVBoxLayout()
+        side.addWidget(QLabel("Highlight word sets"))
+        side.addWidget(self.sets)
+        side.addWidget(add_set)
+        side_widget = QWidget()
+        side_widget.setLayout(side)
+
+        controls = QHBoxLayout()
+        for w in (QLabel("Method"), self.method, QLabel("Rows"), self.subset, self.limit, self.run_button, self.cancel_button):
+            controls.addWidget(w)
+        controls.addWidget(self.progress)
+        controls.addStretch(1)
+        search_row = QHBoxLayout()
+        search_row.addWidget(self.search, 1)
+        search_row.addWidget(self.regex)
+        search_row.addWidget(self.status, 1)
+
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(self.view)
+        splitter.addWidget(side_widget)
+        splitter.setStretchFactor(0, 1)
+        layout = QVBoxLayout(self)
+        layout.addLayout(controls)
+        layout.addLayout(search_row)
+        layout.addWidget(self.hover_label)
+        layout.addWidget(splitter, 1)
+        self._fill_sets()
+
+    # --- model and projection ---------------------------------------------------------------
+    def on_model(self, summary) -> None:
+        """A new model: nothing of the old one stays (points, sets, rings, arrows, hover)."""
+        self.request_id = self.search_id = 0
+        self.set_ids.clear()
+        self.word_sets.model_changed()
+        self.view.clear_map()
+        self.view.set_labels(summary.labels)
+        self.hover_label.setText(HOVER_HINT)
+        self.method.setCurrentIndex(0)
+        self.run_projection()
+        for name in self.word_sets.ticked:
+            self._request_set(name)
+
+    def run_projection(self) -> None:
+        request = rq.Project(method=self.method.currentData(), subset=self.subset.currentData(), limit=self.limit.value())
+        self.request_id = self.submit(request)
+        self.cancel_button.setEnabled(True)
+        self.progress.setValue(0)
+        self.status.setText(f"{METHOD_NAMES[request.method].split(' ')[0]}: starting…")
+
+    def on_progress(self, rid: int, fraction: float, stage: str, preview) -> None:
+        if rid != self.request_id:
+            return
+        self.progress.setValue(int(fraction * 1000))
+        self.status.setText(f"{stage} — {fraction:.0%}")
+        if isinstance(preview, tuple):  # (row ids, coordinates so far): t-SNE's live picture
+            self.view.set_points(*preview, autorange=True)
+
+    def on_result(self, rid: int, projection) -> None:
+        if rid != self.request_id:
+            return
+        self.view.set_points(projection.ids, projection.coords)
+        self.cancel_button.setEnabled(False)
+        self.progress.setValue(1000)
+        extra = ""
+        if projection.explained:
+            extra = f" — axes explain {projection.explained[0]:.1%} and {projection.explained[1]:.1%} of the variance"
+        self.status.setText(f"{METHOD_NAMES[projection.method].split(' ')[0]} of {len(projection.ids):,} rows{extra}")
+        for note in projection.notes:
+            self.statusMessage.emit(note)
+
+    def on_failed(self, rid: int, message: str) -> None:
+        if rid == self.request_id:
+            self.cancel_button.setEnabled(False)
+            self.status.setText("Map failed: " + message)
+        elif rid == self.search_id:
+            self.statusMessage.emit(message)
+        elif (name := self.set_ids.pop(rid, None)) is not None:
+            self.statusMessage.emit(f"{name}: {message}")
+
+    def on_cancelled(self, rid: int) -> None:
+        if rid == self.request_id:
+            self.cancel_button.setEnabled(False)
+            self.status.setText("Cancelled — the last picture is kept")
+        self.set_ids.pop(rid, None)
+
+    # --- search -------------------------------------------------------------------------------
+    def run_search(self) -> None:
+        self.search_id = self.submit(rq.Search(pattern=self.search.text(), regex=self.regex.isChecked()))
+
+    def on_search(self, rid: int, ids: list[int]) -> None:
+        if rid != self.search_id:
+            return
+        shown = [i for i in ids if self.view.position_of(i) is not None]
+        self.view.set_word_set("search", shown, style.SEARCH_COLOR)
+        self.view.set_selected(shown[:12])
+        self.view.zoom_to(shown)
+        more = "" if len(ids) < 500 else " (first 500)"
+        self.statusMessage.emit(f"Search '{self.search.text()}': {len(ids)} tokens{more}, {len(shown)} on this map")
+
+    # --- word sets: ticks, dots and legend all follow self.word_sets -----------------------
+    def _fill_sets(self) -> None:
+        names = list(self.presets) + [n for n in self.settings.word_sets if n not in self.presets]
+        self.word_sets.set_names(names)
+        self.sets.blockSignals(True)
+        self.sets.clear()
+        for i, name in enumerate(names):
+            item = QListWidgetItem(name)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            checked = self.word_sets.is_ticked(name)
+            item.setCheckState(Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
+            item.setForeground(style.SET_COLORS[i % len(style.SET_COLORS)])
+            self.color_of[name] = style.SET_COLORS[i % len(style.SET_COLORS)]
+            self.sets.addItem(item)
+        self.sets.blockSignals(False)
+
+    def words_of(self, name: str) -> list[str]:
+        return self.presets.get(name) or self.settings.word_sets.get(name, [])
+
+    def show_word_set(self, name: str, on: bool = True) -> None:
+        items = self.sets.findItems(name, Qt.MatchFlag.MatchExactly)
+        if items:
+            items[0].setCheckState(Qt.CheckState.Checked if on else Qt.CheckState.Unchecked)
+
+    def _set_toggled(self, item: QListWidgetItem) -> None:
+        name = item.text()
+        on = item.checkState() == Qt.CheckState.Checked
+        self.word_sets.tick(name, on)
+        if on:
+            self._request_set(name)
+        else:
+            self.view.remove_word_set(name)
+
+    def _request_set(self, name: str) -> None:
+        rid = self.submit(rq.WordSet(name=name, words=self.words_of(name)))
+        self.set_ids = {r: n for r, n in self.set_ids.items() if n != name}  # only the newest lookup counts
+        self.set_ids[rid] = name
+
+    def on_word_set(self, rid: int, view) -> None:
+        if self.set_ids.pop(rid, None) is None or not self.word_sets.resolve(view.name, view.ids):
+            return  # an older lookup, or a set unticked while this one was on its way
+        self.view.set_word_set(view.name, view.ids, self.color_of.get(view.name, style.SET_COLORS[0]))
+        if view.missing:
+            self.statusMessage.emit(f"{view.name}: not single tokens here: {', '.join(view.missing)}")
+
+    def add_custom_set(self) -> None:
+        name, ok = QInputDialog.getText(self, "New word set", "Name of the set:")
+        if not ok or not name.strip():
+            return
+        words, ok = QInputDialog.getMultiLineText(self, "New word set", "Words, separated by commas or new lines:")
+        if not ok:
+            return
+        self.add_word_set(name.strip(), parse_word_list(words))
+
+    def add_word_set(self, name: str, words: list[str]) -> None:
+        """Save a set of the user's and tick it; the sets already ticked stay ticked."""
+        self.settings.set_word_set(name, words)
+        self.word_sets.tick(name, False)  # its words may have changed: look them up again
+        self.view.remove_word_set(name)
+        self._fill_sets()
+        self.show_word_set(name)
+
+    def _hovered(self, token_id: int) -> None:
+        if token_id >= 0 and token_id < len(self.view.labels):
+            self.hover_label.setText(f"{self.view.labels[token_id]}   (id {token_id})")

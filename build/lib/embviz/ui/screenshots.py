@@ -1,0 +1,78 @@
+"""`embviz screenshot --out DIR`: open the real window, drive each panel with the
+lessons' demos, save one PNG per panel, exit."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from embviz.core.errors import EmbvizError
+
+DEMO_SETS = ("weekdays", "months", "numbers")
+
+
+def _wait(app, done, what: str, timeout: float = 600.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not done():
+        app.processEvents()
+        if time.monotonic() > deadline:
+            raise EmbvizError(f"Timed out waiting for {what}.")
+        time.sleep(0.02)
+    for _ in range(5):  # let the last repaint land
+        app.processEvents()
+        time.sleep(0.02)
+
+
+def run_screenshots(out: str, model: str | None = None, device: str = "auto") -> int:
+    from embviz.ui.app import install_excepthook, make_app
+    from embviz.ui.main_window import MainWindow
+
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    app = make_app()
+    window = MainWindow(device=device)
+    window.resize(1400, 900)
+    install_excepthook(window)
+    window.show()
+    failure: list[str] = []
+    window.worker.failed.connect(lambda channel, _rid, message: channel == "load" and failure.append(message))
+    window.open_model(model)
+    _wait(app, lambda: window.summary is not None or failure, "the model to load")
+    if failure:
+        raise EmbvizError(failure[0])
+    panel = window.map_panel
+    _wait(app, lambda: panel.view.ids.size > 0 or panel.status.text().startswith("Map failed"), "the map")
+    for name in DEMO_SETS:
+        panel.show_word_set(name)
+    _wait(app, lambda: not panel.set_ids, "the word sets")
+    saved = []
+
+    def save(name: str) -> None:
+        path = folder / f"{name}.png"
+        window.grab().save(str(path))
+        saved.append(path)
+
+    save("map")
+    window.tabs.setCurrentWidget(window.neighbours)
+    window.neighbours.word.setText("king")
+    window.neighbours.run()
+    _wait(app, lambda: window.neighbours.table.rowCount() > 0 or window.neighbours.message.text(), "neighbours")
+    save("neighbours")
+    window.tabs.setCurrentWidget(window.analogies)
+    window.analogies.set_words("king", "man", "woman")
+    _wait(app, lambda: window.analogies.table.rowCount() > 0 or window.analogies.message.text(), "the analogy")
+    save("analogies")
+    window.tabs.setCurrentWidget(window.map_panel)
+    view = panel.view
+    view.zoom_to(view._selected)
+    _wait(app, lambda: True, "the map")
+    save("analogy_map")
+    window.tabs.setCurrentWidget(window.logits)
+    if window.logits.text.isEnabled():
+        window.logits.set_text("The capital of France is")
+        _wait(app, lambda: window.logits.results or window.logits.message.text(), "the logits")
+    save("logits")
+    for path in saved:
+        print(path)
+    window.close()
+    return 0

@@ -1,0 +1,113 @@
+"""Small shared widgets: a results table and a word field with completion."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QStringListModel, Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView, QCompleter, QHeaderView, QLabel, QLineEdit, QSizePolicy, QTableWidget, QTableWidgetItem,
+)
+
+from embviz.ui import style
+
+HIDE_SPECIAL_TEXT = "Hide special and partial tokens"
+HIDE_SPECIAL_TIP = ("Leave out special tokens (<|endoftext|>, …) and byte pieces that are not whole characters. "
+                    "The command line's --hide-special does the same.")
+
+
+class ResultsTable(QTableWidget):
+    """Read-only rows of (token, id, score, …) in a large font."""
+
+    tokenClicked = Signal(int)  # the token id of the clicked row
+
+    def __init__(self, headers: list[str], parent=None) -> None:
+        super().__init__(0, len(headers), parent)
+        self.setHorizontalHeaderLabels(headers)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.verticalHeader().setVisible(False)
+        self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.setFont(style.font(style.LABEL_POINT_SIZE))
+        self.verticalHeader().setDefaultSectionSize(34)
+        self.ids: list[int] = []
+        self.cellClicked.connect(lambda row, _col: self.tokenClicked.emit(self.ids[row]))
+
+    def fill(self, rows: list[tuple], ids: list[int]) -> None:
+        self.setRowCount(len(rows))
+        self.ids = list(ids)
+        for r, row in enumerate(rows):
+            for c, value in enumerate(row):
+                text = f"{value:.3f}" if isinstance(value, float) else str(value)
+                item = QTableWidgetItem(text)
+                if not isinstance(value, str):
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                self.setItem(r, c, item)
+
+
+class WordField(QLineEdit):
+    """A line edit that completes from the vocabulary's labels ("␣king" for " king")."""
+
+    def __init__(self, placeholder: str = "", parent=None) -> None:
+        super().__init__(parent)
+        self.setPlaceholderText(placeholder)
+        self.setFont(style.font(style.LABEL_POINT_SIZE))
+        self._model = QStringListModel(self)
+        completer = QCompleter(self._model, self)
+        completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        completer.setModelSorting(QCompleter.ModelSorting.UnsortedModel)
+        completer.setMaxVisibleItems(12)
+        self.setCompleter(completer)
+
+    def set_vocabulary(self, labels: list[str]) -> None:
+        self._model.setStringList(labels)
+
+
+class ElidedLabel(QLabel):
+    """One line of text cut with "…" to the room it has; the whole text in its tooltip."""
+
+    def __init__(self, text: str = "", parent=None) -> None:
+        super().__init__(parent)
+        self.full_text = ""
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        # An explicit minimum: otherwise the last elided text's width becomes the minimum
+        # and the label never shrinks again.
+        self.setMinimumWidth(1)
+        self.setFont(style.font(style.BASE_POINT_SIZE))
+        self.set_full_text(text)
+
+    def set_full_text(self, text: str) -> None:
+        self.full_text = text
+        self.setToolTip(text)
+        self._fit()
+
+    def text_width(self) -> int:
+        """Pixels the whole text needs."""
+        return self.fontMetrics().horizontalAdvance(self.full_text) + 8
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit()
+
+    def _fit(self) -> None:
+        self.setText(self.fontMetrics().elidedText(self.full_text, Qt.TextElideMode.ElideRight, max(self.width() - 4, 0)))
+
+
+class MessageLabel(ElidedLabel):
+    """The status message, cleared after a while or when the model changes."""
+
+    changed = Signal()
+
+    def __init__(self, parent=None) -> None:
+        super().__init__("", parent)
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.timeout.connect(self.clear_message)
+
+    def show_message(self, text: str, timeout_ms: int = 15000) -> None:
+        self.set_full_text(text)
+        self._timer.start(timeout_ms)
+        self.changed.emit()
+
+    def clear_message(self) -> None:
+        self._timer.stop()
+        self.set_full_text("")
+        self.changed.emit()
