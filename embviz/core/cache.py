@@ -10,7 +10,9 @@ import hashlib
 import json
 import os
 import shutil
+import tempfile
 from pathlib import Path
+from typing import Callable
 
 _INDEX = "hashes.json"
 _CHUNK = 1 << 22
@@ -87,3 +89,19 @@ def clear_cache() -> int:
             else:
                 child.unlink(missing_ok=True)
     return size
+
+
+def keep_in_cache(parent: Path, name: str, write: Callable[[Path], None]) -> None:
+    """Write parent/name through a scratch folder and a rename, so a crash mid-write never
+    leaves a half entry. A cache that cannot be written only makes the next open slower."""
+    scratch = None
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=parent))
+        write(scratch)
+        scratch.rename(parent / name)
+    except (OSError, ValueError, RuntimeError):
+        pass  # read-only or full, or another process wrote the same entry first
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)

@@ -10,11 +10,12 @@ from embviz.core.device import pick_device
 from embviz.core.errors import EmbvizError, ProgressFn, no_progress
 from embviz.core.model import EmbeddingModel
 from embviz.core.default_model import default_model_path
-from embviz.core.lessons import lesson_path
+from embviz.core.lessons import example_path, lesson_path
 from embviz.core.readers.gguf import open_gguf
 from embviz.core.readers.hf_folder import is_hf_folder, open_hf_folder
 from embviz.core.readers.hub import looks_like_hub_id, resolve_hub_id
 from embviz.core.readers.state_dict import open_state_dict
+from embviz.core.readers.word_vectors import BINARY_SUFFIXES, TEXT_SUFFIXES, is_word2vec_binary, open_word_vectors
 
 STATE_DICT_SUFFIXES = (".safetensors", ".pt", ".pth", ".bin")
 HF_WEIGHT_NAMES = ("model.safetensors", "pytorch_model.bin")
@@ -28,7 +29,8 @@ def open_checkpoint(
     """Open any supported checkpoint; None means the default model.
 
     `source` may be a Hugging Face folder, a .gguf file, a .safetensors/.pt state
-    dict, a hub id, or a lesson name ("spells", "toy4").
+    dict, word vectors, a hub id, a lesson name ("spells", "toy4") or an example name
+    ("glove-6b-50d").
     """
     dev = device if isinstance(device, torch.device) else pick_device(device)
     text = "" if source is None else str(source).strip()
@@ -39,6 +41,8 @@ def open_checkpoint(
         model = open_state_dict(lesson, dev, name=f"lesson:{text.removeprefix('lesson:').lower()}")
         progress(1.0, "Ready", None)
         return model
+    elif (example := example_path(text)) is not None:
+        path = example
     else:
         path = Path(text).expanduser()
     if not path.exists():
@@ -62,6 +66,9 @@ def _open_path(path: Path, device: torch.device, progress: ProgressFn) -> Embedd
     suffix = path.suffix.lower()
     if suffix == ".gguf":
         return open_gguf(path, device, progress)
+    name = path.name.lower()
+    if suffix == ".npy" or name.endswith(TEXT_SUFFIXES) or (name.endswith(BINARY_SUFFIXES) and is_word2vec_binary(path)):
+        return open_word_vectors(path, device, progress)
     if suffix in STATE_DICT_SUFFIXES:
         # A weights file inside a Hugging Face folder opens as the whole folder.
         if path.name in HF_WEIGHT_NAMES and (path.parent / "config.json").is_file():
@@ -69,5 +76,5 @@ def _open_path(path: Path, device: torch.device, progress: ProgressFn) -> Embedd
         return open_state_dict(path, device)
     raise EmbvizError(
         f"{path.name}: unsupported file type '{suffix or '(none)'}'. embviz opens model folders, "
-        ".gguf, .safetensors, .pt/.bin files, hub ids and the lesson models."
+        ".gguf, .safetensors, .pt/.bin files, word vectors (.txt, .vec, word2vec .bin, .npy), hub ids and the lesson models."
     )

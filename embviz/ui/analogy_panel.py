@@ -166,4 +166,5 @@ class AnalogyPanel(QWidget):
             f"{result.kept:,} of {result.total:,} questions have four single-token words. "
             f"Accuracy with inputs excluded: {pct(result.accuracy_excluded)}; "
             f"with inputs allowed: {pct(result.accuracy_included)}."
+            + (" This vocabulary has no capitals, so the questions were lower-cased." if result.lowercased else "")
         )

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from embviz import requests as rq
-from embviz.core.lessons import LESSONS
+from embviz.core.lessons import EXAMPLES, LESSONS
 from embviz.settings import Settings
 from embviz.ui import style
 from embviz.ui.analogy_panel import AnalogyPanel
@@ -114,6 +114,11 @@ class MainWindow(QMainWindow):
             action = QAction(f"{name}: {description}", self)
             action.triggered.connect(lambda _checked=False, n=name: self.open_model(n))
             lessons.addAction(action)
+        examples = file_menu.addMenu("Example models")
+        for name, (_, _, title, _) in EXAMPLES.items():
+            action = QAction(title, self)
+            action.triggered.connect(lambda _checked=False, n=name: self.open_model(n))
+            examples.addAction(action)
         file_menu.addSeparator()
         quit_action = QAction("Quit", self)
         quit_action.setShortcut(QKeySequence.StandardKey.Quit)
@@ -130,7 +135,7 @@ class MainWindow(QMainWindow):
         self.recent_menu.setEnabled(bool(self.settings.recent_models))
 
     def open_file_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open a checkpoint", "", "Checkpoints (*.gguf *.safetensors *.pt *.pth *.bin);;All files (*)")
+        path, _ = QFileDialog.getOpenFileName(self, "Open a checkpoint", "", "Checkpoints and word vectors (*.gguf *.safetensors *.pt *.pth *.bin *.gz *.txt *.vec *.npy);;All files (*)")
         if path:
             self.open_model(path)
 

