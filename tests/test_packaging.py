@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -24,8 +25,12 @@ print(len(read_questions()), sorted(preset_word_sets())[:2])
 
 
 def test_the_wheel_carries_its_assets_and_runs_outside_the_checkout(tmp_path):
+    # Built from a copy: setuptools leaves build/ beside the sources, which must not be the checkout.
+    source = tmp_path / "source"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "build", "*.egg-info", "__pycache__", ".hypothesis", ".pytest_cache", "docs"))
     dist = tmp_path / "dist"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(dist), str(ROOT)],
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(dist), str(source)],
                    check=True, capture_output=True, timeout=600)
     (wheel,) = dist.glob("embviz-*.whl")
     names = zipfile.ZipFile(wheel).namelist()

@@ -1,1 +1,0 @@
-"""One module per checkpoint format; each turns files into tensors and a vocabulary."""
