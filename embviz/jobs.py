@@ -58,8 +58,18 @@ def resolve_typed(vocab: Vocabulary, word: str) -> int:
     return vocab.resolve(word)
 
 
-def run_request(model: EmbeddingModel, request: rq.Request, progress: ProgressFn) -> Any:
+def run_request(model: EmbeddingModel | None, request: rq.Request, progress: ProgressFn) -> Any:
     """What one request computes on `model`. Runs on a worker lane, never the GUI thread."""
+    if isinstance(request, rq.CacheSize):
+        from embviz.core.cache import cache_size
+
+        return cache_size()
+    if isinstance(request, rq.ClearCache):
+        from embviz.core.cache import clear_cache
+
+        return clear_cache()
+    if model is None:
+        raise EmbvizError("No model is open yet.")
     vocab = model.vocab
     if isinstance(request, rq.LoadLanguageModel):
         model.load_language_model(progress)

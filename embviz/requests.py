@@ -24,6 +24,7 @@ class Request:
 
     channel = "request"
     lane = QUICK
+    needs_model = True
 
 
 @dataclass
@@ -106,3 +107,20 @@ class Benchmark(Request):
     path: str | None = None
     channel = "benchmark"
     lane = LONG
+
+
+@dataclass
+class CacheSize(Request):
+    """Bytes in embviz's cache folder."""
+
+    channel = "cache"
+    needs_model = False
+
+
+@dataclass
+class ClearCache(Request):
+    """Empty the cache folder; on the models lane, so no open is writing to it meanwhile."""
+
+    channel = "cache"
+    lane = MODELS
+    needs_model = False

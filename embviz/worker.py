@@ -170,7 +170,8 @@ class ComputeWorker(QObject):
         channel, rid = request.channel, request.request_id
         with self._lock:
             model, generation = self._model, self._generation
-            stale = job.cancel.is_set() or (not isinstance(request, rq.LoadModel) and request.generation != generation)
+            stale = job.cancel.is_set() or (request.needs_model and not isinstance(request, rq.LoadModel)
+                                            and request.generation != generation)
         if stale:  # asked of a model that is gone, or cancelled while queued
             self.cancelled.emit(channel, rid)
             return
@@ -184,8 +185,6 @@ class ComputeWorker(QObject):
         try:
             if isinstance(request, rq.LoadModel):
                 result = open_model(request, progress)
-            elif model is None:
-                raise EmbvizError("No model is open yet.")
             else:
                 result = run_request(model, request, progress)
         except Cancelled:
@@ -204,7 +203,7 @@ class ComputeWorker(QObject):
                 self._model = result
                 self._generation += 1
                 self.finished.emit(channel, rid, summarise(result, self._generation))
-            elif generation != self._generation:
+            elif request.needs_model and generation != self._generation:
                 self.cancelled.emit(channel, rid)  # computed on a model that has just been replaced
             else:
                 self.finished.emit(channel, rid, result)

@@ -358,3 +358,32 @@ def test_a_switch_leaves_nothing_of_the_old_model_on_screen(qtbot, window):
     # The weekdays stay ticked and are looked up in the new vocabulary (none are words there).
     qtbot.waitUntil(lambda: "weekdays" in view.word_set_names(), timeout=30_000)
     assert len(view._sets["weekdays"][1]) == 0
+
+
+def test_clear_cache_reports_the_size_and_empties_the_folder(qtbot, worker, tmp_path, monkeypatch):
+    monkeypatch.setenv("EMBVIZ_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "cache" / "gguf" / "entry").mkdir(parents=True)
+    (tmp_path / "cache" / "gguf" / "entry" / "table.safetensors").write_bytes(b"x" * 5000)
+    ends = Ends(worker)
+    size = worker.submit(rq.CacheSize())  # no model needed
+    qtbot.waitUntil(lambda: ends.ended(size), timeout=10_000)
+    assert ends.of(size) == [("finished", 5000)]
+    cleared = worker.submit(rq.ClearCache())
+    qtbot.waitUntil(lambda: ends.ended(cleared), timeout=10_000)
+    assert ends.of(cleared) == [("finished", 5000)] and not any((tmp_path / "cache").iterdir())
+
+
+def test_file_clear_cache_asks_with_the_size_then_clears(qtbot, window, tmp_path, monkeypatch):
+    from PySide6.QtWidgets import QMessageBox
+
+    monkeypatch.setenv("EMBVIZ_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "cache" / "word-vectors").mkdir(parents=True)
+    (tmp_path / "cache" / "word-vectors" / "table.npy").write_bytes(b"x" * (3 << 20))
+    window.ask_to_clear_cache()
+    qtbot.waitUntil(lambda: any(isinstance(w, QMessageBox) and w.isVisible() for w in window.findChildren(QMessageBox)),
+                    timeout=10_000)
+    (box,) = [w for w in window.findChildren(QMessageBox) if w.isVisible()]
+    assert "holds 3 MB" in box.text()
+    box.button(QMessageBox.StandardButton.Yes).click()
+    qtbot.waitUntil(lambda: "Cache cleared: 3 MB freed." in window.message.full_text, timeout=10_000)
+    assert not any((tmp_path / "cache").iterdir())

@@ -120,6 +120,10 @@ class MainWindow(QMainWindow):
             action.triggered.connect(lambda _checked=False, n=name: self.open_model(n))
             examples.addAction(action)
         file_menu.addSeparator()
+        clear = QAction("Clear cache…", self)
+        clear.triggered.connect(self.ask_to_clear_cache)
+        file_menu.addAction(clear)
+        file_menu.addSeparator()
         quit_action = QAction("Quit", self)
         quit_action.setShortcut(QKeySequence.StandardKey.Quit)
         quit_action.triggered.connect(self.close)
@@ -157,6 +161,23 @@ class MainWindow(QMainWindow):
         urls = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
         if urls:
             self.open_model(urls[0])
+
+    # --- the cache ------------------------------------------------------------------------------
+    def ask_to_clear_cache(self) -> None:
+        """First the size (from the worker), then a question, then the deletion."""
+        self._cache_size_id = self.submit(rq.CacheSize())
+
+    def _cache_answer(self, rid: int, size: int) -> None:
+        if rid == getattr(self, "_cache_size_id", None):
+            box = QMessageBox(QMessageBox.Icon.Question, "Clear cache",
+                              f"The cache holds {size / 2**20:,.0f} MB: tables read from GGUF and word-vector files, "
+                              "and language models built for logits. Delete it? Files are read again when next opened.",
+                              QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, self)
+            box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+            box.accepted.connect(lambda: self.submit(rq.ClearCache()))
+            box.open()
+        else:
+            self.show_message(f"Cache cleared: {size / 2**20:,.0f} MB freed.")
 
     # --- loading ----------------------------------------------------------------------------
     def open_model(self, source: str | None) -> None:
@@ -210,7 +231,9 @@ class MainWindow(QMainWindow):
             return
         if not self._current(rid, ended=True):
             return  # asked of another model: never drawn
-        if channel == rq.Search.channel:
+        if channel == rq.CacheSize.channel:
+            self._cache_answer(rid, result)
+        elif channel == rq.Search.channel:
             self.map_panel.on_search(rid, result)
         elif channel.startswith(rq.WORDSET_PREFIX):
             self.map_panel.on_word_set(rid, result)
