@@ -363,7 +363,7 @@ def fig_window(args) -> None:
         panel.set_text("Hello")
         wait(app, lambda: not panel.lm_needed and bool(panel.results), 300)
         for label, text in LOGITS_TEXTS:
-            times, core = [], []
+            times = []
             for i in range(args.repeats * 2):
                 panel.text.blockSignals(True)
                 panel.text.setPlainText(text + " " * (i % 2))

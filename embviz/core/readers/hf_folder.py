@@ -10,7 +10,7 @@ from typing import Any
 
 import torch
 
-from embviz.core.device import ensure_fits_in_ram, free_bytes, human_bytes
+from embviz.core.device import ensure_fits_in_ram, free_bytes
 from embviz.core.errors import EmbvizError, ProgressFn, first_line, no_progress
 from embviz.core.model import EmbeddingModel
 from embviz.core.readers.assemble import assemble
