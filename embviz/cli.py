@@ -94,7 +94,7 @@ def run_command(args: argparse.Namespace) -> tuple[Any, str]:
     if args.command == "neighbors":
         from embviz.core.similarity import nearest_neighbours
 
-        hits = nearest_neighbours(model, vocab.resolve(args.word), args.k, centered=args.centered, keep=_keep(model, args))
+        hits = nearest_neighbours(model, vocab.resolve(args.word), args.k, centered=args.centered, keep=vocab.special_filter(args.hide_special))
         head = "(mean-centred cosine)\n" if args.centered else ""
         return {"results": [h.as_dict() for h in hits], "centered": args.centered}, head + _hits_text(hits)
     if args.command == "similarity":
@@ -107,7 +107,7 @@ def run_command(args: argparse.Namespace) -> tuple[Any, str]:
 
         a, b, c = parse_inputs(model, [args.a, args.b, args.c])
         result = analogy(model, a, b, c, k=args.k, exclude_inputs=not args.include_inputs, method=args.method,
-                         keep=_keep(model, args))
+                         keep=vocab.special_filter(args.hide_special))
         ranks = "\n".join(f"  input {r.role} {r.token!s:>16}  would rank {r.rank}" for r in result.input_ranks)
         text = _hits_text(result.results) + "\n" + ("inputs excluded; " if result.exclude_inputs else "inputs included; ") + "without exclusion:\n" + ranks
         return result.as_dict(), text
@@ -132,10 +132,6 @@ def run_command(args: argparse.Namespace) -> tuple[Any, str]:
                   for s in result.sections]
         return result.as_dict(), "\n".join(lines)
     raise AssertionError(args.command)
-
-
-def _keep(model, args):
-    return model.vocab.mask(hide_special=True, hide_partial=True) if args.hide_special else None
 
 
 def _project(model, args) -> tuple[Any, str]:

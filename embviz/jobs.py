@@ -78,8 +78,7 @@ def run_request(model: EmbeddingModel | None, request: rq.Request, progress: Pro
         from embviz.core.similarity import nearest_neighbours
 
         qid = request.query if isinstance(request.query, int) else resolve_typed(vocab, request.query)
-        keep = vocab.mask(hide_special=True, hide_partial=True) if request.hide_special else None
-        hits = nearest_neighbours(model, qid, request.k, centered=request.centered, keep=keep)
+        hits = nearest_neighbours(model, qid, request.k, centered=request.centered, keep=vocab.special_filter(request.hide_special))
         return NeighboursView(qid, vocab.label(qid), hits, request.centered)
     if isinstance(request, rq.Analogy):
         from embviz.core.analogy import analogy
@@ -89,8 +88,8 @@ def run_request(model: EmbeddingModel | None, request: rq.Request, progress: Pro
             if isinstance(q, str) and q.strip() == "":
                 raise EmbvizError(f"Word {role} is empty: an analogy needs three words.")
             ids.append(q if isinstance(q, int) else resolve_typed(vocab, q))
-        keep = vocab.mask(hide_special=True, hide_partial=True) if request.hide_special else None
-        result = analogy(model, *ids, k=request.k, exclude_inputs=request.exclude_inputs, method=request.method, keep=keep)
+        result = analogy(model, *ids, k=request.k, exclude_inputs=request.exclude_inputs, method=request.method,
+                         keep=vocab.special_filter(request.hide_special))
         return AnalogyView(ids, [vocab.label(i) for i in ids], result)
     if isinstance(request, rq.Logits):
         from embviz.core.logits import next_token_logits

@@ -35,6 +35,7 @@ class LoadModel(Request):
     device: str = "auto"
     channel = "load"
     lane = MODELS
+    needs_model = False  # it makes the next model; the one it was asked of does not matter
 
 
 @dataclass

@@ -170,8 +170,7 @@ class ComputeWorker(QObject):
         channel, rid = request.channel, request.request_id
         with self._lock:
             model, generation = self._model, self._generation
-            stale = job.cancel.is_set() or (request.needs_model and not isinstance(request, rq.LoadModel)
-                                            and request.generation != generation)
+            stale = job.cancel.is_set() or (request.needs_model and request.generation != generation)
         if stale:  # asked of a model that is gone, or cancelled while queued
             self.cancelled.emit(channel, rid)
             return

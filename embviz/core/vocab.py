@@ -174,6 +174,15 @@ class Vocabulary:
             hint = f" Did you mean '{SPACE_MARK}{word}' (with a leading space)?"
         raise EmbvizError(f"'{visible(word)}' is not one token but {len(pieces)}: {shown}.{hint}")
 
+    def special_filter(self, hide: bool) -> np.ndarray | None:
+        """The rows kept when special tokens and partial byte pieces are hidden (the
+        window's default, the CLI's --hide-special), or None when nothing is hidden."""
+        return self._ordinary_rows if hide else None
+
+    @cached_property
+    def _ordinary_rows(self) -> np.ndarray:
+        return self.mask(hide_special=True, hide_partial=True)
+
     def mask(self, *, hide_special: bool = False, hide_partial: bool = False, words_only: bool = False) -> np.ndarray:
         """Boolean mask over rows to keep; row ids stay the true ids."""
         keep = np.ones(self.size, dtype=bool)

@@ -9,7 +9,7 @@ from PySide6.QtWidgets import (
 
 from embviz import requests as rq
 from embviz.ui import style
-from embviz.ui.widgets import HIDE_SPECIAL_TEXT, HIDE_SPECIAL_TIP, ResultsTable, WordField
+from embviz.ui.widgets import ResultsTable, WordField, hide_special_switch
 
 HEADING_HINT = "A − B + C = ?"
 EXPLAIN = (
@@ -37,10 +37,7 @@ class AnalogyPanel(QWidget):
         self.method.addItem("3CosAdd (A − B + C)", "add")
         self.method.addItem("3CosMul", "mul")
         self.method.currentIndexChanged.connect(self.run_if_filled)
-        self.hide_special = QCheckBox(HIDE_SPECIAL_TEXT)
-        self.hide_special.setToolTip(HIDE_SPECIAL_TIP)
-        self.hide_special.setChecked(True)
-        self.hide_special.toggled.connect(self.run_if_filled)
+        self.hide_special = hide_special_switch(self.run_if_filled)
         self.k = QSpinBox()
         self.k.setRange(1, 100)
         self.k.setValue(10)

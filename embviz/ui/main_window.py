@@ -43,6 +43,7 @@ class MainWindow(QMainWindow):
         self.generation = 0  # the model generation on screen
         self._asked: dict[int, int] = {}  # request id → generation it was asked of
         self.load_id = 0
+        self._cache_size_id = 0
         self.loading_source: str | None = None
         self.last_error: str | None = None
 
@@ -115,7 +116,7 @@ class MainWindow(QMainWindow):
             action.triggered.connect(lambda _checked=False, n=name: self.open_model(n))
             lessons.addAction(action)
         examples = file_menu.addMenu("Example models")
-        for name, (_, _, title, _) in EXAMPLES.items():
+        for name, (*_, title, _) in EXAMPLES.items():
             action = QAction(title, self)
             action.triggered.connect(lambda _checked=False, n=name: self.open_model(n))
             examples.addAction(action)
@@ -168,7 +169,7 @@ class MainWindow(QMainWindow):
         self._cache_size_id = self.submit(rq.CacheSize())
 
     def _cache_answer(self, rid: int, size: int) -> None:
-        if rid == getattr(self, "_cache_size_id", None):
+        if rid == self._cache_size_id:
             box = QMessageBox(QMessageBox.Icon.Question, "Clear cache",
                               f"The cache holds {size / 2**20:,.0f} MB: tables read from GGUF and word-vector files, "
                               "and language models built for logits. Delete it? Files are read again when next opened.",
@@ -203,7 +204,6 @@ class MainWindow(QMainWindow):
         return {
             rq.Project.channel: self.map_panel, rq.Neighbours.channel: self.neighbours,
             rq.Analogy.channel: self.analogies, rq.Logits.channel: self.logits, rq.Benchmark.channel: self.analogies,
-            rq.LoadLanguageModel.channel: self.logits,
         }.get(channel)
 
     def _current(self, rid: int, ended: bool = False) -> bool:

@@ -7,7 +7,7 @@ from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QPushButton, QSpin
 
 from embviz import requests as rq
 from embviz.ui import style
-from embviz.ui.widgets import HIDE_SPECIAL_TEXT, HIDE_SPECIAL_TIP, ResultsTable, WordField
+from embviz.ui.widgets import ResultsTable, WordField, hide_special_switch
 
 HEADING_HINT = "Type a word or click a point on the map."
 
@@ -29,10 +29,7 @@ class NeighboursPanel(QWidget):
         self.k.valueChanged.connect(self.run_if_ready)
         self.centered = QCheckBox("Mean-centred (subtract the average row first: changes the scores)")
         self.centered.toggled.connect(self.run_if_ready)
-        self.hide_special = QCheckBox(HIDE_SPECIAL_TEXT)
-        self.hide_special.setToolTip(HIDE_SPECIAL_TIP)
-        self.hide_special.setChecked(True)
-        self.hide_special.toggled.connect(self.run_if_ready)
+        self.hide_special = hide_special_switch(self.run_if_ready)
         go = QPushButton("Find neighbours")
         go.clicked.connect(self.run)
         self.heading = QLabel(HEADING_HINT)

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 from PySide6.QtCore import QStringListModel, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView, QCompleter, QHeaderView, QLabel, QLineEdit, QSizePolicy, QTableWidget, QTableWidgetItem,
+    QAbstractItemView, QCheckBox, QCompleter, QHeaderView, QLabel, QLineEdit, QSizePolicy, QTableWidget, QTableWidgetItem,
 )
 
 from embviz.ui import style
 
-HIDE_SPECIAL_TEXT = "Hide special and partial tokens"
-HIDE_SPECIAL_TIP = ("Leave out special tokens (<|endoftext|>, …) and byte pieces that are not whole characters. "
-                    "The command line's --hide-special does the same.")
+def hide_special_switch(on_toggle) -> QCheckBox:
+    """The neighbours' and analogies' switch, on by default as in the window's answers."""
+    box = QCheckBox("Hide special and partial tokens")
+    box.setToolTip("Leave out special tokens (<|endoftext|>, …) and byte pieces that are not whole characters. "
+                   "The command line's --hide-special does the same.")
+    box.setChecked(True)
+    box.toggled.connect(on_toggle)
+    return box
 
 
 class ResultsTable(QTableWidget):

@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from embviz.core.cache import cache_root, content_key, keep_in_cache
-from embviz.core.device import ensure_fits_in_ram, free_bytes, human_bytes
+from embviz.core.device import ensure_fits_in_ram
 from embviz.core.errors import EmbvizError, ProgressFn, first_line, no_progress
 from embviz.core.model import EmbeddingModel
 from embviz.core.readers.assemble import assemble
@@ -192,11 +192,10 @@ def _language_model(path: Path, meta: dict[str, Any], device: torch.device, fold
     if architecture not in GGUF_CONFIG_MAPPING:
         return None, (f"Next-token logits are off: transformers cannot run the GGUF architecture '{architecture}'. "
                       "The map, neighbours and analogies work.")
-    need = int(meta.get("total_params") or 0) * 4
-    free = free_bytes(torch.device("cpu"))
-    if free is not None and need > 0.85 * free:
-        return None, (f"Next-token logits are off: the full model needs about {human_bytes(need)} as float32, "
-                      f"but only {human_bytes(free)} of memory is free. The map, neighbours and analogies work.")
+    try:
+        ensure_fits_in_ram(int(meta.get("total_params") or 0) * 4, "The full model, as float32,")
+    except EmbvizError as exc:
+        return None, f"Next-token logits are off: {exc} The map, neighbours and analogies work."
 
     def load():
         from embviz.core.readers.hf_folder import load_hf_language_model

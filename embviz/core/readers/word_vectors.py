@@ -79,7 +79,7 @@ def parse_text(data: bytes, name: str) -> tuple[list[str], np.ndarray, list[str]
     words: list[bytes] = []
     rests: list[bytes] = []
     for line in lines:
-        word, _, rest = line.rstrip(b"\r").rstrip().partition(b" ")
+        word, _, rest = line.rstrip().partition(b" ")
         words.append(word)
         rests.append(rest)
     dim = declared[1] if declared else len(rests[0].split())
