@@ -299,7 +299,10 @@ def test_word_set_ticks_and_map_agree_after_add_and_untick_in_flight(qtbot, wind
     qtbot.waitUntil(lambda: not panel.set_ids, timeout=30_000)
     qtbot.wait(200)
     assert "months" not in panel.view.word_set_names() and not panel.word_sets.is_ticked("months")
-    assert set(panel.view.word_set_names()) == {"weekdays", "planets"}
+    assert set(panel.view.word_set_names()) == {"weekdays", "planets"} and panel.view.legend.isVisible()
+    panel.show_word_set("weekdays", on=False)
+    panel.show_word_set("planets", on=False)
+    assert panel.view.word_set_names() == [] and not panel.view.legend.isVisible()  # no empty legend frame
 
 
 @pytest.mark.default_model

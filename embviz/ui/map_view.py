@@ -54,6 +54,7 @@ class MapView(pg.PlotWidget):
             brush=pg.mkBrush(255, 255, 255, 220), pen=pg.mkPen(160, 160, 160),
         )
         self.legend.setParentItem(item.getViewBox())
+        self.legend.hide()  # until a set is shown
         self.hover_text = pg.TextItem("", color=(0, 0, 0), fill=pg.mkBrush(255, 255, 230, 230), border=pg.mkPen(120, 120, 120))
         self.hover_text.setFont(style.font(style.LABEL_POINT_SIZE, bold=True))
         self.hover_text.setZValue(100)
@@ -71,7 +72,7 @@ class MapView(pg.PlotWidget):
         (Not `clear`: PlotWidget binds that name to PlotItem.clear, which drops every item.)"""
         for name in list(self._sets):
             self.removeItem(self._sets.pop(name)[0])
-        self.legend.clear()
+        self._rebuild_legend()
         self._selected = []
         self._arrows = []
         self.hover_text.hide()
@@ -174,6 +175,7 @@ class MapView(pg.PlotWidget):
         for name, (scatter, ids, _) in self._sets.items():
             shown = sum(self.position_of(i) is not None for i in ids)
             self.legend.addItem(scatter, f"{name} ({shown})")
+        self.legend.setVisible(bool(self._sets))  # an empty legend still draws its frame
 
     def set_selected(self, ids: list[int]) -> None:
         """Tokens that get a ring and a text label."""
