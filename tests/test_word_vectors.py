@@ -112,3 +112,65 @@ def test_the_classic_example_king_man_woman_is_queen():
     bench = evaluate(glove, capitals)
     assert bench.lowercased and bench.kept == bench.total == 506
     assert all(glove.vocab.id_of(w.lower()) is not None for q in questions for w in q.words)
+
+
+needs_gensim = pytest.mark.skipif(importlib.util.find_spec("gensim") is None,
+                                  reason="gensim writes the files these tests read (the dev extra installs it)")
+
+
+@needs_gensim
+@pytest.mark.parametrize("sep_limit", [10**9, 1], ids=["inline", "vectors-beside"])
+def test_gensim_keyed_vectors_open_without_gensim_running(tmp_path, sep_limit):
+    from gensim.models import KeyedVectors
+
+    kv = KeyedVectors(vector_size=VECS.shape[1])
+    kv.add_vectors(WORDS, VECS)
+    path = tmp_path / "words.kv"
+    kv.save(str(path), sep_limit=sep_limit)
+    assert (tmp_path / "words.kv.vectors.npy").is_file() == (sep_limit == 1)
+    model = open_checkpoint(path, "cpu")
+    assert model.vocab.labels == WORDS
+    np.testing.assert_array_equal(model.table.numpy(), VECS)
+    assert "no output layer" in model.lm_unavailable_reason
+
+
+@needs_gensim
+def test_a_gensim_word2vec_model_opens_its_word_vectors(tmp_path):
+    from gensim.models import Word2Vec
+
+    sentences = [["king", "queen", "man", "woman"], ["man", "woman", "child"]] * 20
+    trained = Word2Vec(sentences, vector_size=8, min_count=1, seed=1, workers=1)
+    path = tmp_path / "w2v.model"
+    trained.save(str(path))
+    model = open_checkpoint(path, "cpu")
+    assert model.vocab.labels == list(trained.wv.index_to_key)
+    np.testing.assert_array_equal(model.table.numpy(), trained.wv.vectors)
+
+
+@needs_gensim
+def test_a_gensim_file_whose_vectors_are_missing_says_so(tmp_path):
+    from gensim.models import KeyedVectors
+
+    kv = KeyedVectors(vector_size=VECS.shape[1])
+    kv.add_vectors(WORDS, VECS)
+    path = tmp_path / "words.kv"
+    kv.save(str(path), sep_limit=1)
+    (tmp_path / "words.kv.vectors.npy").unlink()
+    with pytest.raises(EmbvizError, match="words.kv.vectors.npy, which is not beside it"):
+        open_checkpoint(path, "cpu")
+
+
+def test_a_gensim_named_pickle_that_runs_code_is_refused(tmp_path):
+    import pickle
+
+    marker = tmp_path / "ran"
+
+    class Evil:
+        def __reduce__(self):
+            return (exec, (f"open({str(marker)!r}, 'w').write('x')",))
+
+    path = tmp_path / "evil.kv"
+    path.write_bytes(pickle.dumps({"gensim": Evil()}, protocol=4))
+    with pytest.raises(EmbvizError, match="asks for builtins.exec"):
+        open_checkpoint(path, "cpu")
+    assert not marker.exists()

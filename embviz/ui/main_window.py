@@ -12,7 +12,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
-    QFileDialog, QInputDialog, QMainWindow, QMessageBox, QProgressBar, QSizePolicy, QTabWidget,
+    QFileDialog, QInputDialog, QMainWindow, QMessageBox, QProgressBar, QPushButton, QSizePolicy, QTabWidget,
 )
 
 from embviz import requests as rq
@@ -79,9 +79,13 @@ class MainWindow(QMainWindow):
         self.load_progress = QProgressBar()
         self.load_progress.setRange(0, 1000)
         self.load_progress.setMaximumWidth(320)
-        self.load_progress.hide()
+        self.load_cancel = QPushButton("Cancel")
+        self.load_cancel.setToolTip("Stop opening this model (a download stops at once)")
+        self.load_cancel.clicked.connect(lambda: self.worker.cancel(rq.LoadModel.channel))
+        self._show_load_progress(False)
         self.statusBar().addWidget(self.message, 1)
         self.statusBar().addPermanentWidget(self.load_progress)
+        self.statusBar().addPermanentWidget(self.load_cancel)
         self.statusBar().addPermanentWidget(self.model_label)
         self.message.changed.connect(self._share_status_bar)
         self._build_menus()
@@ -186,8 +190,12 @@ class MainWindow(QMainWindow):
         self.loading_source = source
         self.load_id = self.submit(rq.LoadModel(source=source, device=self.device))
         self.load_progress.setValue(0)
-        self.load_progress.show()
+        self._show_load_progress(True)
         self.set_model_text(f"Opening {Path(source).name if source else 'the default model'}…")
+
+    def _show_load_progress(self, on: bool) -> None:
+        self.load_progress.setVisible(on)
+        self.load_cancel.setVisible(on)
 
     def submit(self, request: rq.Request) -> int:
         """Send a request about the model on screen; panels submit through this."""
@@ -248,7 +256,7 @@ class MainWindow(QMainWindow):
         if channel == rq.LoadModel.channel:
             self._asked.pop(rid, None)
             if rid == self.load_id:
-                self.load_progress.hide()
+                self._show_load_progress(False)
                 self.set_model_text(self._model_text() if self.summary else "No model")
                 self.last_error = message
                 self.show_message(message, 30000)
@@ -272,8 +280,9 @@ class MainWindow(QMainWindow):
         if channel == rq.LoadModel.channel:
             self._asked.pop(rid, None)
             if rid == self.load_id:  # the newest load: nothing else is on its way
-                self.load_progress.hide()
+                self._show_load_progress(False)
                 self.set_model_text(self._model_text() if self.summary else "No model")
+                self.show_message("Opening the model was cancelled.")
             return
         if not self._current(rid, ended=True):
             return
@@ -288,7 +297,7 @@ class MainWindow(QMainWindow):
         self.summary = summary
         self.generation = summary.generation
         self._asked = {rid: g for rid, g in self._asked.items() if g == self.generation}
-        self.load_progress.hide()
+        self._show_load_progress(False)
         self.message.clear_message()  # messages belong to the model they were about
         self.set_model_text(self._model_text())
         self.setWindowTitle(f"embviz — {summary.info['name']}")

@@ -1,6 +1,7 @@
 """Word vectors: GloVe text (no header), word2vec / fastText text (a `V D` header),
-word2vec binary (.bin, .bin.gz: recognised by content, since .bin is PyTorch's too), and a
-.npy table (C or Fortran order) with its vocabulary beside it. They have no output layer,
+word2vec binary (.bin, .bin.gz: recognised by content, since .bin is PyTorch's too), a
+.npy table (C or Fortran order) with its vocabulary beside it, and gensim's saved
+KeyedVectors / Word2Vec files (read without running their pickle). They have no output layer,
 so no logits; every other panel works.
 
 Text is parsed at C speed: the numbers of all lines go to numpy in one call. The parsed
@@ -22,6 +23,7 @@ from embviz.core.device import ensure_fits_in_ram
 from embviz.core.errors import EmbvizError, ProgressFn, first_line, no_progress
 from embviz.core.model import EmbeddingModel
 from embviz.core.readers.assemble import assemble
+from embviz.core.readers.gensim_file import is_gensim_file, read_keyed_vectors
 from embviz.core.vocab import vocabulary_from_words
 
 TEXT_SUFFIXES = (".txt", ".vec", ".txt.gz", ".vec.gz")
@@ -194,6 +196,8 @@ def _npy_vocabulary(path: Path, rows: int) -> list[str]:
 
 def _read(path: Path) -> tuple[list[str], np.ndarray, list[str]]:
     suffix = _suffix(path)
+    if is_gensim_file(path):
+        return read_keyed_vectors(path)
     if suffix == ".npy":
         try:
             array = np.load(path, mmap_mode="r", allow_pickle=False)
