@@ -114,7 +114,7 @@ def run_request(model: EmbeddingModel | None, request: rq.Request, progress: Pro
     if isinstance(request, rq.Search):
         from embviz.core.search import search_tokens
 
-        return search_tokens(vocab, request.pattern, request.regex, request.limit, progress=progress)
+        return search_tokens(vocab, request.pattern, request.regex, request.limit, progress=progress, substring=request.substring)
     if isinstance(request, rq.WordSet):
         ids, missing = [], []
         for word in request.words:

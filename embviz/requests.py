@@ -89,6 +89,7 @@ class Project(Request):
 class Search(Request):
     pattern: str = ""
     regex: bool = False
+    substring: bool = False  # plain text: any token containing it, not whole tokens only
     limit: int = 500
     channel = "search"
 

@@ -25,12 +25,17 @@ def search_tokens(
     limit: int = 500,
     seconds: float = SEARCH_SECONDS,
     progress: ProgressFn = no_progress,
+    substring: bool = False,
 ) -> list[int]:
-    """Ids of tokens whose text contains `pattern` (case-insensitive), or matches it as a
-    regular expression, in id order, at most `limit`. ␣ in a plain pattern means a space."""
+    """Ids of matching tokens in id order, at most `limit`; ␣ means a space everywhere.
+
+    Plain text matches whole tokens, case-insensitively, with the leading space optional
+    ("king" finds king, King, ␣king, ␣King; "␣king" only the last two); `substring`
+    finds every token that contains it. A regex is searched for in each token's text."""
     if not pattern:
         return []
     deadline = time.monotonic() + seconds
+    pattern = pattern.replace(SPACE_MARK, " ")
     if use_regex:
         try:
             compiled = regex.compile(pattern)
@@ -39,11 +44,18 @@ def search_tokens(
 
         def match(text: str) -> bool:
             return compiled.search(text, timeout=max(deadline - time.monotonic(), 1e-3)) is not None
-    else:
-        needle = pattern.replace(SPACE_MARK, " ").lower()
+    elif substring:
+        needle = pattern.lower()
 
         def match(text: str) -> bool:
             return needle in text.lower()
+    else:
+        needle = pattern.lower()
+        exact_space = needle.startswith(" ")
+
+        def match(text: str) -> bool:
+            low = text.lower()
+            return low == needle or (not exact_space and low.startswith(" ") and low[1:] == needle)
 
     out: list[int] = []
     try:

@@ -45,10 +45,10 @@ class AnalogyPanel(QWidget):
         go = QPushButton("Solve")
         go.clicked.connect(self.run)
         self.heading = QLabel(HEADING_HINT)
-        self.heading.setFont(style.font(style.LABEL_POINT_SIZE + 2, bold=True))
+        style.use_font(self.heading, style.LABEL_POINT_SIZE + 2, bold=True)
         self.ranks = QLabel("")
         self.ranks.setWordWrap(True)
-        self.ranks.setFont(style.font(style.LABEL_POINT_SIZE))
+        style.use_font(self.ranks, style.LABEL_POINT_SIZE)
         explain = QLabel(EXPLAIN)
         explain.setWordWrap(True)
         self.message = QLabel("")
@@ -65,7 +65,7 @@ class AnalogyPanel(QWidget):
         for label, field in (("", self.a), ("−", self.b), ("+", self.c)):
             if label:
                 sign = QLabel(label)
-                sign.setFont(style.font(20, bold=True))
+                style.use_font(sign, 20, bold=True)
                 fields.addWidget(sign)
             fields.addWidget(field, 1)
         fields.addWidget(go)

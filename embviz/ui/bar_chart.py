@@ -14,28 +14,40 @@ class BarChart(pg.PlotWidget):
     def __init__(self, title: str, color, parent=None) -> None:
         super().__init__(parent, background="w")
         self.color = color
+        self.title = title
         self.item = self.getPlotItem()
         self.item.setMenuEnabled(False)
         self.item.setMouseEnabled(x=False, y=False)
         self.item.hideButtons()
-        self.item.setTitle(title, size=f"{style.LABEL_POINT_SIZE}pt", color="k")
         self.item.invertY(True)
         for name in ("left", "bottom"):
             axis = self.item.getAxis(name)
-            axis.setTickFont(style.font(style.LABEL_POINT_SIZE))
             axis.setTextPen("k")
             axis.setPen("k")
         self.bars: pg.BarGraphItem | None = None
         self.texts: list[pg.TextItem] = []
         self.count = 0
+        self._range: tuple[float, float] = (0.0, 1.0)
         self.scene().sigMouseClicked.connect(self._clicked)
+        style.follow_scale(self)
 
-    def set_bars(self, labels: list[str], values: list[float], value_format: str = "{:.2f}") -> None:
+    def set_title(self, title: str) -> None:
+        self.title = title
+        self.item.setTitle(title, size=f"{style.pt(style.LABEL_POINT_SIZE)}pt", color="k")
+
+    def set_text_scale(self, scale: float) -> None:
+        self.set_title(self.title)
+        for name in ("left", "bottom"):
+            self.item.getAxis(name).setTickFont(style.font(style.LABEL_POINT_SIZE))
+        self.item.getAxis("bottom").setHeight(None)
+        self.item.getAxis("left").setWidth(None)
+
+    def set_bars(self, labels: list[str], values: list[float], texts: list[str],
+                 x_range: tuple[float, float] | None = None) -> None:
+        """Bars from zero (logits can be negative), each with its value's text; `x_range`
+        holds the axis (probabilities at 0–1 to compare temperatures)."""
         self.count = len(values)
         ys = list(range(len(values)))
-        lo = min([0.0] + values)
-        hi = max([0.0] + values)
-        # Logits can be negative: bars grow from zero either way.
         x0 = [min(0.0, v) for v in values]
         widths = [abs(v) for v in values]
         if self.bars is None:
@@ -46,21 +58,26 @@ class BarChart(pg.PlotWidget):
         # Value labels are reused, not recreated: typing updates these bars many times a second.
         while len(self.texts) < len(values):
             text = pg.TextItem("", color="k")
-            text.setFont(style.font(style.LABEL_POINT_SIZE - 1))
+            style.use_font(text, style.LABEL_POINT_SIZE - 1)
             self.addItem(text)
             self.texts.append(text)
         for i, text in enumerate(self.texts):
             if i < len(values):
                 v = values[i]
-                text.setText(value_format.format(v))
+                text.setText(texts[i])
                 text.setAnchor((0, 0.5) if v >= 0 else (1, 0.5))
                 text.setPos(v, i)
                 text.show()
             else:
                 text.hide()
         self.item.getAxis("left").setTicks([[(y, label) for y, label in zip(ys, labels)]])
-        span = (hi - lo) or 1.0
-        self.item.setXRange(lo - 0.02 * span, hi + 0.25 * span, padding=0)
+        if x_range is None:
+            lo, hi = min([0.0] + values), max([0.0] + values)
+            span = (hi - lo) or 1.0
+            # Room on the right for the value texts.
+            x_range = (lo - 0.02 * span, hi + 0.3 * span)
+        self._range = x_range
+        self.item.setXRange(*x_range, padding=0)
         self.item.setYRange(-0.6, max(len(values), 1) - 0.4, padding=0)
 
     def clear_bars(self) -> None:

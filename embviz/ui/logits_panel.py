@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import (
-    QButtonGroup, QDoubleSpinBox, QHBoxLayout, QLabel, QPlainTextEdit, QProgressBar, QPushButton, QRadioButton,
+    QButtonGroup, QCheckBox, QDoubleSpinBox, QHBoxLayout, QLabel, QPlainTextEdit, QProgressBar, QPushButton, QRadioButton,
     QSpinBox, QVBoxLayout, QWidget,
 )
 
 from embviz import requests as rq
+from embviz.formatting import logit_labels, percent_labels
 from embviz.state import PromptState
 from embviz.ui import style
 from embviz.ui.bar_chart import BarChart
@@ -29,11 +30,13 @@ class LogitsPanel(QWidget):
         self.shown_id = 0  # the request whose bars are on screen
         self.lm_id = 0  # the language-model load on its way, if any
         self.lm_needed = False  # full-model logits need the language model built first
-        self.results: list = []
+        self.results: list = []  # the last answer, by score
+        self.shown: list = []  # the bars on screen, in their order
+        self.last = None  # the last answer
         self.vocab_size = 0
         self.prompt = PromptState()
         self.text = QPlainTextEdit()
-        self.text.setFont(style.font(style.LABEL_POINT_SIZE + 4))
+        style.use_font(self.text, style.LABEL_POINT_SIZE + 4)
         self.text.setPlaceholderText("Type text; the model predicts the next token.")
         self.text.setFixedHeight(90)
         self.timer = QTimer(self)
@@ -51,8 +54,15 @@ class LogitsPanel(QWidget):
         self.temperature.setValue(1.0)
         self.temperature.setPrefix("temperature = ")
         self.full = QRadioButton("Full model (all blocks)")
-        self.direct = QRadioButton("Direct path: embedding → output head, no blocks")
+        self.direct = QRadioButton("Direct path (embedding → head)")
+        self.direct.setToolTip("Skip every block: the logits of the last token's embedding row through the output head.")
         self.full.setChecked(True)
+        self.by_id = QCheckBox("Order bars by token id")
+        self.by_id.setToolTip("The top k, in vocabulary order (as the lesson's [0, .5, 0, 1, 2] reads) instead of by score.")
+        self.hold_axis = QCheckBox("Hold the probability axis at 0–100%")
+        self.hold_axis.setToolTip("Keep the same scale while you change the temperature, to compare them.")
+        for box in (self.by_id, self.hold_axis):
+            box.toggled.connect(self._draw)
         group = QButtonGroup(self)
         group.addButton(self.full)
         group.addButton(self.direct)
@@ -60,7 +70,7 @@ class LogitsPanel(QWidget):
             w.valueChanged.connect(self.timer.start)
         self.full.toggled.connect(self.timer.start)
         self.tokens = QLabel("")
-        self.tokens.setFont(style.font(style.LABEL_POINT_SIZE))
+        style.use_font(self.tokens, style.LABEL_POINT_SIZE)
         self.tokens.setWordWrap(True)
         self.lm_note = QLabel("")
         self.lm_note.setWordWrap(True)
@@ -71,7 +81,6 @@ class LogitsPanel(QWidget):
         self.lm_cancel.clicked.connect(lambda: self.cancel(rq.LoadLanguageModel.channel))
         self.message = QLabel("")
         self.message.setWordWrap(True)
-        self.message.setStyleSheet("color: #b00020;")
         self.caption = QLabel("")
         self.caption.setWordWrap(True)
         self.logit_chart = BarChart("Logits (raw scores)", style.BAR_LOGIT)
@@ -82,21 +91,30 @@ class LogitsPanel(QWidget):
         for w in (self.k, self.temperature, self.full, self.direct):
             options.addWidget(w)
         options.addStretch(1)
+        display = QHBoxLayout()
+        for w in (self.by_id, self.hold_axis):
+            display.addWidget(w)
+        display.addStretch(1)
         loading = QHBoxLayout()
         loading.addWidget(self.lm_note, 1)
         loading.addWidget(self.lm_progress)
         loading.addWidget(self.lm_cancel)
         self._show_lm_loading(False)
-        charts = QHBoxLayout()
+        self.charts = QWidget()
+        charts = QHBoxLayout(self.charts)
+        charts.setContentsMargins(0, 0, 0, 0)
         charts.addWidget(self.logit_chart, 1)
         charts.addWidget(self.prob_chart, 1)
+        self.charts.hide()  # no empty axes before the first answer
         layout = QVBoxLayout(self)
         layout.addWidget(self.text)
         layout.addLayout(options)
+        layout.addLayout(display)
         layout.addLayout(loading)
         layout.addWidget(self.tokens)
         layout.addWidget(self.message)
-        layout.addLayout(charts, 1)
+        layout.addWidget(self.charts, 1)
+        layout.addStretch(0)
         layout.addWidget(self.caption)
 
     # --- model ------------------------------------------------------------------------------
@@ -111,17 +129,25 @@ class LogitsPanel(QWidget):
         # Clicked ids name tokens of the old vocabulary: keep the text, forget the ids.
         self.prompt.parts = [(self.prompt.text, None)] if self.prompt.text else []
         self.text.setEnabled(summary.text_enabled)
-        self.message.setText(summary.text_disabled_reason or "")
+        self._say(summary.text_disabled_reason or "")
         if summary.text_enabled and self.text.toPlainText().strip():
             self.run()
 
     def _clear_results(self) -> None:
         self.results = []
+        self.shown = []
+        self.last = None
         self.tokens.setText("")
         self.caption.setText("")
-        self.message.setText("")
+        self._say("")
         self.logit_chart.clear_bars()
         self.prob_chart.clear_bars()
+        self.charts.hide()
+
+    def _say(self, text: str, error: bool = False) -> None:
+        """A note in dark grey, a problem in red."""
+        self.message.setStyleSheet(style.ERROR_STYLE if error else style.NOTE_STYLE)
+        self.message.setText(text)
 
     # --- the prompt -------------------------------------------------------------------------
     def set_text(self, text: str) -> None:
@@ -135,8 +161,8 @@ class LogitsPanel(QWidget):
 
     def append_token(self, row: int) -> None:
         """Step through generation: append the clicked bar's token, by its id."""
-        if 0 <= row < len(self.results):
-            hit = self.results[row]
+        if 0 <= row < len(self.shown):
+            hit = self.shown[row]
             self.prompt.append_token(hit.id, hit.text)
             self.text.blockSignals(True)  # the prompt already holds it, as an id
             self.text.setPlainText(self.prompt.text)
@@ -148,7 +174,7 @@ class LogitsPanel(QWidget):
         self.timer.stop()
         self.prompt.set_text(self.text.toPlainText())  # a no-op unless the box changed unseen
         if not self.text.toPlainText().strip():
-            self.message.setText("Type some text: the model predicts the token that comes after it.")
+            self._say("Type some text: the model predicts the token that comes after it.")
             return
         if self.full.isChecked() and self.lm_needed:
             self._load_language_model()
@@ -183,7 +209,7 @@ class LogitsPanel(QWidget):
             self.lm_id = 0
             self._show_lm_loading(False)
             self.lm_note.setText("")
-            self.message.setText(message + " The direct path still works.")
+            self._say(message + " The direct path still works.", error=True)
 
     def on_language_model_cancelled(self, rid: int) -> None:
         if rid == self.lm_id:
@@ -197,22 +223,39 @@ class LogitsPanel(QWidget):
         if rid != self.request_id:
             return
         self.results = result.results
-        self.message.setText("  ".join(result.notes))
+        self.last = result
+        self.shown_id = rid
+        self._say("  ".join(result.notes))
         shown = " | ".join(label for _, label in result.tokens[-60:])
         more = f"… ({len(result.tokens):,} tokens) " if len(result.tokens) > 60 else ""
         self.tokens.setText(f"The model sees {len(result.tokens)} token(s): {more}{shown}")
-        labels = [r.token for r in result.results]
-        self.logit_chart.set_bars(labels, [r.logit for r in result.results], "{:.2f}")
-        self.prob_chart.set_bars(labels, [r.prob for r in result.results], "{:.1%}")
+        self._draw()
+
+    def _draw(self) -> None:
+        """The bars of the last answer, in the order and scale the switches ask for."""
+        result = self.last
+        if result is None:
+            return
+        self.shown = sorted(self.results, key=lambda r: r.id) if self.by_id.isChecked() else list(self.results)
+        labels = [r.token for r in self.shown]
+        logits, probs = [r.logit for r in self.shown], [r.prob for r in self.shown]
+        self.logit_chart.set_bars(labels, logits, logit_labels(logits))
+        self.prob_chart.set_bars(labels, probs, percent_labels(probs), (0.0, 1.3) if self.hold_axis.isChecked() else None)
+        self.prob_chart.set_title(f"Probabilities at temperature {result.temperature:g}")
+        self.charts.show()
         path = "the full model" if result.path == "full" else "the direct path (embedding → head, no blocks)"
-        self.prob_chart.item.setTitle(f"Probabilities at temperature {result.temperature:g}", size=f"{style.LABEL_POINT_SIZE}pt", color="k")
-        total = sum(r.prob for r in result.results)
+        total = sum(probs)
+        if len(self.shown) >= self.vocab_size:
+            share = f"These {len(self.shown)} bars are the whole vocabulary, so they sum to 100%."
+        else:
+            share = (f"These {len(self.shown)} bars hold {percent_labels([total])[0]} of it; "
+                     "the other tokens share the rest.")
+        order = " Bars in token-id order." if self.by_id.isChecked() else ""
         self.caption.setText(
-            f"Next-token scores from {path}. Probabilities are a softmax over all {self.vocab_size:,} tokens, "
-            f"so these {len(result.results)} bars sum to {total:.1%}, not 100%. Click a bar to append that token."
+            f"Next-token scores from {path}. Probabilities are a softmax over all {self.vocab_size:,} tokens. "
+            f"{share}{order} Click a bar to append that token."
         )
-        self.shown_id = rid
 
     def on_failed(self, rid: int, message: str) -> None:
         if rid == self.request_id:
-            self.message.setText(message)
+            self._say(message, error=True)

@@ -53,7 +53,7 @@ class MainWindow(QMainWindow):
         self.analogies = AnalogyPanel(submit)
         self.logits = LogitsPanel(submit, cancel)
         self.tabs = QTabWidget()
-        self.tabs.tabBar().setFont(style.font(style.BASE_POINT_SIZE + 1, bold=True))
+        style.use_font(self.tabs.tabBar(), style.BASE_POINT_SIZE + 1, bold=True)
         self.tabs.addTab(self.map_panel, "Map")
         self.tabs.addTab(self.neighbours, "Neighbours")
         self.tabs.addTab(self.analogies, "Analogies")

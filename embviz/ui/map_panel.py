@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox, QComboBox, QHBoxLayout, QInputDialog, QLabel, QLineEdit, QListWidget, QListWidgetItem,
     QProgressBar, QPushButton, QSpinBox, QSplitter, QVBoxLayout, QWidget,
@@ -17,6 +17,8 @@ from embviz.wordsets import parse_word_list
 METHOD_NAMES = {"pca": "PCA (instant)", "tsne": "t-SNE (minutes)", "umap": "UMAP (minutes)"}
 SUBSETS = {"all": "All rows", "first": "First N ids", "words": "Whole words only"}
 HOVER_HINT = "Hover over a point to see its token; click it to list its neighbours."
+SEARCH_SET = "search"
+SEARCH_DEBOUNCE_MS = 300
 
 
 class MapPanel(QWidget):
@@ -33,6 +35,7 @@ class MapPanel(QWidget):
         self.set_ids: dict[int, str] = {}  # word-set lookups on their way: request id → set name
         self.color_of: dict[str, object] = {}
         self.word_sets = WordSetsState()
+        self.summary_ready = False  # no model yet: changing Rows has nothing to redraw
         self.view = MapView()
         self.view.pointClicked.connect(self.tokenClicked)
         self.view.pointHovered.connect(self._hovered)
@@ -49,24 +52,43 @@ class MapPanel(QWidget):
         self.limit.setSingleStep(1000)
         self.limit.setPrefix("N = ")
         self.limit.setEnabled(False)
-        self.subset.currentIndexChanged.connect(lambda: self.limit.setEnabled(self.subset.currentData() == "first"))
+        self.subset.currentIndexChanged.connect(self._rows_changed)
+        self.limit.valueChanged.connect(self._rows_changed)
+        self.method.currentIndexChanged.connect(self._rows_changed)
         self.run_button = QPushButton("Draw map")
         self.run_button.clicked.connect(self.run_projection)
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(lambda: cancel(rq.Project.channel))
+        self.fit_button = QPushButton("Fit view")
+        self.fit_button.setToolTip("Show every point (Home)")
+        self.fit_button.clicked.connect(self.view.fit)
+        self.labels_box = QCheckBox("Labels")
+        self.labels_box.setToolTip("Label the highlighted tokens, and every token once about 200 or fewer are in view")
+        self.labels_box.setChecked(True)
+        self.labels_box.toggled.connect(self.view.set_labels_on)
         self.progress = QProgressBar()
         self.progress.setRange(0, 1000)
+        self.progress.setValue(0)
         self.progress.setTextVisible(False)
-        self.progress.setFixedWidth(220)
+        self.progress.setFixedWidth(160)
         self.status = QLabel("")
         self.status.setWordWrap(True)
         self.search = QLineEdit()
-        self.search.setPlaceholderText("Find tokens (text, or a regex)…")
+        self.search.setPlaceholderText("Find tokens: king, ␣king (the leading space), or a regex…")
         self.search.returnPressed.connect(self.run_search)
+        self.search.textChanged.connect(self._search_edited)
+        self.search_timer = QTimer(self)
+        self.search_timer.setSingleShot(True)
+        self.search_timer.setInterval(SEARCH_DEBOUNCE_MS)
+        self.search_timer.timeout.connect(self.run_search)
         self.regex = QCheckBox("regex")
+        self.substring = QCheckBox("substring")
+        self.substring.setToolTip("Every token that contains the text, not only whole tokens")
+        for box in (self.regex, self.substring):
+            box.toggled.connect(self._search_edited)
         self.hover_label = QLabel(HOVER_HINT)
-        self.hover_label.setFont(style.font(style.LABEL_POINT_SIZE, bold=True))
+        style.use_font(self.hover_label, style.LABEL_POINT_SIZE, bold=True)
 
         self.sets = QListWidget()
         self.sets.setMaximumWidth(260)
@@ -81,14 +103,17 @@ class MapPanel(QWidget):
         side_widget.setLayout(side)
 
         controls = QHBoxLayout()
-        for w in (QLabel("Method"), self.method, QLabel("Rows"), self.subset, self.limit, self.run_button, self.cancel_button):
+        for w in (QLabel("Method"), self.method, QLabel("Rows"), self.subset, self.limit, self.run_button,
+                  self.cancel_button, self.fit_button, self.labels_box):
             controls.addWidget(w)
-        controls.addWidget(self.progress)
         controls.addStretch(1)
+        progress_row = QHBoxLayout()
+        progress_row.addWidget(self.progress)
+        progress_row.addWidget(self.status, 1)
         search_row = QHBoxLayout()
         search_row.addWidget(self.search, 1)
         search_row.addWidget(self.regex)
-        search_row.addWidget(self.status, 1)
+        search_row.addWidget(self.substring)
 
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(self.view)
@@ -96,6 +121,7 @@ class MapPanel(QWidget):
         splitter.setStretchFactor(0, 1)
         layout = QVBoxLayout(self)
         layout.addLayout(controls)
+        layout.addLayout(progress_row)
         layout.addLayout(search_row)
         layout.addWidget(self.hover_label)
         layout.addWidget(splitter, 1)
@@ -105,19 +131,33 @@ class MapPanel(QWidget):
     def on_model(self, summary) -> None:
         """A new model: nothing of the old one stays (points, sets, rings, arrows, hover)."""
         self.request_id = self.search_id = 0
+        self.summary_ready = True
         self.set_ids.clear()
         self.word_sets.model_changed()
         self.view.clear_map()
         self.view.set_labels(summary.labels)
         self.hover_label.setText(HOVER_HINT)
+        self.method.blockSignals(True)  # one projection, not one per changed control
         self.method.setCurrentIndex(0)
+        self.method.blockSignals(False)
         self.run_projection()
         for name in self.word_sets.ticked:
             self._request_set(name)
 
+    def _rows_changed(self) -> None:
+        """A PCA redraws at once (it takes a second); a slower method waits for Draw map."""
+        self.limit.setEnabled(self.subset.currentData() == "first")
+        if not self.summary_ready:
+            return
+        if self.method.currentData() == "pca":
+            self.run_projection()
+        else:
+            self.run_button.setText("Draw map (settings changed)")
+
     def run_projection(self) -> None:
         request = rq.Project(method=self.method.currentData(), subset=self.subset.currentData(), limit=self.limit.value())
         self.request_id = self.submit(request)
+        self.run_button.setText("Draw map")
         self.cancel_button.setEnabled(True)
         self.progress.setValue(0)
         self.status.setText(f"{METHOD_NAMES[request.method].split(' ')[0]}: starting…")
@@ -135,7 +175,7 @@ class MapPanel(QWidget):
             return
         self.view.set_points(projection.ids, projection.coords)
         self.cancel_button.setEnabled(False)
-        self.progress.setValue(1000)
+        self.progress.setValue(0)  # idle: empty
         extra = ""
         if projection.explained:
             extra = f" — axes explain {projection.explained[0]:.1%} and {projection.explained[1]:.1%} of the variance"
@@ -146,6 +186,7 @@ class MapPanel(QWidget):
     def on_failed(self, rid: int, message: str) -> None:
         if rid == self.request_id:
             self.cancel_button.setEnabled(False)
+            self.progress.setValue(0)
             self.status.setText("Map failed: " + message)
         elif rid == self.search_id:
             self.statusMessage.emit(message)
@@ -155,18 +196,29 @@ class MapPanel(QWidget):
     def on_cancelled(self, rid: int) -> None:
         if rid == self.request_id:
             self.cancel_button.setEnabled(False)
-            self.status.setText("Cancelled — the last picture is kept")
+            self.progress.setValue(0)
+            self.status.setText("Cancelled: the last picture is kept")
         self.set_ids.pop(rid, None)
 
     # --- search -------------------------------------------------------------------------------
+    def _search_edited(self) -> None:
+        self.search_timer.start()
+
     def run_search(self) -> None:
-        self.search_id = self.submit(rq.Search(pattern=self.search.text(), regex=self.regex.isChecked()))
+        """Find as you type (debounced); an empty field takes the search off the map."""
+        self.search_timer.stop()
+        if not self.search.text():
+            self.search_id = 0
+            self.view.remove_word_set(SEARCH_SET)
+            return
+        self.search_id = self.submit(rq.Search(pattern=self.search.text(), regex=self.regex.isChecked(),
+                                               substring=self.substring.isChecked()))
 
     def on_search(self, rid: int, ids: list[int]) -> None:
         if rid != self.search_id:
             return
         shown = [i for i in ids if self.view.position_of(i) is not None]
-        self.view.set_word_set("search", shown, style.SEARCH_COLOR)
+        self.view.set_word_set(SEARCH_SET, shown, style.SEARCH_COLOR)
         self.view.set_selected(shown[:12])
         self.view.zoom_to(shown)
         more = "" if len(ids) < 500 else " (first 500)"

@@ -1,11 +1,13 @@
 """The scatter of token rows: hover labels through a k-d tree, click to select,
-coloured word sets with a legend, text labels on selected tokens, arrows."""
+coloured word sets with a legend, arrows, and text labels placed so that none overlaps
+another or the edge: the highlighted tokens first, every point once few are in view."""
 
 from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QFontMetricsF
 from PySide6.QtGui import QColor
 from scipy.spatial import cKDTree
 
@@ -17,6 +19,38 @@ HOVER_RADIUS_PX = 8
 # the points themselves.
 DENSITY_ABOVE = 4_000
 DENSITY_BIN_PX = 2
+LABEL_ALL_BELOW = 200  # with at most this many points in view, every one is labelled
+MAX_LABELS = 300
+LABEL_GAP_PX = 6
+FIT_PADDING = 0.06
+
+
+def marker_size(n_points: int) -> float:
+    """Big markers for the lessons' 4-5 tokens, dots for a whole vocabulary."""
+    return 16.0 if n_points <= 50 else 8.0 if n_points <= 1_000 else 4.0
+
+
+def place_labels(candidates: list[tuple[float, float, float, float]], width: float, height: float,
+                 taken: list[tuple[float, float, float, float]] | None = None,
+                 gap: float = LABEL_GAP_PX) -> list[tuple[float, float] | None]:
+    """Greedy label placement in pixels: `candidates` are (x, y, w, h) of a point and its
+    label's size, most important first. Each label goes right, left, above or below its
+    point, inside the view and clear of every label placed before it (and of `taken`);
+    a label with no such place is dropped (None). Returns the top-left corners."""
+    placed = list(taken or [])
+    out: list[tuple[float, float] | None] = []
+    for x, y, w, h in candidates:
+        spot = None
+        for left, top in ((x + gap, y - h / 2), (x - gap - w, y - h / 2), (x - w / 2, y - gap - h), (x - w / 2, y + gap)):
+            if left < 0 or top < 0 or left + w > width or top + h > height:
+                continue  # never clipped by the edge
+            if any(left < r[0] + r[2] and r[0] < left + w and top < r[1] + r[3] and r[1] < top + h for r in placed):
+                continue
+            spot = (left, top)
+            placed.append((left, top, w, h))
+            break
+        out.append(spot)
+    return out
 
 
 class MapView(pg.PlotWidget):
@@ -34,10 +68,15 @@ class MapView(pg.PlotWidget):
         self._selected: list[int] = []
         self._overlays: list[pg.GraphicsObject] = []
         self._arrows: list[tuple[int, int, QColor]] = []
+        self.labels_on = True
+        self._label_items: list[pg.TextItem] = []
+        self.placed_labels: list[int] = []  # ids labelled on screen now, for tests and export
+        self._scale = 1.0
         item = self.getPlotItem()
         item.hideAxis("left")
         item.hideAxis("bottom")
         item.setMenuEnabled(False)
+        item.hideButtons()  # its auto-range ignores the overlays' room: the panel's Fit does it
         self.vb = item.getViewBox()
         self.vb.setAspectLocked(True)
         self.points = pg.ScatterPlotItem(size=4, pen=None, brush=pg.mkBrush(style.POINT_COLOR), pxMode=True)
@@ -49,6 +88,12 @@ class MapView(pg.PlotWidget):
         self._subset_rect: tuple[float, float, float, float] | None = None
         self.vb.sigRangeChanged.connect(self._update_detail)
         self.vb.sigResized.connect(self._update_detail)
+        self._label_timer = QTimer(self)
+        self._label_timer.setSingleShot(True)
+        self._label_timer.setInterval(30)  # one placement per burst of pan and zoom steps
+        self._label_timer.timeout.connect(self._place_labels)
+        self.vb.sigRangeChanged.connect(self._label_timer.start)
+        self.vb.sigResized.connect(self._label_timer.start)
         self.legend = pg.LegendItem(
             offset=(10, 10), labelTextSize=f"{style.LABEL_POINT_SIZE}pt", labelTextColor="k",
             brush=pg.mkBrush(255, 255, 255, 220), pen=pg.mkPen(160, 160, 160),
@@ -56,12 +101,26 @@ class MapView(pg.PlotWidget):
         self.legend.setParentItem(item.getViewBox())
         self.legend.hide()  # until a set is shown
         self.hover_text = pg.TextItem("", color=(0, 0, 0), fill=pg.mkBrush(255, 255, 230, 230), border=pg.mkPen(120, 120, 120))
-        self.hover_text.setFont(style.font(style.LABEL_POINT_SIZE, bold=True))
+        style.use_font(self.hover_text, style.LABEL_POINT_SIZE, bold=True)
         self.hover_text.setZValue(100)
         self.hover_text.hide()
         self.addItem(self.hover_text, ignoreBounds=True)
         self.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self.scene().sigMouseClicked.connect(self._on_mouse_clicked)
+        style.follow_scale(self)
+
+    def set_text_scale(self, scale: float) -> None:
+        """Markers, the legend and the labels grow with the text size."""
+        self._scale = scale
+        self.points.setSize(marker_size(len(self.coords)) * scale)
+        self.legend.setLabelTextSize(f"{style.pt(style.LABEL_POINT_SIZE)}pt")
+        for name in self._sets:
+            self._sets[name][0].setSize(max(11.0, marker_size(len(self.coords)) + 4) * scale)
+        self._redraw_overlays()
+
+    def set_labels_on(self, on: bool) -> None:
+        self.labels_on = bool(on)
+        self._place_labels()
 
     # --- data -----------------------------------------------------------------
     def set_labels(self, labels: list[str]) -> None:
@@ -77,6 +136,7 @@ class MapView(pg.PlotWidget):
         self._arrows = []
         self.hover_text.hide()
         self.set_points(np.zeros(0, np.int64), np.zeros((0, 2), np.float32))
+        self._place_labels()  # now, not after the timer: nothing of the old map may show
 
     def set_points(self, ids: np.ndarray, coords: np.ndarray, autorange: bool = True) -> None:
         """Show `coords` for the true row `ids`; a same-ids update (t-SNE previews) keeps overlays."""
@@ -86,14 +146,36 @@ class MapView(pg.PlotWidget):
         if not same_rows:
             self._row_of = {int(i): r for r, i in enumerate(self.ids)}
             self.hover_text.hide()  # it pointed at a row of the previous map
+            self.points.setSize(marker_size(len(self.ids)) * self._scale)
         self._tree = None  # built on the first hover: t-SNE previews arrive faster than they are hovered
         self._subset_rect = None
         self._redraw_overlays()
-        if autorange and len(self.coords):
-            # Python floats: pyqtgraph compares spans with float64 limits (float32 overflows).
-            lo, hi = self.coords.min(0).tolist(), self.coords.max(0).tolist()
-            self.vb.setRange(xRange=(lo[0], hi[0]), yRange=(lo[1], hi[1]), padding=0.02)
+        if autorange:
+            self.fit()
         self._update_detail()
+        self._label_timer.start()
+
+    def fit(self) -> None:
+        """Every point in view, with a margin for markers and labels."""
+        if not len(self.coords):
+            return
+        # Python floats: pyqtgraph compares spans with float64 limits (float32 overflows).
+        lo, hi = self.coords.min(0).astype(np.float64), self.coords.max(0).astype(np.float64)
+        span = np.maximum(hi - lo, 1e-6 * max(float(np.abs(hi).max()), 1.0))
+        pad = FIT_PADDING * span + (0.5 * span if len(self.coords) <= 50 else 0)  # room for the lessons' labels
+        (x0, y0), (x1, y1) = (lo - pad).tolist(), (hi + pad).tolist()
+        self.vb.setRange(xRange=(x0, x1), yRange=(y0, y1), padding=0)
+
+    def reveal(self, token_id: int) -> None:
+        """Pan (keeping the zoom) so that `token_id` is in view, if it is not."""
+        pos = self.position_of(token_id)
+        if pos is None:
+            return
+        (x0, x1), (y0, y1) = self.vb.viewRange()
+        x, y = float(pos[0]), float(pos[1])
+        mx, my = 0.1 * (x1 - x0), 0.1 * (y1 - y0)
+        if not (x0 + mx <= x <= x1 - mx and y0 + my <= y <= y1 - my):
+            self.vb.translateBy(x=x - (x0 + x1) / 2, y=y - (y0 + y1) / 2)
 
     def _update_detail(self, *_args) -> None:
         """Points when few are in view, a density image when many: each frame stays cheap."""
@@ -150,7 +232,8 @@ class MapView(pg.PlotWidget):
     # --- overlays -------------------------------------------------------------
     def set_word_set(self, name: str, ids: list[int], color: QColor) -> None:
         self.remove_word_set(name)
-        scatter = pg.ScatterPlotItem(size=11, pen=pg.mkPen("w", width=1), brush=pg.mkBrush(color), pxMode=True)
+        size = max(11.0, marker_size(len(self.coords)) + 4) * self._scale
+        scatter = pg.ScatterPlotItem(size=size, pen=pg.mkPen(60, 60, 60, width=1), brush=pg.mkBrush(color), pxMode=True)
         scatter.setZValue(10)
         self.addItem(scatter)
         self._sets[name] = (scatter, list(ids), color)
@@ -207,20 +290,71 @@ class MapView(pg.PlotWidget):
                 self._overlays.append(item)
         rings = [p for p in (self.position_of(i) for i in self._selected) if p is not None]
         if rings:
-            ring = pg.ScatterPlotItem(pos=np.array(rings), size=16, pen=pg.mkPen(style.SELECT_COLOR, width=2), brush=None, pxMode=True)
+            size = (marker_size(len(self.coords)) + 12) * self._scale
+            ring = pg.ScatterPlotItem(pos=np.array(rings), size=size, pen=pg.mkPen(style.SELECT_COLOR, width=2.5), brush=None, pxMode=True)
             ring.setZValue(30)
             self.addItem(ring, ignoreBounds=True)
             self._overlays.append(ring)
-        for token_id in self._selected:
-            pos = self.position_of(token_id)
-            if pos is None or token_id >= len(self.labels):
-                continue
-            text = pg.TextItem(self.labels[token_id], color=(0, 0, 0), anchor=(0, 1), fill=pg.mkBrush(255, 255, 255, 200))
-            text.setFont(style.font(style.LABEL_POINT_SIZE, bold=True))
-            text.setPos(float(pos[0]), float(pos[1]))
+        self._label_timer.start()
+
+    # --- labels -----------------------------------------------------------------
+    def label_candidates(self) -> list[int]:
+        """Ids to label, most important first: the ringed tokens, arrow ends, the word
+        sets' and search's members, then every point in view when few are."""
+        order: list[int] = list(self._selected)
+        for start, end, _ in self._arrows:
+            order += [start, end]
+        for _, ids, _ in self._sets.values():
+            order += ids
+        if len(self.coords):
+            (x0, x1), (y0, y1) = self.vb.viewRange()
+            x, y = self.coords[:, 0], self.coords[:, 1]
+            inside = np.flatnonzero((x >= x0) & (x <= x1) & (y >= y0) & (y <= y1))
+            if len(inside) <= LABEL_ALL_BELOW:
+                order += self.ids[inside].tolist()
+        return list(dict.fromkeys(int(i) for i in order))
+
+    def _place_labels(self) -> None:
+        self._label_timer.stop()
+        self.placed_labels = []
+        chosen: list[tuple[int, float, float]] = []
+        width, height = self.vb.width(), self.vb.height()
+        if self.labels_on and len(self.coords) and width > 0 and height > 0:
+            (x0, x1), (y0, y1) = self.vb.viewRange()
+            sx, sy = width / max(x1 - x0, 1e-30), height / max(y1 - y0, 1e-30)
+            metrics = QFontMetricsF(style.font(style.LABEL_POINT_SIZE, bold=True))
+            cands, ids = [], []
+            for token_id in self.label_candidates()[: 4 * MAX_LABELS]:
+                pos = self.position_of(token_id)
+                if pos is None or token_id >= len(self.labels):
+                    continue
+                px, py = (float(pos[0]) - x0) * sx, (y1 - float(pos[1])) * sy
+                if not (0 <= px <= width and 0 <= py <= height):
+                    continue
+                rect = metrics.boundingRect(self.labels[token_id])
+                cands.append((px, py, rect.width() + 8, metrics.height() + 4))
+                ids.append(token_id)
+            legend = self.legend.geometry() if self.legend.isVisible() else None
+            taken = [(legend.x(), legend.y(), legend.width(), legend.height())] if legend is not None else []
+            for token_id, spot in zip(ids, place_labels(cands, width, height, taken)):
+                if spot is not None and len(chosen) < MAX_LABELS:
+                    chosen.append((token_id, x0 + spot[0] / sx, y1 - spot[1] / sy))
+        while len(self._label_items) < len(chosen):
+            text = pg.TextItem("", color=(0, 0, 0), anchor=(0, 0), fill=pg.mkBrush(255, 255, 255, 210))
             text.setZValue(40)
             self.addItem(text, ignoreBounds=True)
-            self._overlays.append(text)
+            self._label_items.append(text)
+        label_font = style.font(style.LABEL_POINT_SIZE, bold=True)
+        for i, text in enumerate(self._label_items):
+            if i < len(chosen):
+                token_id, lx, ly = chosen[i]
+                text.setFont(label_font)
+                text.setText(self.labels[token_id])
+                text.setPos(lx, ly)
+                text.show()
+                self.placed_labels.append(token_id)
+            else:
+                text.hide()
 
     def zoom_to(self, ids: list[int]) -> None:
         pts = np.array([p for p in (self.position_of(i) for i in ids) if p is not None], dtype=np.float32).reshape(-1, 2)

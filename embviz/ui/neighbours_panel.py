@@ -33,7 +33,7 @@ class NeighboursPanel(QWidget):
         go = QPushButton("Find neighbours")
         go.clicked.connect(self.run)
         self.heading = QLabel(HEADING_HINT)
-        self.heading.setFont(style.font(style.LABEL_POINT_SIZE + 2, bold=True))
+        style.use_font(self.heading, style.LABEL_POINT_SIZE + 2, bold=True)
         self.message = QLabel("")
         self.message.setWordWrap(True)
         self.message.setStyleSheet("color: #b00020;")

@@ -1,23 +1,84 @@
-"""Sizes and colours chosen for a projector at the back of a lecture hall."""
+"""Sizes and colours chosen for a projector at the back of a lecture hall, and the text
+size that scales all of them (View ▸ Text size).
+
+Widgets take their fonts through `use_font`, which remembers the base size, so that a
+change of text size re-fonts every registered widget; plots (the map, the bar charts)
+re-size their own fonts and markers in `set_text_scale`."""
+
+from __future__ import annotations
+
+import weakref
 
 from PySide6.QtGui import QColor, QFont
+from PySide6.QtWidgets import QApplication, QGraphicsItem, QWidget
 
 BASE_POINT_SIZE = 13
 LABEL_POINT_SIZE = 14
+TEXT_SCALES = (1.0, 1.25, 1.5, 1.75, 2.0, 2.5)
 POINT_COLOR = QColor(90, 110, 140, 110)
 BACKGROUND = "w"
+# Okabe & Ito's colour-blind-safe palette, darkest and most distinct first (yellow last:
+# on white it needs its outline).
 SET_COLORS = [
-    QColor("#d62728"), QColor("#1f77b4"), QColor("#2ca02c"), QColor("#ff7f0e"), QColor("#9467bd"),
-    QColor("#8c564b"), QColor("#e377c2"), QColor("#17becf"), QColor("#bcbd22"), QColor("#7f7f7f"),
+    QColor("#D55E00"), QColor("#0072B2"), QColor("#009E73"), QColor("#CC79A7"), QColor("#E69F00"),
+    QColor("#56B4E9"), QColor("#000000"), QColor("#F0E442"),
 ]
-SEARCH_COLOR = QColor("#ff00aa")
+SEARCH_COLOR = QColor("#CC79A7")
 SELECT_COLOR = QColor("#000000")
-BAR_LOGIT = QColor("#1f77b4")
-BAR_PROB = QColor("#ff7f0e")
+BAR_LOGIT = QColor("#0072B2")
+BAR_PROB = QColor("#E69F00")
+NOTE_STYLE = "color: #333333;"  # information, not an error
+ERROR_STYLE = "color: #b00020;"
+
+_scale = 1.0
+_fonted: "weakref.WeakKeyDictionary[QWidget | QGraphicsItem, tuple[float, bool]]" = weakref.WeakKeyDictionary()
+_scaled: "weakref.WeakSet[QWidget]" = weakref.WeakSet()
 
 
-def font(size: int = BASE_POINT_SIZE, bold: bool = False) -> QFont:
+def text_scale() -> float:
+    return _scale
+
+
+def pt(size: float) -> int:
+    """A base point size at the current text size."""
+    return max(1, round(size * _scale))
+
+
+def font(size: float = BASE_POINT_SIZE, bold: bool = False) -> QFont:
     f = QFont()
-    f.setPointSize(size)
+    f.setPointSize(pt(size))
     f.setBold(bold)
     return f
+
+
+def use_font(widget: QWidget | QGraphicsItem, size: float = BASE_POINT_SIZE, bold: bool = False) -> None:
+    """Give `widget` (or a plot's text item) a font that follows the text size."""
+    _fonted[widget] = (size, bold)
+    widget.setFont(font(size, bold))
+
+
+def follow_scale(widget: QWidget) -> None:
+    """`widget.set_text_scale(scale)` is called now and on every change of text size."""
+    _scaled.add(widget)
+    widget.set_text_scale(_scale)
+
+
+def set_text_scale(scale: float) -> float:
+    """Apply a text size (clamped to 100–250 %) to the whole application."""
+    global _scale
+    _scale = min(max(float(scale), TEXT_SCALES[0]), TEXT_SCALES[-1])
+    app = QApplication.instance()
+    if app is not None:
+        app.setFont(font(BASE_POINT_SIZE))
+    for widget, (size, bold) in list(_fonted.items()):
+        widget.setFont(font(size, bold))
+    for widget in list(_scaled):
+        widget.set_text_scale(_scale)
+    return _scale
+
+
+def step_scale(scale: float, steps: int) -> float:
+    """The next text size up (steps > 0) or down from `scale`."""
+    if steps > 0:
+        return next((s for s in TEXT_SCALES if s > scale + 1e-9), TEXT_SCALES[-1])
+    return next((s for s in reversed(TEXT_SCALES) if s < scale - 1e-9), TEXT_SCALES[0])

@@ -31,10 +31,14 @@ class ResultsTable(QTableWidget):
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.verticalHeader().setVisible(False)
         self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
-        self.setFont(style.font(style.LABEL_POINT_SIZE))
-        self.verticalHeader().setDefaultSectionSize(34)
+        style.use_font(self, style.LABEL_POINT_SIZE)
+        style.use_font(self.horizontalHeader(), style.BASE_POINT_SIZE, bold=True)
+        style.follow_scale(self)
         self.ids: list[int] = []
         self.cellClicked.connect(lambda row, _col: self.tokenClicked.emit(self.ids[row]))
+
+    def set_text_scale(self, scale: float) -> None:
+        self.verticalHeader().setDefaultSectionSize(round(34 * scale))
 
     def fill(self, rows: list[tuple], ids: list[int]) -> None:
         self.setRowCount(len(rows))
@@ -54,7 +58,7 @@ class WordField(QLineEdit):
     def __init__(self, placeholder: str = "", parent=None) -> None:
         super().__init__(parent)
         self.setPlaceholderText(placeholder)
-        self.setFont(style.font(style.LABEL_POINT_SIZE))
+        style.use_font(self, style.LABEL_POINT_SIZE)
         self._model = QStringListModel(self)
         completer = QCompleter(self._model, self)
         completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
@@ -76,7 +80,7 @@ class ElidedLabel(QLabel):
         # An explicit minimum: otherwise the last elided text's width becomes the minimum
         # and the label never shrinks again.
         self.setMinimumWidth(1)
-        self.setFont(style.font(style.BASE_POINT_SIZE))
+        style.use_font(self, style.BASE_POINT_SIZE)
         self.set_full_text(text)
 
     def set_full_text(self, text: str) -> None:
