@@ -74,6 +74,11 @@ class Settings:
         self.save()
 
     @property
+    def text_scale(self) -> float:
+        value = self.data.get("text_scale", 1.0)
+        return float(value) if isinstance(value, (int, float)) else 1.0
+
+    @property
     def word_sets(self) -> dict[str, list[str]]:
         sets = self.data.get("word_sets", {})
         if not isinstance(sets, dict):

@@ -86,6 +86,12 @@ class AnalogyPanel(QWidget):
         layout.addWidget(self.bench_button)
         layout.addWidget(self.bench)
 
+    def picture(self) -> tuple[QWidget, str]:
+        return self.table, f"{self.heading.text()}\n{self.ranks.text()}".strip()
+
+    def table_rows(self) -> tuple[list[str], list[tuple]] | None:
+        return (self.table.headers, self.table.rows) if self.table.rows else None
+
     def on_model(self, summary) -> None:
         """A new model: the old answer, headings and benchmark go; filled words are asked again."""
         self.request_id = self.bench_id = 0

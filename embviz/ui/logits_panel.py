@@ -117,6 +117,14 @@ class LogitsPanel(QWidget):
         layout.addStretch(0)
         layout.addWidget(self.caption)
 
+    def picture(self) -> tuple[QWidget, str]:
+        return self.charts, f"{self.tokens.text()}\n{self.caption.text()}".strip()
+
+    def table_rows(self) -> tuple[list[str], list[tuple]] | None:
+        if not self.shown:
+            return None
+        return ["token", "id", "logit", "probability"], [(r.token, r.id, r.logit, r.prob) for r in self.shown]
+
     # --- model ------------------------------------------------------------------------------
     def on_model(self, summary) -> None:
         """A new model: the old bars, tokens and notes go; the text is asked again."""
@@ -240,8 +248,10 @@ class LogitsPanel(QWidget):
         labels = [r.token for r in self.shown]
         logits, probs = [r.logit for r in self.shown], [r.prob for r in self.shown]
         self.logit_chart.set_bars(labels, logits, logit_labels(logits))
-        self.prob_chart.set_bars(labels, probs, percent_labels(probs), (0.0, 1.3) if self.hold_axis.isChecked() else None)
-        self.prob_chart.set_title(f"Probabilities at temperature {result.temperature:g}")
+        # Drawn in percent, so the axis reads as the labels do; held, 0–100 % with room for the labels.
+        self.prob_chart.set_bars(labels, [100 * p for p in probs], percent_labels(probs),
+                                 (0.0, 130.0) if self.hold_axis.isChecked() else None)
+        self.prob_chart.set_title(f"Probabilities (%) at temperature {result.temperature:g}")
         self.charts.show()
         path = "the full model" if result.path == "full" else "the direct path (embedding → head, no blocks)"
         total = sum(probs)

@@ -10,16 +10,18 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QFileDialog, QInputDialog, QMainWindow, QMessageBox, QProgressBar, QPushButton, QSizePolicy, QTabWidget,
 )
 
 from embviz import requests as rq
 from embviz.core.lessons import EXAMPLES, LESSONS
-from embviz.settings import Settings
+from embviz.settings import Settings, atomic_write_text
+from embviz.tables import rows_to_text
 from embviz.ui import style
 from embviz.ui.analogy_panel import AnalogyPanel
+from embviz.ui.export import export_picture
 from embviz.ui.logits_panel import LogitsPanel
 from embviz.ui.map_panel import MapPanel
 from embviz.ui.neighbours_panel import NeighboursPanel
@@ -28,13 +30,26 @@ from embviz.worker import ComputeWorker
 from embviz.wordsets import preset_word_sets
 
 ARROW_COLORS = [style.SET_COLORS[1], style.SET_COLORS[0]]
+TAB_NAMES = ("Map", "Neighbours", "Analogies", "Next-token logits")
+HELP_KEYS = (
+    ("Ctrl+1 … Ctrl+4", "the Map, Neighbours, Analogies and Next-token logits tabs"),
+    ("Ctrl+F", "find tokens on the map"),
+    ("Esc", "cancel the running job (a map, the benchmark, opening a model)"),
+    ("Home", "fit the map to every point"),
+    ("Ctrl+= / Ctrl+− / Ctrl+0", "larger / smaller / normal text (100–250 %)"),
+    ("F11", "full screen"),
+    ("Ctrl+E", "export the current tab as a picture (PNG at 2×, or SVG)"),
+    ("Ctrl+C", "copy the selected table rows (all rows when none is selected)"),
+    ("Ctrl+O", "open a model file"),
+    ("F1", "this help"),
+)
 
 
 class MainWindow(QMainWindow):
     def __init__(self, worker: ComputeWorker | None = None, settings: Settings | None = None, device: str = "auto") -> None:
         super().__init__()
         self.setWindowTitle("embviz")
-        self.resize(1400, 900)
+        self._fit_to_screen()
         self.setAcceptDrops(True)
         self.device = device
         self.settings = settings or Settings()
@@ -54,17 +69,15 @@ class MainWindow(QMainWindow):
         self.logits = LogitsPanel(submit, cancel)
         self.tabs = QTabWidget()
         style.use_font(self.tabs.tabBar(), style.BASE_POINT_SIZE + 1, bold=True)
-        self.tabs.addTab(self.map_panel, "Map")
-        self.tabs.addTab(self.neighbours, "Neighbours")
-        self.tabs.addTab(self.analogies, "Analogies")
-        self.tabs.addTab(self.logits, "Next-token logits")
+        for panel, name in zip((self.map_panel, self.neighbours, self.analogies, self.logits), TAB_NAMES):
+            self.tabs.addTab(panel, name)
         self.setCentralWidget(self.tabs)
 
         self.map_panel.tokenClicked.connect(self._token_clicked)
         self.map_panel.statusMessage.connect(self.show_message)
-        self.neighbours.highlight.connect(self.map_panel.view.set_selected)
+        self.neighbours.highlight.connect(self._highlight)
         self.neighbours.statusMessage.connect(self.show_message)
-        self.analogies.highlight.connect(self.map_panel.view.set_selected)
+        self.analogies.highlight.connect(self._highlight)
         self.analogies.showArrows.connect(
             lambda pairs: self.map_panel.view.set_arrows([(a, b, ARROW_COLORS[i % 2]) for i, (a, b) in enumerate(pairs)])
         )
@@ -89,6 +102,9 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.model_label)
         self.message.changed.connect(self._share_status_bar)
         self._build_menus()
+        self._build_view_menu()
+        self._build_keys()
+        style.set_text_scale(self.settings.text_scale)
 
         self.worker.progressed.connect(self._progressed)
         self.worker.finished.connect(self._finished)
@@ -125,6 +141,10 @@ class MainWindow(QMainWindow):
             action.triggered.connect(lambda _checked=False, n=name: self.open_model(n))
             examples.addAction(action)
         file_menu.addSeparator()
+        self._action(file_menu, "Export picture… (PNG or SVG)", "Ctrl+E", self.export_picture_dialog)
+        self._action(file_menu, "Export table… (CSV)", None, self.export_table_dialog)
+        self._action(file_menu, "Export map coordinates… (CSV)", None, self.export_coordinates_dialog)
+        file_menu.addSeparator()
         clear = QAction("Clear cache…", self)
         clear.triggered.connect(self.ask_to_clear_cache)
         file_menu.addAction(clear)
@@ -134,6 +154,120 @@ class MainWindow(QMainWindow):
         quit_action.triggered.connect(self.close)
         file_menu.addAction(quit_action)
         self._fill_recent()
+
+    def _action(self, menu, text: str, keys, slot) -> QAction:
+        action = QAction(text, self)
+        if keys:
+            action.setShortcuts([QKeySequence(k) for k in ([keys] if isinstance(keys, str) else keys)])
+        action.triggered.connect(slot)
+        menu.addAction(action)
+        return action
+
+    def _build_view_menu(self) -> None:
+        view = self.menuBar().addMenu("&View")
+        self._action(view, "Larger text", ["Ctrl+=", "Ctrl++"], lambda: self.set_text_size(style.step_scale(style.text_scale(), 1)))
+        self._action(view, "Smaller text", ["Ctrl+-"], lambda: self.set_text_size(style.step_scale(style.text_scale(), -1)))
+        self._action(view, "Normal text size", "Ctrl+0", lambda: self.set_text_size(1.0))
+        view.addSeparator()
+        self._action(view, "Full screen", "F11", self.toggle_full_screen)
+        self._action(view, "Fit the map to every point", "Home", self.fit_map)
+        view.addSeparator()
+        for i, name in enumerate(TAB_NAMES):
+            self._action(view, name, f"Ctrl+{i + 1}", lambda _checked=False, i=i: self.tabs.setCurrentIndex(i))
+        help_menu = self.menuBar().addMenu("&Help")
+        self._action(help_menu, "Keys and help", "F1", self.show_help)
+
+    def _build_keys(self) -> None:
+        for keys, slot in ((QKeySequence.StandardKey.Find, self.focus_find), ("Escape", self.cancel_running)):
+            shortcut = QShortcut(QKeySequence(keys), self)
+            shortcut.activated.connect(slot)
+
+    # --- presentation -------------------------------------------------------------------------
+    def _fit_to_screen(self) -> None:
+        screen = QGuiApplication.primaryScreen()
+        room = screen.availableGeometry() if screen is not None else None
+        width, height = (1400, 900) if room is None else (min(1400, int(room.width() * 0.96)), min(900, int(room.height() * 0.92)))
+        self.resize(width, height)
+
+    def set_text_size(self, scale: float) -> None:
+        """Every font, table row, bar label, axis, map marker and map label; remembered."""
+        scale = style.set_text_scale(scale)
+        self.settings.data["text_scale"] = scale
+        try:
+            self.settings.save()
+        except OSError as exc:
+            self.show_message(f"Could not save the text size: {exc}")
+        self.show_message(f"Text size {scale:.0%} (Ctrl+= larger, Ctrl+− smaller, Ctrl+0 normal)", 4000)
+
+    def toggle_full_screen(self) -> None:
+        self.showNormal() if self.isFullScreen() else self.showFullScreen()
+
+    def fit_map(self) -> None:
+        self.map_panel.view.fit()
+
+    def focus_find(self) -> None:
+        self.tabs.setCurrentWidget(self.map_panel)
+        self.map_panel.search.setFocus()
+        self.map_panel.search.selectAll()
+
+    def cancel_running(self) -> None:
+        """Esc: stop the long job, whichever it is (a map, the benchmark, a model being opened or built)."""
+        for channel in (rq.Project.channel, rq.Benchmark.channel, rq.LoadLanguageModel.channel, rq.LoadModel.channel):
+            self.worker.cancel(channel)
+
+    def show_help(self) -> None:
+        rows = "".join(f"<tr><td><b>{k}</b></td><td>{what}</td></tr>" for k, what in HELP_KEYS)
+        box = QMessageBox(QMessageBox.Icon.Information, "embviz: keys", f"<table cellpadding='4'>{rows}</table>"
+                          "<p>␣ marks a leading space: ␣king is the token for “king” in the middle of a sentence.</p>",
+                          QMessageBox.StandardButton.Close, self)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+        self.help_box = box
+
+    # --- export -------------------------------------------------------------------------------
+    def export_picture(self, path: str | Path) -> Path:
+        """The current tab's plot or table with its caption: .svg, else PNG at 2×."""
+        widget, caption = self.tabs.currentWidget().picture()
+        return export_picture(widget, caption, path)
+
+    def export_table(self, path: str | Path, coordinates: bool = False) -> Path | None:
+        """The current tab's table (the map's coordinates on the map tab) as CSV; None when empty."""
+        panel = self.map_panel if coordinates else self.tabs.currentWidget()
+        table = panel.table_rows()
+        if table is None:
+            return None
+        path = Path(path)
+        atomic_write_text(path, rows_to_text(*table))
+        return path
+
+    def _save_dialog(self, title: str, name: str, filters: str) -> str:
+        path, _ = QFileDialog.getSaveFileName(self, title, str(Path.home() / name), filters)
+        return path
+
+    def export_picture_dialog(self) -> None:
+        tab = TAB_NAMES[self.tabs.currentIndex()].lower().replace(" ", "-")
+        path = self._save_dialog("Export picture", f"embviz-{tab}.png", "PNG picture, 2× (*.png);;SVG drawing (*.svg)")
+        if path:
+            try:
+                self.show_message(f"Saved {self.export_picture(path)}")
+            except OSError as exc:
+                self.show_message(f"Could not save the picture: {exc}")
+
+    def export_table_dialog(self, coordinates: bool = False) -> None:
+        panel = self.map_panel if coordinates else self.tabs.currentWidget()
+        if panel.table_rows() is None:
+            self.show_message("Nothing to export yet: this tab shows no table.")
+            return
+        what = "map-coordinates" if coordinates or panel is self.map_panel else TAB_NAMES[self.tabs.currentIndex()].lower().replace(" ", "-")
+        path = self._save_dialog("Export table", f"embviz-{what}.csv", "CSV table (*.csv)")
+        if path:
+            try:
+                self.show_message(f"Saved {self.export_table(path, coordinates)}")
+            except OSError as exc:
+                self.show_message(f"Could not save the table: {exc}")
+
+    def export_coordinates_dialog(self) -> None:
+        self.export_table_dialog(coordinates=True)
 
     def _fill_recent(self) -> None:
         self.recent_menu.clear()
@@ -332,6 +466,12 @@ class MainWindow(QMainWindow):
         share = f", table = {info['embedding_share']:.0%} of parameters" if info.get("embedding_share") else ""
         return (f"{info['name']}  |  {info['vocab_size']:,} tokens × {info['dim']:,} dims  |  "
                 f"{info['device']}, {info['dtype']}{share}")
+
+    def _highlight(self, ids: list[int]) -> None:
+        """Ring tokens on the map; one token (a clicked table row) is also panned into view."""
+        self.map_panel.view.set_selected(ids)
+        if len(ids) == 1:
+            self.map_panel.view.reveal(ids[0])
 
     def _token_clicked(self, token_id: int) -> None:
         self.neighbours.show_token(token_id)

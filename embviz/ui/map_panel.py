@@ -10,6 +10,7 @@ from PySide6.QtWidgets import (
 
 from embviz import requests as rq
 from embviz.state import WordSetsState
+from embviz.tables import map_rows
 from embviz.ui import style
 from embviz.ui.map_view import MapView
 from embviz.wordsets import parse_word_list
@@ -72,6 +73,7 @@ class MapPanel(QWidget):
         self.progress.setValue(0)
         self.progress.setTextVisible(False)
         self.progress.setFixedWidth(160)
+        self.progress.hide()  # shown while a projection runs
         self.status = QLabel("")
         self.status.setWordWrap(True)
         self.search = QLineEdit()
@@ -160,7 +162,13 @@ class MapPanel(QWidget):
         self.run_button.setText("Draw map")
         self.cancel_button.setEnabled(True)
         self.progress.setValue(0)
+        self.progress.show()
         self.status.setText(f"{METHOD_NAMES[request.method].split(' ')[0]}: starting…")
+
+    def _idle(self) -> None:
+        self.cancel_button.setEnabled(False)
+        self.progress.setValue(0)
+        self.progress.hide()
 
     def on_progress(self, rid: int, fraction: float, stage: str, preview) -> None:
         if rid != self.request_id:
@@ -174,8 +182,7 @@ class MapPanel(QWidget):
         if rid != self.request_id:
             return
         self.view.set_points(projection.ids, projection.coords)
-        self.cancel_button.setEnabled(False)
-        self.progress.setValue(0)  # idle: empty
+        self._idle()
         extra = ""
         if projection.explained:
             extra = f" — axes explain {projection.explained[0]:.1%} and {projection.explained[1]:.1%} of the variance"
@@ -185,8 +192,7 @@ class MapPanel(QWidget):
 
     def on_failed(self, rid: int, message: str) -> None:
         if rid == self.request_id:
-            self.cancel_button.setEnabled(False)
-            self.progress.setValue(0)
+            self._idle()
             self.status.setText("Map failed: " + message)
         elif rid == self.search_id:
             self.statusMessage.emit(message)
@@ -195,10 +201,20 @@ class MapPanel(QWidget):
 
     def on_cancelled(self, rid: int) -> None:
         if rid == self.request_id:
-            self.cancel_button.setEnabled(False)
-            self.progress.setValue(0)
+            self._idle()
             self.status.setText("Cancelled: the last picture is kept")
         self.set_ids.pop(rid, None)
+
+    # --- export ---------------------------------------------------------------------------------
+    def picture(self) -> tuple[QWidget, str]:
+        return self.view, self.status.text()
+
+    def table_rows(self) -> tuple[list[str], list[list[object]]] | None:
+        """The map's coordinates: id, token, x, y and word sets."""
+        view = self.view
+        if not len(view.ids):
+            return None
+        return map_rows(view.ids.tolist(), view.coords.tolist(), view.labels, {n: ids for n, (_, ids, _) in view._sets.items()})
 
     # --- search -------------------------------------------------------------------------------
     def _search_edited(self) -> None:

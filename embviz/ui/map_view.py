@@ -239,11 +239,13 @@ class MapView(pg.PlotWidget):
         self._sets[name] = (scatter, list(ids), color)
         self._refresh_set(name)
         self._rebuild_legend()
+        self._label_timer.start()
 
     def remove_word_set(self, name: str) -> None:
         if name in self._sets:
             self.removeItem(self._sets.pop(name)[0])
             self._rebuild_legend()
+            self._label_timer.start()
 
     def word_set_names(self) -> list[str]:
         return list(self._sets)
@@ -336,7 +338,10 @@ class MapView(pg.PlotWidget):
                 ids.append(token_id)
             legend = self.legend.geometry() if self.legend.isVisible() else None
             taken = [(legend.x(), legend.y(), legend.width(), legend.height())] if legend is not None else []
-            for token_id, spot in zip(ids, place_labels(cands, width, height, taken)):
+            # Labels keep off the highlighted markers, their own included.
+            radius = (max(11.0, marker_size(len(self.coords)) + 4) * self._scale) / 2
+            taken += [(px - radius, py - radius, 2 * radius, 2 * radius) for px, py, _, _ in cands]
+            for token_id, spot in zip(ids, place_labels(cands, width, height, taken, gap=radius + 3)):
                 if spot is not None and len(chosen) < MAX_LABELS:
                     chosen.append((token_id, x0 + spot[0] / sx, y1 - spot[1] / sy))
         while len(self._label_items) < len(chosen):

@@ -59,6 +59,12 @@ class NeighboursPanel(QWidget):
         layout.addWidget(self.table, 1)
         self._last_query: int | str | None = None
 
+    def picture(self) -> tuple[QWidget, str]:
+        return self.table, self.heading.text()
+
+    def table_rows(self) -> tuple[list[str], list[tuple]] | None:
+        return (self.table.headers, self.table.rows) if self.table.rows else None
+
     def on_model(self, summary) -> None:
         """A new model: the old answer goes; a typed word is asked again, a clicked id
         (which names another token here) is forgotten."""

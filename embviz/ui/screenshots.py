@@ -31,7 +31,6 @@ def run_screenshots(out: str, model: str | None = None, device: str = "auto") ->
     folder.mkdir(parents=True, exist_ok=True)
     app = make_app()
     window = MainWindow(device=device)
-    window.resize(1400, 900)
     install_excepthook(window)
     window.show()
     failure: list[str] = []

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QStringListModel, Qt, QTimer, Signal
+from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
-    QAbstractItemView, QCheckBox, QCompleter, QHeaderView, QLabel, QLineEdit, QSizePolicy, QTableWidget, QTableWidgetItem,
+    QAbstractItemView, QApplication, QCheckBox, QCompleter, QHeaderView, QLabel, QLineEdit, QSizePolicy, QTableWidget, QTableWidgetItem,
 )
 
+from embviz.tables import rows_to_text
 from embviz.ui import style
 
 def hide_special_switch(on_toggle) -> QCheckBox:
@@ -34,7 +36,9 @@ class ResultsTable(QTableWidget):
         style.use_font(self, style.LABEL_POINT_SIZE)
         style.use_font(self.horizontalHeader(), style.BASE_POINT_SIZE, bold=True)
         style.follow_scale(self)
+        self.headers = list(headers)
         self.ids: list[int] = []
+        self.rows: list[tuple] = []  # the values shown, unformatted (export, copy)
         self.cellClicked.connect(lambda row, _col: self.tokenClicked.emit(self.ids[row]))
 
     def set_text_scale(self, scale: float) -> None:
@@ -43,6 +47,7 @@ class ResultsTable(QTableWidget):
     def fill(self, rows: list[tuple], ids: list[int]) -> None:
         self.setRowCount(len(rows))
         self.ids = list(ids)
+        self.rows = [tuple(r) for r in rows]
         for r, row in enumerate(rows):
             for c, value in enumerate(row):
                 text = f"{value:.3f}" if isinstance(value, float) else str(value)
@@ -50,6 +55,19 @@ class ResultsTable(QTableWidget):
                 if not isinstance(value, str):
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.setItem(r, c, item)
+
+
+    def selected_text(self) -> str:
+        """The selected rows (all rows when none is) as tab-separated text with a header."""
+        picked = sorted({index.row() for index in self.selectedIndexes()}) or range(len(self.rows))
+        return rows_to_text(self.headers, [self.rows[r] for r in picked], delimiter="\t")
+
+    def keyPressEvent(self, event) -> None:
+        if event.matches(QKeySequence.StandardKey.Copy):
+            QApplication.clipboard().setText(self.selected_text())
+            event.accept()
+            return
+        super().keyPressEvent(event)
 
 
 class WordField(QLineEdit):
