@@ -65,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("screenshot", help="open the window, drive each panel, save one PNG per panel")
     _model_options(p)
     p.add_argument("--out", required=True, help="folder for the PNG files")
+    p.add_argument("--text-size", type=float, default=1.0, help="text size as a factor, 1.0–2.5 (View ▸ Text size)")
     return parser
 
 
@@ -165,7 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "screenshot":
         from embviz.ui.screenshots import run_screenshots
 
-        return _guarded(lambda: run_screenshots(args.out, model=args.model, device=args.device))
+        return _guarded(lambda: run_screenshots(args.out, model=args.model, device=args.device, text_size=args.text_size))
     def run() -> int:
         obj, text = run_command(args)
         if getattr(args, "json", False):

@@ -9,7 +9,7 @@ from PySide6.QtWidgets import (
 
 from embviz import requests as rq
 from embviz.ui import style
-from embviz.ui.widgets import ResultsTable, WordField, hide_special_switch
+from embviz.ui.widgets import ResultsTable, WordField, flow_row, hide_special_switch
 
 HEADING_HINT = "A − B + C = ?"
 EXPLAIN = (
@@ -69,12 +69,7 @@ class AnalogyPanel(QWidget):
                 fields.addWidget(sign)
             fields.addWidget(field, 1)
         fields.addWidget(go)
-        options = QHBoxLayout()
-        options.addWidget(self.exclude)
-        options.addWidget(self.method)
-        options.addWidget(self.k)
-        options.addWidget(self.hide_special)
-        options.addStretch(1)
+        options = flow_row(self.exclude, self.method, self.k, self.hide_special)
         layout = QVBoxLayout(self)
         layout.addLayout(fields)
         layout.addLayout(options)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QPoint, QRect, QSize, Qt
+from PySide6.QtCore import QPoint, QRect, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QImage, QPainter
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QGraphicsView, QWidget
 
 from embviz.ui import style
 
@@ -25,7 +25,10 @@ def _caption_height(painter_width: int, caption: str, widget: QWidget) -> int:
 
 def _paint(painter: QPainter, widget: QWidget, caption: str, size: QSize, caption_h: int) -> None:
     painter.fillRect(QRect(QPoint(0, 0), QSize(size.width(), size.height() + caption_h)), QColor("white"))
-    widget.render(painter, QPoint(0, 0))
+    if isinstance(widget, QGraphicsView):  # a plot: its scene, as vectors where the painter keeps them
+        widget.render(painter, QRectF(0, 0, size.width(), size.height()), widget.viewport().rect())
+    else:
+        widget.render(painter, QPoint(0, 0))
     if caption:
         painter.setFont(style.font(style.BASE_POINT_SIZE))
         painter.setPen(QColor("black"))

@@ -17,6 +17,7 @@ from embviz.formatting import logit_labels, percent_labels
 from embviz.state import PromptState
 from embviz.ui import style
 from embviz.ui.bar_chart import BarChart
+from embviz.ui.widgets import flow_row
 
 DEBOUNCE_MS = 120
 
@@ -87,14 +88,8 @@ class LogitsPanel(QWidget):
         self.prob_chart = BarChart("Probabilities", style.BAR_PROB)
         for chart in (self.logit_chart, self.prob_chart):
             chart.barClicked.connect(self.append_token)
-        options = QHBoxLayout()
-        for w in (self.k, self.temperature, self.full, self.direct):
-            options.addWidget(w)
-        options.addStretch(1)
-        display = QHBoxLayout()
-        for w in (self.by_id, self.hold_axis):
-            display.addWidget(w)
-        display.addStretch(1)
+        options = flow_row(self.k, self.temperature, self.full, self.direct)
+        display = flow_row(self.by_id, self.hold_axis)
         loading = QHBoxLayout()
         loading.addWidget(self.lm_note, 1)
         loading.addWidget(self.lm_progress)

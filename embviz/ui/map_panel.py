@@ -13,6 +13,7 @@ from embviz.state import WordSetsState
 from embviz.tables import map_rows
 from embviz.ui import style
 from embviz.ui.map_view import MapView
+from embviz.ui.widgets import flow_row
 from embviz.wordsets import parse_word_list
 
 METHOD_NAMES = {"pca": "PCA (instant)", "tsne": "t-SNE (minutes)", "umap": "UMAP (minutes)"}
@@ -90,10 +91,11 @@ class MapPanel(QWidget):
         for box in (self.regex, self.substring):
             box.toggled.connect(self._search_edited)
         self.hover_label = QLabel(HOVER_HINT)
+        self.hover_label.setWordWrap(True)
         style.use_font(self.hover_label, style.LABEL_POINT_SIZE, bold=True)
 
         self.sets = QListWidget()
-        self.sets.setMaximumWidth(260)
+        style.follow_scale(self)  # after the list: its width follows the text size
         self.sets.itemChanged.connect(self._set_toggled)
         add_set = QPushButton("Add word set…")
         add_set.clicked.connect(self.add_custom_set)
@@ -104,11 +106,8 @@ class MapPanel(QWidget):
         side_widget = QWidget()
         side_widget.setLayout(side)
 
-        controls = QHBoxLayout()
-        for w in (QLabel("Method"), self.method, QLabel("Rows"), self.subset, self.limit, self.run_button,
-                  self.cancel_button, self.fit_button, self.labels_box):
-            controls.addWidget(w)
-        controls.addStretch(1)
+        controls = flow_row(QLabel("Method"), self.method, QLabel("Rows"), self.subset, self.limit, self.run_button,
+                            self.cancel_button, self.fit_button, self.labels_box)
         progress_row = QHBoxLayout()
         progress_row.addWidget(self.progress)
         progress_row.addWidget(self.status, 1)
@@ -128,6 +127,9 @@ class MapPanel(QWidget):
         layout.addWidget(self.hover_label)
         layout.addWidget(splitter, 1)
         self._fill_sets()
+
+    def set_text_scale(self, scale: float) -> None:
+        self.sets.setMaximumWidth(round(260 * scale))
 
     # --- model and projection ---------------------------------------------------------------
     def on_model(self, summary) -> None:

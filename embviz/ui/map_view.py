@@ -147,6 +147,9 @@ class MapView(pg.PlotWidget):
             self._row_of = {int(i): r for r, i in enumerate(self.ids)}
             self.hover_text.hide()  # it pointed at a row of the previous map
             self.points.setSize(marker_size(len(self.ids)) * self._scale)
+            # A few big markers read best solid; a cloud of dots needs them faint to show density.
+            few = len(self.ids) <= 50
+            self.points.setBrush(pg.mkBrush(style.FEW_POINTS_COLOR if few else style.POINT_COLOR))
         self._tree = None  # built on the first hover: t-SNE previews arrive faster than they are hovered
         self._subset_rect = None
         self._redraw_overlays()

@@ -7,7 +7,7 @@ from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QPushButton, QSpin
 
 from embviz import requests as rq
 from embviz.ui import style
-from embviz.ui.widgets import ResultsTable, WordField, hide_special_switch
+from embviz.ui.widgets import ResultsTable, WordField, flow_row, hide_special_switch
 
 HEADING_HINT = "Type a word or click a point on the map."
 
@@ -27,7 +27,8 @@ class NeighboursPanel(QWidget):
         self.k.setValue(10)
         self.k.setPrefix("k = ")
         self.k.valueChanged.connect(self.run_if_ready)
-        self.centered = QCheckBox("Mean-centred (subtract the average row first: changes the scores)")
+        self.centered = QCheckBox("Mean-centred")
+        self.centered.setToolTip("Subtract the average row from every row first: this changes the scores.")
         self.centered.toggled.connect(self.run_if_ready)
         self.hide_special = hide_special_switch(self.run_if_ready)
         go = QPushButton("Find neighbours")
@@ -48,11 +49,7 @@ class NeighboursPanel(QWidget):
         row.addWidget(go)
         layout = QVBoxLayout(self)
         layout.addLayout(row)
-        switches = QHBoxLayout()
-        switches.addWidget(self.centered)
-        switches.addWidget(self.hide_special)
-        switches.addStretch(1)
-        layout.addLayout(switches)
+        layout.addLayout(flow_row(self.centered, self.hide_special))
         layout.addWidget(key)
         layout.addWidget(self.heading)
         layout.addWidget(self.message)

@@ -23,14 +23,21 @@ def _wait(app, done, what: str, timeout: float = 600.0) -> None:
         time.sleep(0.02)
 
 
-def run_screenshots(out: str, model: str | None = None, device: str = "auto") -> int:
+def run_screenshots(out: str, model: str | None = None, device: str = "auto", text_size: float = 1.0) -> int:
+    import tempfile
+
+    from embviz.settings import Settings
+    from embviz.ui import style
     from embviz.ui.app import install_excepthook, make_app
     from embviz.ui.main_window import MainWindow
 
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     app = make_app()
-    window = MainWindow(device=device)
+    # Settings of its own: the demo neither reads nor changes the user's text size or word sets.
+    scratch = tempfile.TemporaryDirectory(prefix="embviz-screenshot-")
+    window = MainWindow(device=device, settings=Settings(Path(scratch.name) / "settings.json"))
+    style.set_text_scale(text_size)
     install_excepthook(window)
     window.show()
     failure: list[str] = []
@@ -71,7 +78,14 @@ def run_screenshots(out: str, model: str | None = None, device: str = "auto") ->
         window.logits.set_text("The capital of France is")
         _wait(app, lambda: window.logits.results or window.logits.message.text(), "the logits")
     save("logits")
+    # The lessons' small models: big labelled markers.
+    window.open_model("toy4")
+    _wait(app, lambda: window.summary is not None and window.summary.info["vocab_size"] == 4 and panel.view.ids.size == 4, "toy4")
+    window.tabs.setCurrentWidget(window.map_panel)
+    _wait(app, lambda: len(panel.view.placed_labels) == 4, "the lesson's labels")
+    save("lesson_map")
     for path in saved:
         print(path)
     window.close()
+    scratch.cleanup()
     return 0

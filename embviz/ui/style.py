@@ -16,6 +16,7 @@ BASE_POINT_SIZE = 13
 LABEL_POINT_SIZE = 14
 TEXT_SCALES = (1.0, 1.25, 1.5, 1.75, 2.0, 2.5)
 POINT_COLOR = QColor(90, 110, 140, 110)
+FEW_POINTS_COLOR = QColor(60, 80, 110, 230)
 BACKGROUND = "w"
 # Okabe & Ito's colour-blind-safe palette, darkest and most distinct first (yellow last:
 # on white it needs its outline).
