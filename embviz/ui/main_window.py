@@ -240,31 +240,30 @@ class MainWindow(QMainWindow):
         atomic_write_text(path, rows_to_text(*table))
         return path
 
-    def _save_dialog(self, title: str, name: str, filters: str) -> str:
-        path, _ = QFileDialog.getSaveFileName(self, title, str(Path.home() / name), filters)
-        return path
+    def _tab_slug(self) -> str:
+        return TAB_NAMES[self.tabs.currentIndex()].lower().replace(" ", "-")
+
+    def _save_as(self, what: str, name: str, filters: str, write) -> None:
+        """Ask where, write there, say how it went."""
+        path, _ = QFileDialog.getSaveFileName(self, f"Export {what}", str(Path.home() / name), filters)
+        if not path:
+            return
+        try:
+            self.show_message(f"Saved {write(path)}")
+        except OSError as exc:
+            self.show_message(f"Could not save the {what}: {exc}")
 
     def export_picture_dialog(self) -> None:
-        tab = TAB_NAMES[self.tabs.currentIndex()].lower().replace(" ", "-")
-        path = self._save_dialog("Export picture", f"embviz-{tab}.png", "PNG picture, 2× (*.png);;SVG drawing (*.svg)")
-        if path:
-            try:
-                self.show_message(f"Saved {self.export_picture(path)}")
-            except OSError as exc:
-                self.show_message(f"Could not save the picture: {exc}")
+        self._save_as("picture", f"embviz-{self._tab_slug()}.png", "PNG picture, 2× (*.png);;SVG drawing (*.svg)",
+                      self.export_picture)
 
     def export_table_dialog(self, coordinates: bool = False) -> None:
         panel = self.map_panel if coordinates else self.tabs.currentWidget()
         if panel.table_rows() is None:
             self.show_message("Nothing to export yet: this tab shows no table.")
             return
-        what = "map-coordinates" if coordinates or panel is self.map_panel else TAB_NAMES[self.tabs.currentIndex()].lower().replace(" ", "-")
-        path = self._save_dialog("Export table", f"embviz-{what}.csv", "CSV table (*.csv)")
-        if path:
-            try:
-                self.show_message(f"Saved {self.export_table(path, coordinates)}")
-            except OSError as exc:
-                self.show_message(f"Could not save the table: {exc}")
+        what = "map-coordinates" if panel is self.map_panel else self._tab_slug()
+        self._save_as("table", f"embviz-{what}.csv", "CSV table (*.csv)", lambda path: self.export_table(path, coordinates))
 
     def export_coordinates_dialog(self) -> None:
         self.export_table_dialog(coordinates=True)
