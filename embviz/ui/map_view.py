@@ -7,8 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QFontMetricsF
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QFontMetricsF
 from scipy.spatial import cKDTree
 
 from embviz.ui import style
@@ -28,6 +27,11 @@ FIT_PADDING = 0.06
 def marker_size(n_points: int) -> float:
     """Big markers for the lessons' 4-5 tokens, dots for a whole vocabulary."""
     return 16.0 if n_points <= 50 else 8.0 if n_points <= 1_000 else 4.0
+
+
+def highlight_size(n_points: int) -> float:
+    """Word-set and search markers: a little bigger than the points they sit on."""
+    return max(11.0, marker_size(n_points) + 4)
 
 
 def place_labels(candidates: list[tuple[float, float, float, float]], width: float, height: float,
@@ -115,7 +119,7 @@ class MapView(pg.PlotWidget):
         self.points.setSize(marker_size(len(self.coords)) * scale)
         self.legend.setLabelTextSize(f"{style.pt(style.LABEL_POINT_SIZE)}pt")
         for name in self._sets:
-            self._sets[name][0].setSize(max(11.0, marker_size(len(self.coords)) + 4) * scale)
+            self._sets[name][0].setSize(highlight_size(len(self.coords)) * scale)
         self._redraw_overlays()
 
     def set_labels_on(self, on: bool) -> None:
@@ -235,7 +239,7 @@ class MapView(pg.PlotWidget):
     # --- overlays -------------------------------------------------------------
     def set_word_set(self, name: str, ids: list[int], color: QColor) -> None:
         self.remove_word_set(name)
-        size = max(11.0, marker_size(len(self.coords)) + 4) * self._scale
+        size = highlight_size(len(self.coords)) * self._scale
         scatter = pg.ScatterPlotItem(size=size, pen=pg.mkPen(60, 60, 60, width=1), brush=pg.mkBrush(color), pxMode=True)
         scatter.setZValue(10)
         self.addItem(scatter)
@@ -342,7 +346,7 @@ class MapView(pg.PlotWidget):
             legend = self.legend.geometry() if self.legend.isVisible() else None
             taken = [(legend.x(), legend.y(), legend.width(), legend.height())] if legend is not None else []
             # Labels keep off the highlighted markers, their own included.
-            radius = (max(11.0, marker_size(len(self.coords)) + 4) * self._scale) / 2
+            radius = (highlight_size(len(self.coords)) * self._scale) / 2
             taken += [(px - radius, py - radius, 2 * radius, 2 * radius) for px, py, _, _ in cands]
             for token_id, spot in zip(ids, place_labels(cands, width, height, taken, gap=radius + 3)):
                 if spot is not None and len(chosen) < MAX_LABELS:
