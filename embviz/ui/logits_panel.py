@@ -82,6 +82,7 @@ class LogitsPanel(QWidget):
         self.lm_cancel.clicked.connect(lambda: self.cancel(rq.LoadLanguageModel.channel))
         self.message = QLabel("")
         self.message.setWordWrap(True)
+        self.message.hide()
         self.caption = QLabel("")
         self.caption.setWordWrap(True)
         self.logit_chart = BarChart("Logits (raw scores)", style.BAR_LOGIT)
@@ -151,6 +152,7 @@ class LogitsPanel(QWidget):
         """A note in dark grey, a problem in red."""
         self.message.setStyleSheet(style.ERROR_STYLE if error else style.NOTE_STYLE)
         self.message.setText(text)
+        self.message.setVisible(bool(text))  # an empty line would leave a gap above the bars
 
     # --- the prompt -------------------------------------------------------------------------
     def set_text(self, text: str) -> None:
