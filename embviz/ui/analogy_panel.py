@@ -52,7 +52,7 @@ class AnalogyPanel(QWidget):
         explain = QLabel(EXPLAIN)
         explain.setWordWrap(True)
         self.message = QLabel("")
-        self.message.setStyleSheet("color: #b00020;")
+        self.message.setStyleSheet(style.ERROR_STYLE)
         self.message.setWordWrap(True)
         self.table = ResultsTable(["token", "id", "score"])
         self.table.tokenClicked.connect(lambda token_id: self.highlight.emit([token_id]))

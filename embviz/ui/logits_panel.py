@@ -31,7 +31,6 @@ class LogitsPanel(QWidget):
         self.shown_id = 0  # the request whose bars are on screen
         self.lm_id = 0  # the language-model load on its way, if any
         self.lm_needed = False  # full-model logits need the language model built first
-        self.results: list = []  # the last answer, by score
         self.shown: list = []  # the bars on screen, in their order
         self.last = None  # the last answer
         self.vocab_size = 0
@@ -110,7 +109,6 @@ class LogitsPanel(QWidget):
         layout.addWidget(self.tokens)
         layout.addWidget(self.message)
         layout.addWidget(self.charts, 1)
-        layout.addStretch(0)
         layout.addWidget(self.caption)
 
     def picture(self) -> tuple[QWidget, str]:
@@ -137,8 +135,12 @@ class LogitsPanel(QWidget):
         if summary.text_enabled and self.text.toPlainText().strip():
             self.run()
 
+    @property
+    def results(self) -> list:
+        """The last answer's hits, by score."""
+        return self.last.results if self.last is not None else []
+
     def _clear_results(self) -> None:
-        self.results = []
         self.shown = []
         self.last = None
         self.tokens.setText("")
@@ -227,7 +229,6 @@ class LogitsPanel(QWidget):
     def on_result(self, rid: int, result) -> None:
         if rid != self.request_id:
             return
-        self.results = result.results
         self.last = result
         self.shown_id = rid
         self._say("  ".join(result.notes))

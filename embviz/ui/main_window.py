@@ -230,10 +230,11 @@ class MainWindow(QMainWindow):
         widget, caption = self.tabs.currentWidget().picture()
         return export_picture(widget, caption, path)
 
-    def export_table(self, path: str | Path, coordinates: bool = False) -> Path | None:
-        """The current tab's table (the map's coordinates on the map tab) as CSV; None when empty."""
-        panel = self.map_panel if coordinates else self.tabs.currentWidget()
-        table = panel.table_rows()
+    def export_table(self, path: str | Path, coordinates: bool = False, table=None) -> Path | None:
+        """The current tab's table (the map's coordinates on the map tab), or `table`, as CSV;
+        None when there is none."""
+        if table is None:
+            table = (self.map_panel if coordinates else self.tabs.currentWidget()).table_rows()
         if table is None:
             return None
         path = Path(path)
@@ -259,11 +260,12 @@ class MainWindow(QMainWindow):
 
     def export_table_dialog(self, coordinates: bool = False) -> None:
         panel = self.map_panel if coordinates else self.tabs.currentWidget()
-        if panel.table_rows() is None:
+        table = panel.table_rows()  # once: the map's is every row
+        if table is None:
             self.show_message("Nothing to export yet: this tab shows no table.")
             return
         what = "map-coordinates" if panel is self.map_panel else self._tab_slug()
-        self._save_as("table", f"embviz-{what}.csv", "CSV table (*.csv)", lambda path: self.export_table(path, coordinates))
+        self._save_as("table", f"embviz-{what}.csv", "CSV table (*.csv)", lambda path: self.export_table(path, table=table))
 
     def export_coordinates_dialog(self) -> None:
         self.export_table_dialog(coordinates=True)

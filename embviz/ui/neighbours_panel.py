@@ -37,7 +37,7 @@ class NeighboursPanel(QWidget):
         style.use_font(self.heading, style.LABEL_POINT_SIZE + 2, bold=True)
         self.message = QLabel("")
         self.message.setWordWrap(True)
-        self.message.setStyleSheet("color: #b00020;")
+        self.message.setStyleSheet(style.ERROR_STYLE)
         key = QLabel("␣ marks a leading space: ␣king is the token for \"king\" in the middle of a sentence. "
                      "Cosine: 1 = same direction, 0 = unrelated.")
         key.setWordWrap(True)
