@@ -23,6 +23,8 @@ def _hide_special_option(parser: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="embviz", description="Look inside a language model's vocabulary.")
     _model_options(parser, top_level=True)
+    parser.add_argument("--session", default=None, metavar="FILE",
+                        help="open a saved session (.embviz): its model, its map as drawn, every tab's inputs")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     def add(name: str, help_text: str, json_flag: bool = True) -> argparse.ArgumentParser:
@@ -162,7 +164,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         from embviz.ui.app import run_app
 
-        return run_app(model=args.model, device=args.device)
+        return run_app(model=args.model, device=args.device, session=args.session)
     if args.command == "screenshot":
         from embviz.ui.screenshots import run_screenshots
 

@@ -11,6 +11,7 @@ import numpy as np
 from embviz import requests as rq
 from embviz.core import EmbvizError, open_checkpoint
 from embviz.core.errors import ProgressFn
+from embviz.core.fingerprint import check_same_model, model_fingerprint
 from embviz.core.model import EmbeddingModel
 from embviz.core.vocab import Vocabulary
 
@@ -23,6 +24,7 @@ class ModelSummary:
     text_disabled_reason: str | None
     generation: int = 0  # which load of the worker this model is
     lm_needed: bool = False  # full-model logits need a LoadLanguageModel first
+    fingerprint: dict[str, Any] = field(default_factory=dict)  # what a saved session checks against
 
 
 @dataclass
@@ -131,7 +133,12 @@ def run_request(model: EmbeddingModel | None, request: rq.Request, progress: Pro
 
 
 def open_model(request: rq.LoadModel, progress: ProgressFn) -> EmbeddingModel:
-    return open_checkpoint(request.source, request.device, progress)
+    """The checkpoint; for a session, only if it still holds the table the session was
+    saved with (else an error, and the model on screen stays)."""
+    model = open_checkpoint(request.source, request.device, progress)
+    if request.expect is not None:
+        check_same_model(request.expect, model)
+    return model
 
 
 def summarise(model: EmbeddingModel, generation: int = 0) -> ModelSummary:
@@ -147,4 +154,5 @@ def summarise(model: EmbeddingModel, generation: int = 0) -> ModelSummary:
         text_disabled_reason=reason,
         generation=generation,
         lm_needed=model.kind == "transformer" and not model.lm_loaded,
+        fingerprint=model_fingerprint(model),
     )

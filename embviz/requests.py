@@ -33,6 +33,7 @@ class LoadModel(Request):
 
     source: str | None = None
     device: str = "auto"
+    expect: dict | None = None  # a saved session's model fingerprint (and name) it must match
     channel = "load"
     lane = MODELS
     needs_model = False  # it makes the next model; the one it was asked of does not matter

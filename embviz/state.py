@@ -1,9 +1,11 @@
 """What the tabs show, as small Qt-free objects that the widgets read and write: one
-source of truth each, testable without a window."""
+source of truth each, testable without a window, and what a saved session is made of."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+import numpy as np
 
 
 @dataclass
@@ -84,3 +86,59 @@ class PromptState:
         if all(i is None for _, i in self.parts):
             return self.text
         return [t if i is None else i for t, i in self.parts]
+
+
+@dataclass
+class ProjectionState:
+    """A finished map: which rows, where, and the caption it was shown with."""
+
+    method: str
+    subset: str
+    limit: int
+    ids: np.ndarray  # int64 row ids
+    coords: np.ndarray  # float32, (len(ids), 2)
+    caption: str = ""
+
+
+@dataclass
+class MapState:
+    method: str = "pca"
+    subset: str = "all"
+    limit: int = 5000
+    labels_on: bool = True
+    search: str = ""
+    regex: bool = False
+    substring: bool = False
+    word_sets: WordSetsState = field(default_factory=WordSetsState)
+    projection: ProjectionState | None = None
+    view_range: list[float] | None = None  # x0, x1, y0, y1 of the zoom shown
+
+
+@dataclass
+class NeighboursState:
+    word: str = ""
+    query: int | str | None = None  # the last one asked: typed text, or a clicked id
+    k: int = 10
+    centered: bool = False
+    hide_special: bool = True
+
+
+@dataclass
+class AnalogyState:
+    a: str = ""
+    b: str = ""
+    c: str = ""
+    exclude_inputs: bool = True
+    method: str = "add"
+    k: int = 10
+    hide_special: bool = True
+
+
+@dataclass
+class LogitsState:
+    prompt: PromptState = field(default_factory=PromptState)
+    k: int = 10
+    temperature: float = 1.0
+    direct: bool = False
+    by_id: bool = False
+    hold_axis: bool = False

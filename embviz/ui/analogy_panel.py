@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QCheckBox, QComboBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget,
 )
 
 from embviz import requests as rq
+from embviz.state import AnalogyState
 from embviz.ui import style
+from embviz.ui.binding import Bindings
 from embviz.ui.widgets import ResultsTable, WordField, flow_row, hide_special_switch
 
 HEADING_HINT = "A − B + C = ?"
@@ -27,21 +31,28 @@ class AnalogyPanel(QWidget):
         self.submit = submit
         self.request_id = 0
         self.bench_id = 0
+        self.state = AnalogyState()
         self.a, self.b, self.c = WordField("A: king"), WordField("B: man"), WordField("C: woman")
         for f in (self.a, self.b, self.c):
             f.returnPressed.connect(self.run)
         self.exclude = QCheckBox("Exclude the input words (word2vec's rule)")
         self.exclude.setChecked(True)
-        self.exclude.toggled.connect(self.run_if_filled)
         self.method = QComboBox()
         self.method.addItem("3CosAdd (A − B + C)", "add")
         self.method.addItem("3CosMul", "mul")
-        self.method.currentIndexChanged.connect(self.run_if_filled)
-        self.hide_special = hide_special_switch(self.run_if_filled)
+        self.hide_special = hide_special_switch()
         self.k = QSpinBox()
         self.k.setRange(1, 100)
         self.k.setValue(10)
         self.k.setPrefix("k = ")
+        # Bound before the slots that read the state.
+        self.bindings = Bindings(self.state)
+        for widget, attr in ((self.a, "a"), (self.b, "b"), (self.c, "c"), (self.exclude, "exclude_inputs"),
+                             (self.method, "method"), (self.hide_special, "hide_special"), (self.k, "k")):
+            self.bindings.bind(widget, attr)
+        self.exclude.toggled.connect(self.run_if_filled)
+        self.method.currentIndexChanged.connect(self.run_if_filled)
+        self.hide_special.toggled.connect(self.run_if_filled)
         go = QPushButton("Solve")
         go.clicked.connect(self.run)
         self.heading = QLabel(HEADING_HINT)
@@ -87,9 +98,14 @@ class AnalogyPanel(QWidget):
     def table_rows(self) -> tuple[list[str], list[tuple]] | None:
         return (self.table.headers, self.table.rows) if self.table.rows else None
 
-    def on_model(self, summary) -> None:
-        """A new model: the old answer, headings and benchmark go; filled words are asked again."""
+    def on_model(self, summary, restore: AnalogyState | None = None) -> None:
+        """A new model: the old answer, headings and benchmark go; filled words (a
+        session's, with `restore`) are asked again."""
         self.request_id = self.bench_id = 0
+        if restore is not None:
+            for f in fields(AnalogyState):
+                setattr(self.state, f.name, getattr(restore, f.name))
+            self.bindings.push()
         for f in (self.a, self.b, self.c):
             f.set_vocabulary(summary.labels)
         self.table.fill([], [])
@@ -106,14 +122,13 @@ class AnalogyPanel(QWidget):
         self.run()
 
     def run_if_filled(self) -> None:
-        if all(f.text().strip() for f in (self.a, self.b, self.c)):
+        if all(w.strip() for w in (self.state.a, self.state.b, self.state.c)):
             self.run()
 
     def run(self) -> None:
+        s = self.state
         self.request_id = self.submit(rq.Analogy(
-            a=self.a.text(), b=self.b.text(), c=self.c.text(), k=self.k.value(),
-            exclude_inputs=self.exclude.isChecked(), method=self.method.currentData(),
-            hide_special=self.hide_special.isChecked(),
+            a=s.a, b=s.b, c=s.c, k=s.k, exclude_inputs=s.exclude_inputs, method=s.method, hide_special=s.hide_special,
         ))
 
     def run_benchmark(self) -> None:

@@ -27,7 +27,7 @@ def install_excepthook(window) -> None:
     sys.excepthook = hook
 
 
-def run_app(model: str | None = None, device: str = "auto") -> int:
+def run_app(model: str | None = None, device: str = "auto", session: str | None = None) -> int:
     import pyqtgraph as pg
 
     app = make_app()
@@ -37,5 +37,7 @@ def run_app(model: str | None = None, device: str = "auto") -> int:
     window = MainWindow(device=device)
     install_excepthook(window)
     window.show()
-    window.open_model(model)
+    # A session that cannot be restored says why, and the window opens the model instead.
+    if session is None or not window.open_session(session):
+        window.open_model(model)
     return app.exec()

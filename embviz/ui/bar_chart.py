@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
 
 from embviz.ui import style
+
+MIN_HEIGHT = 240  # pixels at 100 % text
 
 
 class BarChart(pg.PlotWidget):
@@ -28,14 +30,23 @@ class BarChart(pg.PlotWidget):
         self.texts: list[pg.TextItem] = []
         self.count = 0
         self._range: tuple[float, float] = (0.0, 1.0)
+        self._values: list[float] = []
+        self._held: tuple[float, float] | None = None
         self.scene().sigMouseClicked.connect(self._clicked)
         style.follow_scale(self)
+
+    def sizeHint(self) -> QSize:
+        # The minimum, not pyqtgraph's 640×480: the logits tab's scroll area sizes its
+        # content from hints, and asks to scroll only when the minimum does not fit.
+        return QSize(320, self.minimumHeight())
 
     def set_title(self, title: str) -> None:
         self.title = title
         self.item.setTitle(title, size=f"{style.pt(style.LABEL_POINT_SIZE)}pt", color="k")
 
     def set_text_scale(self, scale: float) -> None:
+        # Ten bars and their labels stay readable; a short window scrolls the tab instead.
+        self.setMinimumHeight(round(MIN_HEIGHT * scale))
         self.set_title(self.title)
         for name in ("left", "bottom"):
             self.item.getAxis(name).setTickFont(style.font(style.LABEL_POINT_SIZE))
@@ -71,14 +82,29 @@ class BarChart(pg.PlotWidget):
             else:
                 text.hide()
         self.item.getAxis("left").setTicks([[(y, label) for y, label in zip(ys, labels)]])
+        self._values, self._held = list(values), x_range
+        self._fit_range()
+        self.item.setYRange(-0.6, max(len(values), 1) - 0.4, padding=0)
+
+    def _fit_range(self) -> None:
+        """The held range, or the bars with room on the right for the widest value text
+        (measured in pixels: at a large text size the texts take more of the plot)."""
+        x_range = self._held
         if x_range is None:
+            values = self._values
             lo, hi = min([0.0] + values), max([0.0] + values)
             span = (hi - lo) or 1.0
-            # Room on the right for the value texts.
-            x_range = (lo - 0.02 * span, hi + 0.3 * span)
+            widths = [t.boundingRect().width() for t in self.texts if t.isVisible()]
+            plot = self.item.vb.width() or 0.7 * self.width()
+            share = min((max(widths, default=0.0) + 12) / plot, 0.6) if plot > 0 else 0.3
+            x_range = (lo - 0.02 * span, hi + span * max(share / (1 - share), 0.05))
         self._range = x_range
         self.item.setXRange(*x_range, padding=0)
-        self.item.setYRange(-0.6, max(len(values), 1) - 0.4, padding=0)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if getattr(self, "count", 0):  # pyqtgraph resizes it before __init__ has set count
+            self._fit_range()
 
     def clear_bars(self) -> None:
         """No bars (a new model, before its first answer)."""

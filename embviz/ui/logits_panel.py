@@ -8,14 +8,15 @@ from __future__ import annotations
 
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import (
-    QButtonGroup, QCheckBox, QDoubleSpinBox, QHBoxLayout, QLabel, QPlainTextEdit, QProgressBar, QPushButton, QRadioButton,
-    QSpinBox, QVBoxLayout, QWidget,
+    QButtonGroup, QCheckBox, QDoubleSpinBox, QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QProgressBar, QPushButton,
+    QRadioButton, QScrollArea, QSpinBox, QVBoxLayout, QWidget,
 )
 
 from embviz import requests as rq
 from embviz.formatting import logit_labels, percent_labels
-from embviz.state import PromptState
+from embviz.state import LogitsState
 from embviz.ui import style
+from embviz.ui.binding import Bindings
 from embviz.ui.bar_chart import BarChart
 from embviz.ui.widgets import flow_row
 
@@ -34,7 +35,8 @@ class LogitsPanel(QWidget):
         self.shown: list = []  # the bars on screen, in their order
         self.last = None  # the last answer
         self.vocab_size = 0
-        self.prompt = PromptState()
+        self.state = LogitsState()
+        self.prompt = self.state.prompt
         self.text = QPlainTextEdit()
         style.use_font(self.text, style.LABEL_POINT_SIZE + 4)
         self.text.setPlaceholderText("Type text; the model predicts the next token.")
@@ -61,11 +63,17 @@ class LogitsPanel(QWidget):
         self.by_id.setToolTip("The top k, in vocabulary order (as the lesson's [0, .5, 0, 1, 2] reads) instead of by score.")
         self.hold_axis = QCheckBox("Hold the probability axis at 0–100%")
         self.hold_axis.setToolTip("Keep the same scale while you change the temperature, to compare them.")
-        for box in (self.by_id, self.hold_axis):
-            box.toggled.connect(self._draw)
         group = QButtonGroup(self)
         group.addButton(self.full)
         group.addButton(self.direct)
+        # Bound before the slots that read the state.
+        self.bindings = Bindings(self.state)
+        for widget, attr in ((self.k, "k"), (self.temperature, "temperature"), (self.by_id, "by_id"),
+                             (self.hold_axis, "hold_axis")):
+            self.bindings.bind(widget, attr)
+        self.bindings.bind_choice({False: self.full, True: self.direct}, "direct")
+        for box in (self.by_id, self.hold_axis):
+            box.toggled.connect(self._draw)
         for w in (self.k, self.temperature):
             w.valueChanged.connect(self.timer.start)
         self.full.toggled.connect(self.timer.start)
@@ -74,6 +82,7 @@ class LogitsPanel(QWidget):
         self.tokens.setWordWrap(True)
         self.lm_note = QLabel("")
         self.lm_note.setWordWrap(True)
+        self.lm_note.hide()
         self.lm_progress = QProgressBar()
         self.lm_progress.setRange(0, 0)  # building a model reports no fraction: a busy bar
         self.lm_progress.setFixedWidth(220)
@@ -101,7 +110,17 @@ class LogitsPanel(QWidget):
         charts.addWidget(self.logit_chart, 1)
         charts.addWidget(self.prob_chart, 1)
         self.charts.hide()  # no empty axes before the first answer
-        layout = QVBoxLayout(self)
+        # In a scroll area: on a short screen at a large text size the charts keep their
+        # height and the tab scrolls, rather than squashing the bars into each other.
+        content = QWidget()
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setWidget(content)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(scroll)
+        layout = QVBoxLayout(content)
         layout.addWidget(self.text)
         layout.addLayout(options)
         layout.addLayout(display)
@@ -120,16 +139,25 @@ class LogitsPanel(QWidget):
         return ["token", "id", "logit", "probability"], [(r.token, r.id, r.logit, r.prob) for r in self.shown]
 
     # --- model ------------------------------------------------------------------------------
-    def on_model(self, summary) -> None:
-        """A new model: the old bars, tokens and notes go; the text is asked again."""
+    def on_model(self, summary, restore: LogitsState | None = None) -> None:
+        """A new model: the old bars, tokens and notes go; the text is asked again. A
+        session of this model (`restore`) brings back its prompt, clicked ids included,
+        and its switches."""
         self.request_id = self.shown_id = self.lm_id = 0
         self.lm_needed = summary.lm_needed
         self.vocab_size = summary.info["vocab_size"]
         self._clear_results()
         self._show_lm_loading(False)
-        self.lm_note.setText("")
-        # Clicked ids name tokens of the old vocabulary: keep the text, forget the ids.
-        self.prompt.parts = [(self.prompt.text, None)] if self.prompt.text else []
+        self._lm_say("")
+        if restore is not None:
+            for name in ("k", "temperature", "direct", "by_id", "hold_axis"):
+                setattr(self.state, name, getattr(restore, name))
+            self.bindings.push()
+            self.prompt.parts = list(restore.prompt.parts)
+            self._show_prompt()
+        else:
+            # Clicked ids name tokens of the old vocabulary: keep the text, forget the ids.
+            self.prompt.parts = [(self.prompt.text, None)] if self.prompt.text else []
         self.text.setEnabled(summary.text_enabled)
         self._say(summary.text_disabled_reason or "")
         if summary.text_enabled and self.text.toPlainText().strip():
@@ -171,11 +199,14 @@ class LogitsPanel(QWidget):
         if 0 <= row < len(self.shown):
             hit = self.shown[row]
             self.prompt.append_token(hit.id, hit.text)
-            self.text.blockSignals(True)  # the prompt already holds it, as an id
-            self.text.setPlainText(self.prompt.text)
-            self.text.blockSignals(False)
-            self.text.moveCursor(self.text.textCursor().MoveOperation.End)
+            self._show_prompt()
             self.run()
+
+    def _show_prompt(self) -> None:
+        self.text.blockSignals(True)  # the prompt already holds the ids the box cannot show
+        self.text.setPlainText(self.prompt.text)
+        self.text.blockSignals(False)
+        self.text.moveCursor(self.text.textCursor().MoveOperation.End)
 
     def run(self) -> None:
         self.timer.stop()
@@ -183,20 +214,23 @@ class LogitsPanel(QWidget):
         if not self.text.toPlainText().strip():
             self._say("Type some text: the model predicts the token that comes after it.")
             return
-        if self.full.isChecked() and self.lm_needed:
+        if not self.state.direct and self.lm_needed:
             self._load_language_model()
             return
         self.request_id = self.submit(rq.Logits(
-            text=self.prompt.request_prompt(), k=self.k.value(), temperature=self.temperature.value(),
-            direct=self.direct.isChecked(),
+            text=self.prompt.request_prompt(), k=self.state.k, temperature=self.state.temperature, direct=self.state.direct,
         ))
 
     # --- the language model -------------------------------------------------------------------
     def _load_language_model(self) -> None:
         if not self.lm_id:
             self.lm_id = self.submit(rq.LoadLanguageModel())
-        self.lm_note.setText("Loading the language model… (once per model; the direct path works meanwhile)")
+        self._lm_say("Loading the language model… (once per model; the direct path works meanwhile)")
         self._show_lm_loading(True)
+
+    def _lm_say(self, text: str) -> None:
+        self.lm_note.setText(text)
+        self.lm_note.setVisible(bool(text))  # an empty line would leave a gap above the tokens
 
     def _show_lm_loading(self, on: bool) -> None:
         for w in (self.lm_progress, self.lm_cancel):
@@ -208,21 +242,21 @@ class LogitsPanel(QWidget):
         self.lm_id = 0
         self.lm_needed = False
         self._show_lm_loading(False)
-        self.lm_note.setText("")
+        self._lm_say("")
         self.run()
 
     def on_language_model_failed(self, rid: int, message: str) -> None:
         if rid == self.lm_id:
             self.lm_id = 0
             self._show_lm_loading(False)
-            self.lm_note.setText("")
+            self._lm_say("")
             self._say(message + " The direct path still works.", error=True)
 
     def on_language_model_cancelled(self, rid: int) -> None:
         if rid == self.lm_id:
             self.lm_id = 0
             self._show_lm_loading(False)
-            self.lm_note.setText("Loading the language model was cancelled. Edit the text to try again, "
+            self._lm_say("Loading the language model was cancelled. Edit the text to try again, "
                                  "or pick the direct path.")
 
     # --- results ------------------------------------------------------------------------------
@@ -242,14 +276,14 @@ class LogitsPanel(QWidget):
         result = self.last
         if result is None:
             return
-        self.shown = sorted(self.results, key=lambda r: r.id) if self.by_id.isChecked() else list(self.results)
+        self.shown = sorted(self.results, key=lambda r: r.id) if self.state.by_id else list(self.results)
         labels = [r.token for r in self.shown]
         logits, probs = [r.logit for r in self.shown], [r.prob for r in self.shown]
         self.logit_chart.set_bars(labels, logits, logit_labels(logits))
         # Drawn in percent, so the axis reads as the labels do; held, 0–100 % with room for the labels.
         self.prob_chart.set_bars(labels, [100 * p for p in probs], percent_labels(probs),
-                                 (0.0, 130.0) if self.hold_axis.isChecked() else None)
-        self.prob_chart.set_title(f"Probabilities (%) at temperature {result.temperature:g}")
+                                 (0.0, 130.0) if self.state.hold_axis else None)
+        self.prob_chart.set_title(f"Probabilities, T = {result.temperature:g}")
         self.charts.show()
         path = "the full model" if result.path == "full" else "the direct path (embedding → head, no blocks)"
         total = sum(probs)
@@ -258,9 +292,10 @@ class LogitsPanel(QWidget):
         else:
             share = (f"These {len(self.shown)} bars hold {percent_labels([total])[0]} of it; "
                      "the other tokens share the rest.")
-        order = " Bars in token-id order." if self.by_id.isChecked() else ""
+        order = " Bars in token-id order." if self.state.by_id else ""
         self.caption.setText(
-            f"Next-token scores from {path}. Probabilities are a softmax over all {self.vocab_size:,} tokens. "
+            f"Next-token scores from {path}. Probabilities are a softmax over all {self.vocab_size:,} tokens "
+            f"at temperature T = {result.temperature:g}. "
             f"{share}{order} Click a bar to append that token."
         )
 

@@ -7,6 +7,7 @@ draws numbers of a model that is no longer on screen."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from PySide6.QtCore import Qt
@@ -17,6 +18,7 @@ from PySide6.QtWidgets import (
 
 from embviz import requests as rq
 from embviz.core.lessons import EXAMPLES, LESSONS
+from embviz.session import SUFFIX, ModelRef, Session, SessionError, load_session, save_session
 from embviz.settings import Settings, atomic_write_text
 from embviz.tables import rows_to_text
 from embviz.ui import style
@@ -40,7 +42,8 @@ HELP_KEYS = (
     ("F11", "full screen"),
     ("Ctrl+E", "export the current tab as a picture (PNG at 2×, or SVG)"),
     ("Ctrl+C", "copy the selected table rows (all rows when none is selected)"),
-    ("Ctrl+O", "open a model file"),
+    ("Ctrl+O", "open a model file (or a saved session)"),
+    ("Ctrl+S / Ctrl+Shift+O", "save the session / open a saved one: the model, the map as drawn, every tab's inputs"),
     ("F1", "this help"),
 )
 
@@ -60,6 +63,8 @@ class MainWindow(QMainWindow):
         self.load_id = 0
         self._cache_size_id = 0
         self.loading_source: str | None = None
+        self.model_source: str | None = None  # how the model on screen was opened
+        self._session: tuple[int, Session, str] | None = None  # (load id, session, file name) being opened
         self.last_error: str | None = None
 
         submit, cancel = self.submit, self.worker.cancel
@@ -141,6 +146,9 @@ class MainWindow(QMainWindow):
             action.triggered.connect(lambda _checked=False, n=name: self.open_model(n))
             examples.addAction(action)
         file_menu.addSeparator()
+        self._action(file_menu, "Save session…", QKeySequence.StandardKey.Save, self.save_session_dialog)
+        self._action(file_menu, "Open session…", "Ctrl+Shift+O", self.open_session_dialog)
+        file_menu.addSeparator()
         self._action(file_menu, "Export picture… (PNG or SVG)", "Ctrl+E", self.export_picture_dialog)
         self._action(file_menu, "Export table… (CSV)", None, self.export_table_dialog)
         self._action(file_menu, "Export map coordinates… (CSV)", None, self.export_coordinates_dialog)
@@ -157,7 +165,9 @@ class MainWindow(QMainWindow):
 
     def _action(self, menu, text: str, keys, slot) -> QAction:
         action = QAction(text, self)
-        if keys:
+        if isinstance(keys, QKeySequence.StandardKey):
+            action.setShortcut(keys)
+        elif keys:
             action.setShortcuts([QKeySequence(k) for k in ([keys] if isinstance(keys, str) else keys)])
         action.triggered.connect(slot)
         menu.addAction(action)
@@ -244,9 +254,9 @@ class MainWindow(QMainWindow):
     def _tab_slug(self) -> str:
         return TAB_NAMES[self.tabs.currentIndex()].lower().replace(" ", "-")
 
-    def _save_as(self, what: str, name: str, filters: str, write) -> None:
+    def _save_as(self, what: str, name: str, filters: str, write, title: str | None = None) -> None:
         """Ask where, write there, say how it went."""
-        path, _ = QFileDialog.getSaveFileName(self, f"Export {what}", str(Path.home() / name), filters)
+        path, _ = QFileDialog.getSaveFileName(self, title or f"Export {what}", str(Path.home() / name), filters)
         if not path:
             return
         try:
@@ -279,9 +289,13 @@ class MainWindow(QMainWindow):
         self.recent_menu.setEnabled(bool(self.settings.recent_models))
 
     def open_file_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open a checkpoint", "", "Checkpoints and word vectors (*.gguf *.safetensors *.pt *.pth *.bin *.gz *.txt *.vec *.npy);;All files (*)")
+        path, _ = QFileDialog.getOpenFileName(self, "Open a checkpoint", "", "Checkpoints and word vectors (*.gguf *.safetensors *.pt *.pth *.bin *.gz *.txt *.vec *.npy *.kv *.model);;embviz sessions (*.embviz);;All files (*)")
         if path:
-            self.open_model(path)
+            self.open_path(path)
+
+    def open_path(self, path: str) -> None:
+        """A file the user picked or dropped: a saved session, or a model."""
+        self.open_session(path) if path.endswith(SUFFIX) else self.open_model(path)
 
     def open_folder_dialog(self) -> None:
         path = QFileDialog.getExistingDirectory(self, "Open a Hugging Face model folder")
@@ -300,7 +314,7 @@ class MainWindow(QMainWindow):
     def dropEvent(self, event) -> None:
         urls = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
         if urls:
-            self.open_model(urls[0])
+            self.open_path(urls[0])
 
     # --- the cache ------------------------------------------------------------------------------
     def ask_to_clear_cache(self) -> None:
@@ -319,11 +333,85 @@ class MainWindow(QMainWindow):
         else:
             self.show_message(f"Cache cleared: {size / 2**20:,.0f} MB freed.")
 
+    # --- sessions -----------------------------------------------------------------------------
+    def session_state(self) -> Session | None:
+        """Every tab's state and the model they belong to; None with no model open."""
+        if self.summary is None:
+            return None
+        source = self.model_source
+        if source and os.path.exists(source):
+            source = os.path.abspath(source)  # re-opened from anywhere
+        custom = {name: words for name, words in self.settings.word_sets.items() if name not in self.map_panel.presets}
+        return Session(
+            model=ModelRef(source=source, name=self.summary.info["name"], fingerprint=self.summary.fingerprint),
+            map=self.map_panel.snapshot(), neighbours=self.neighbours.state, analogies=self.analogies.state,
+            logits=self.logits.state, custom_sets=custom, tab=self.tabs.currentIndex(), text_scale=style.text_scale(),
+        )
+
+    def save_session(self, path: str | Path) -> Path | None:
+        session = self.session_state()
+        return None if session is None else save_session(session, path)
+
+    def save_session_dialog(self) -> None:
+        if self.summary is None:
+            self.show_message("Nothing to save yet: open a model first.")
+            return
+        name = f"embviz-{self.summary.info['name']}{SUFFIX}".replace(" ", "-").replace("/", "-")
+        self._save_as("session", name, f"embviz session (*{SUFFIX})", self.save_session, title="Save session")
+
+    def open_session_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open session", str(Path.home()), f"embviz session (*{SUFFIX});;All files (*)")
+        if path:
+            self.open_session(path)
+
+    def open_session(self, path: str | Path) -> bool:
+        """Check the file, open its model if another is on screen (checking that it is the
+        same table), then restore every tab at once. False, with one message and nothing
+        changed, for a session that cannot be restored."""
+        try:
+            session = load_session(path)
+            if (missing := session.model.missing_file()) is not None:
+                raise SessionError(missing)
+        except SessionError as exc:
+            self._session_failed(str(exc))
+            return False
+        name = Path(path).name
+        busy = self.load_progress.isVisible()
+        # Already on screen (exactly: a session from another device is checked by the worker).
+        if self.summary is not None and not busy and session.model.fingerprint == self.summary.fingerprint:
+            self._restore(self.summary, session, name)
+            return True
+        self.open_model(session.model.source, expect=session.model.expect())
+        self._session = (self.load_id, session, name)
+        return True
+
+    def _session_failed(self, message: str) -> None:
+        self.last_error = message
+        self.show_message(message, 30000)
+        box = QMessageBox(QMessageBox.Icon.Warning, "Could not open the session", message, parent=self)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+
+    def _restore(self, summary, session: Session, name: str) -> None:
+        self._session = None
+        for channel in (rq.Project.channel, rq.Benchmark.channel):
+            self.worker.cancel(channel)  # a map or benchmark of the state being replaced
+        problems = self.map_panel.merge_word_sets(session.custom_sets)
+        style.set_text_scale(session.text_scale)  # first: the map's zoom is set for the layout it makes
+        self._show_model(summary, session)
+        self.tabs.setCurrentIndex(min(max(session.tab, 0), self.tabs.count() - 1))
+        self.show_message(f"Session {name} restored: {summary.info['name']}, " + (
+            f"the map of {len(session.map.projection.ids):,} rows as saved" if session.map.projection is not None
+            else "no saved map (drawing one)") + (f". {problems}" if problems else "."), 20000)
+
     # --- loading ----------------------------------------------------------------------------
-    def open_model(self, source: str | None) -> None:
-        """Open a checkpoint; the worker stops every job of the model shown at once."""
+    def open_model(self, source: str | None, expect: dict | None = None) -> None:
+        """Open a checkpoint; the worker stops every job of the model shown at once. With
+        `expect` (a session's), the worker keeps the model on screen unless the new one
+        is that table."""
+        self._session = None
         self.loading_source = source
-        self.load_id = self.submit(rq.LoadModel(source=source, device=self.device))
+        self.load_id = self.submit(rq.LoadModel(source=source, device=self.device, expect=expect))
         self.load_progress.setValue(0)
         self._show_load_progress(True)
         self.set_model_text(f"Opening {Path(source).name if source else 'the default model'}…")
@@ -393,6 +481,10 @@ class MainWindow(QMainWindow):
             if rid == self.load_id:
                 self._show_load_progress(False)
                 self.set_model_text(self._model_text() if self.summary else "No model")
+                if self._session is not None:
+                    self._session = None
+                    self._session_failed(message)
+                    return
                 self.last_error = message
                 self.show_message(message, 30000)
                 # Non-modal: the window stays usable (and tests and demos never block on it).
@@ -417,7 +509,9 @@ class MainWindow(QMainWindow):
             if rid == self.load_id:  # the newest load: nothing else is on its way
                 self._show_load_progress(False)
                 self.set_model_text(self._model_text() if self.summary else "No model")
-                self.show_message("Opening the model was cancelled.")
+                what = "the session" if self._session is not None else "the model"
+                self._session = None
+                self.show_message(f"Opening {what} was cancelled.")
             return
         if not self._current(rid, ended=True):
             return
@@ -429,16 +523,27 @@ class MainWindow(QMainWindow):
             self.map_panel.on_cancelled(rid)
 
     def _model_loaded(self, summary) -> None:
+        if self._session is not None and self._session[0] == self.load_id:
+            _, session, name = self._session
+            self._restore(summary, session, name)
+        else:
+            self._show_model(summary)
+
+    def _show_model(self, summary, session: Session | None = None) -> None:
+        """Every panel on the new model: fresh, or as `session` saved it."""
         self.summary = summary
         self.generation = summary.generation
+        self.model_source = self.loading_source
         self._asked = {rid: g for rid, g in self._asked.items() if g == self.generation}
         self._show_load_progress(False)
         self.message.clear_message()  # messages belong to the model they were about
         self.set_model_text(self._model_text())
         self.setWindowTitle(f"embviz — {summary.info['name']}")
         self.tabs.setTabEnabled(3, True)
-        for panel in (self.map_panel, self.neighbours, self.analogies, self.logits):
-            panel.on_model(summary)
+        self.map_panel.on_model(summary, session and session.map)
+        self.neighbours.on_model(summary, session and session.neighbours)
+        self.analogies.on_model(summary, session and session.analogies)
+        self.logits.on_model(summary, session and session.logits)
         if summary.info["notes"]:
             self.show_message("   •   ".join(summary.info["notes"]), 30000)
         if self.loading_source:

@@ -9,9 +9,10 @@ from PySide6.QtWidgets import (
 )
 
 from embviz import requests as rq
-from embviz.state import WordSetsState
+from embviz.state import MapState, ProjectionState
 from embviz.tables import map_rows
 from embviz.ui import style
+from embviz.ui.binding import Bindings
 from embviz.ui.map_view import MapView
 from embviz.ui.widgets import flow_row
 from embviz.wordsets import parse_word_list
@@ -36,7 +37,10 @@ class MapPanel(QWidget):
         self.search_id = 0
         self.set_ids: dict[int, str] = {}  # word-set lookups on their way: request id → set name
         self.color_of: dict[str, object] = {}
-        self.word_sets = WordSetsState()
+        self.state = MapState()
+        self.word_sets = self.state.word_sets
+        self._asked_rows: tuple[str, str, int] = ("pca", "all", 5000)  # what the map on its way was asked with
+        self._zoom_to_search = True
         self.summary_ready = False  # no model yet: changing Rows has nothing to redraw
         self.view = MapView()
         self.view.pointClicked.connect(self.tokenClicked)
@@ -54,6 +58,10 @@ class MapPanel(QWidget):
         self.limit.setSingleStep(1000)
         self.limit.setPrefix("N = ")
         self.limit.setEnabled(False)
+        # Bound before any other slot is connected: those slots read the state.
+        self.bindings = Bindings(self.state)
+        for widget, attr in ((self.method, "method"), (self.subset, "subset"), (self.limit, "limit")):
+            self.bindings.bind(widget, attr)
         self.subset.currentIndexChanged.connect(self._rows_changed)
         self.limit.valueChanged.connect(self._rows_changed)
         self.method.currentIndexChanged.connect(self._rows_changed)
@@ -68,6 +76,7 @@ class MapPanel(QWidget):
         self.labels_box = QCheckBox("Labels")
         self.labels_box.setToolTip("Label the highlighted tokens, and every token once about 200 or fewer are in view")
         self.labels_box.setChecked(True)
+        self.bindings.bind(self.labels_box, "labels_on")
         self.labels_box.toggled.connect(self.view.set_labels_on)
         self.progress = QProgressBar()
         self.progress.setRange(0, 1000)
@@ -79,6 +88,7 @@ class MapPanel(QWidget):
         self.status.setWordWrap(True)
         self.search = QLineEdit()
         self.search.setPlaceholderText("Find tokens: king, ␣king (the leading space), or a regex…")
+        self.bindings.bind(self.search, "search")
         self.search.returnPressed.connect(self.run_search)
         self.search.textChanged.connect(self._search_edited)
         self.search_timer = QTimer(self)
@@ -88,6 +98,8 @@ class MapPanel(QWidget):
         self.regex = QCheckBox("regex")
         self.substring = QCheckBox("substring")
         self.substring.setToolTip("Every token that contains the text, not only whole tokens")
+        self.bindings.bind(self.regex, "regex")
+        self.bindings.bind(self.substring, "substring")
         for box in (self.regex, self.substring):
             box.toggled.connect(self._search_edited)
         self.hover_label = QLabel(HOVER_HINT)
@@ -132,8 +144,10 @@ class MapPanel(QWidget):
         self.sets.setMaximumWidth(round(260 * scale))
 
     # --- model and projection ---------------------------------------------------------------
-    def on_model(self, summary) -> None:
-        """A new model: nothing of the old one stays (points, sets, rings, arrows, hover)."""
+    def on_model(self, summary, restore: MapState | None = None) -> None:
+        """A new model: nothing of the old one stays (points, sets, rings, arrows, hover).
+        With `restore` (a saved session of this model) its controls, sets, search and
+        map come back, the map as saved rather than computed again."""
         self.request_id = self.search_id = 0
         self.summary_ready = True
         self.set_ids.clear()
@@ -141,26 +155,63 @@ class MapPanel(QWidget):
         self.view.clear_map()
         self.view.set_labels(summary.labels)
         self.hover_label.setText(HOVER_HINT)
-        self.method.blockSignals(True)  # one projection, not one per changed control
-        self.method.setCurrentIndex(0)
-        self.method.blockSignals(False)
-        self.run_projection()
+        self.state.projection = None
+        if restore is None:
+            self.method.blockSignals(True)  # one projection, not one per changed control
+            self.method.setCurrentIndex(0)
+            self.method.blockSignals(False)
+            self.state.method = "pca"
+            self.run_projection()
+        else:
+            self._restore(restore)
         for name in self.word_sets.ticked:
             self._request_set(name)
+        if restore is not None and self.state.search:
+            self._zoom_to_search = False  # the saved zoom, not the hits', is what was shown
+            self.run_search()
+
+    def _restore(self, saved: MapState) -> None:
+        for name in ("method", "subset", "limit", "labels_on", "search", "regex", "substring"):
+            setattr(self.state, name, getattr(saved, name))
+        self.bindings.push()
+        self.limit.setEnabled(self.state.subset == "first")
+        self.view.set_labels_on(self.state.labels_on)
+        self.word_sets.ticked = [n for n in saved.word_sets.ticked if n in self.word_sets.names]
+        self._fill_sets()
+        projection = saved.projection
+        if projection is None:
+            self.run_projection()
+            return
+        self._idle()  # a map that was on its way is not waited for
+        self.state.projection = projection
+        self.view.set_points(projection.ids, projection.coords)
+        if saved.view_range is not None:
+            x0, x1, y0, y1 = saved.view_range
+            self.view.vb.setRange(xRange=(x0, x1), yRange=(y0, y1), padding=0)
+        self.status.setText(projection.caption)
+        self.run_button.setText("Draw map" if (projection.method, projection.subset, projection.limit) ==
+                                (self.state.method, self.state.subset, self.state.limit) else "Draw map (settings changed)")
+
+    def snapshot(self) -> MapState:
+        """The state with the zoom on screen, for a session."""
+        (x0, x1), (y0, y1) = self.view.vb.viewRange()
+        self.state.view_range = [float(x0), float(x1), float(y0), float(y1)] if len(self.view.ids) else None
+        return self.state
 
     def _rows_changed(self) -> None:
         """A PCA redraws at once (it takes a second); a slower method waits for Draw map."""
-        self.limit.setEnabled(self.subset.currentData() == "first")
+        self.limit.setEnabled(self.state.subset == "first")
         if not self.summary_ready:
             return
-        if self.method.currentData() == "pca":
+        if self.state.method == "pca":
             self.run_projection()
         else:
             self.run_button.setText("Draw map (settings changed)")
 
     def run_projection(self) -> None:
-        request = rq.Project(method=self.method.currentData(), subset=self.subset.currentData(), limit=self.limit.value())
+        request = rq.Project(method=self.state.method, subset=self.state.subset, limit=self.state.limit)
         self.request_id = self.submit(request)
+        self._asked_rows = (request.method, request.subset, request.limit)
         self.run_button.setText("Draw map")
         self.cancel_button.setEnabled(True)
         self.progress.setValue(0)
@@ -189,6 +240,9 @@ class MapPanel(QWidget):
         if projection.explained:
             extra = f" — axes explain {projection.explained[0]:.1%} and {projection.explained[1]:.1%} of the variance"
         self.status.setText(f"{METHOD_NAMES[projection.method].split(' ')[0]} of {len(projection.ids):,} rows{extra}")
+        _, subset, limit = self._asked_rows
+        self.state.projection = ProjectionState(projection.method, subset, limit, projection.ids, projection.coords,
+                                                self.status.text())
         for note in projection.notes:
             self.statusMessage.emit(note)
 
@@ -225,12 +279,12 @@ class MapPanel(QWidget):
     def run_search(self) -> None:
         """Find as you type (debounced); an empty field takes the search off the map."""
         self.search_timer.stop()
-        if not self.search.text():
+        if not self.state.search:
             self.search_id = 0
             self.view.remove_word_set(SEARCH_SET)
             return
-        self.search_id = self.submit(rq.Search(pattern=self.search.text(), regex=self.regex.isChecked(),
-                                               substring=self.substring.isChecked()))
+        self.search_id = self.submit(rq.Search(pattern=self.state.search, regex=self.state.regex,
+                                               substring=self.state.substring))
 
     def on_search(self, rid: int, ids: list[int]) -> None:
         if rid != self.search_id:
@@ -238,7 +292,9 @@ class MapPanel(QWidget):
         shown = [i for i in ids if self.view.position_of(i) is not None]
         self.view.set_word_set(SEARCH_SET, shown, style.SEARCH_COLOR)
         self.view.set_selected(shown[:12])
-        self.view.zoom_to(shown)
+        if self._zoom_to_search:
+            self.view.zoom_to(shown)
+        self._zoom_to_search = True
         more = "" if len(ids) < 500 else " (first 500)"
         self.statusMessage.emit(f"Search '{self.search.text()}': {len(ids)} tokens{more}, {len(shown)} on this map")
 
@@ -303,6 +359,22 @@ class MapPanel(QWidget):
         self.view.remove_word_set(name)
         self._fill_sets()
         self.show_word_set(name)
+
+    def merge_word_sets(self, sets: dict[str, list[str]]) -> str:
+        """A session's own word sets join the user's list (one of the same name takes the
+        session's words); a problem saving them is returned, not raised."""
+        changed = {name: words for name, words in sets.items()
+                   if name not in self.presets and self.settings.word_sets.get(name) != words}
+        problem = ""
+        for name, words in changed.items():
+            try:
+                self.settings.set_word_set(name, words)
+            except OSError as exc:
+                problem = f"The session's word sets could not be saved to your settings: {exc}"
+                break
+        if changed:
+            self._fill_sets()
+        return problem
 
     def _hovered(self, token_id: int) -> None:
         if token_id >= 0 and token_id < len(self.view.labels):

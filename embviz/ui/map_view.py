@@ -376,6 +376,11 @@ class MapView(pg.PlotWidget):
         span = np.maximum(hi - lo, 0.02 * np.ptp(self.coords, axis=0).max() if len(self.coords) else 1.0)
         pad = 0.25 * span
         (x0, y0), (x1, y1) = (lo - pad).tolist(), (hi + pad).tolist()
+        height = self.vb.height()
+        if self.legend.isVisible() and height > 0:
+            # Room above the points for the legend, so it covers none of them (or their labels).
+            share = min((self.legend.boundingRect().height() + 2 * LABEL_GAP_PX) / height, 0.5)
+            y1 = y0 + (y1 - y0) / (1 - share)
         self.vb.setRange(xRange=(x0, x1), yRange=(y0, y1), padding=0)
 
     # --- picking ----------------------------------------------------------------

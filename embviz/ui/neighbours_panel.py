@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
 
 from embviz import requests as rq
+from embviz.state import NeighboursState
 from embviz.ui import style
+from embviz.ui.binding import Bindings
 from embviz.ui.widgets import ResultsTable, WordField, flow_row, hide_special_switch
 
 HEADING_HINT = "Type a word or click a point on the map."
@@ -20,17 +24,23 @@ class NeighboursPanel(QWidget):
         super().__init__(parent)
         self.submit = submit
         self.request_id = 0
+        self.state = NeighboursState()
         self.word = WordField("A word, e.g. king (or ␣king for the exact token)")
         self.word.returnPressed.connect(self.run)
         self.k = QSpinBox()
         self.k.setRange(1, 500)
         self.k.setValue(10)
         self.k.setPrefix("k = ")
-        self.k.valueChanged.connect(self.run_if_ready)
         self.centered = QCheckBox("Mean-centred")
         self.centered.setToolTip("Subtract the average row from every row first: this changes the scores.")
+        self.hide_special = hide_special_switch()
+        # Bound before the slots that read the state.
+        self.bindings = Bindings(self.state)
+        for widget, attr in ((self.word, "word"), (self.k, "k"), (self.centered, "centered"), (self.hide_special, "hide_special")):
+            self.bindings.bind(widget, attr)
+        self.k.valueChanged.connect(self.run_if_ready)
         self.centered.toggled.connect(self.run_if_ready)
-        self.hide_special = hide_special_switch(self.run_if_ready)
+        self.hide_special.toggled.connect(self.run_if_ready)
         go = QPushButton("Find neighbours")
         go.clicked.connect(self.run)
         self.heading = QLabel(HEADING_HINT)
@@ -54,7 +64,6 @@ class NeighboursPanel(QWidget):
         layout.addWidget(self.heading)
         layout.addWidget(self.message)
         layout.addWidget(self.table, 1)
-        self._last_query: int | str | None = None
 
     def picture(self) -> tuple[QWidget, str]:
         return self.table, self.heading.text()
@@ -62,30 +71,34 @@ class NeighboursPanel(QWidget):
     def table_rows(self) -> tuple[list[str], list[tuple]] | None:
         return (self.table.headers, self.table.rows) if self.table.rows else None
 
-    def on_model(self, summary) -> None:
+    def on_model(self, summary, restore: NeighboursState | None = None) -> None:
         """A new model: the old answer goes; a typed word is asked again, a clicked id
-        (which names another token here) is forgotten."""
+        (which names another token here) is forgotten. A session of this model
+        (`restore`) brings back its controls and asks its last query, ids included."""
         self.request_id = 0
         self.word.set_vocabulary(summary.labels)
         self.table.fill([], [])
         self.heading.setText(HEADING_HINT)
         self.message.setText("")
-        if isinstance(self._last_query, str) and self._last_query.strip():
-            self.query(self._last_query)
-        else:
-            self._last_query = None
+        if restore is not None:
+            for f in fields(NeighboursState):
+                setattr(self.state, f.name, getattr(restore, f.name))
+            self.bindings.push()
+        elif not isinstance(self.state.query, str) or not self.state.query.strip():
+            self.state.query = None
+        self.run_if_ready()
 
     def run_if_ready(self) -> None:
-        if self._last_query is not None:
-            self.query(self._last_query)
+        if self.state.query is not None:
+            self.query(self.state.query)
 
     def run(self) -> None:
-        self.query(self.word.text())
+        self.query(self.state.word)
 
     def query(self, query: int | str) -> None:
-        self._last_query = query
+        self.state.query = query
         self.request_id = self.submit(rq.Neighbours(
-            query=query, k=self.k.value(), centered=self.centered.isChecked(), hide_special=self.hide_special.isChecked(),
+            query=query, k=self.state.k, centered=self.state.centered, hide_special=self.state.hide_special,
         ))
 
     def show_token(self, token_id: int) -> None:

@@ -1,5 +1,6 @@
 """`embviz screenshot --out DIR`: open the real window, drive each panel with the
-lessons' demos, save one PNG per panel, exit."""
+lessons' demos, save one PNG per panel, save the session as DIR/demo.embviz and
+re-open it in a fresh window, exit."""
 
 from __future__ import annotations
 
@@ -59,6 +60,11 @@ def run_screenshots(out: str, model: str | None = None, device: str = "auto", te
         saved.append(path)
 
     save("map")
+    view = panel.view
+    view.zoom_to(view._sets["weekdays"][1])  # few points in view: every one labelled
+    _wait(app, lambda: len(view.placed_labels) >= 7, "the labels")
+    save("map_labels")
+    view.fit()
     window.tabs.setCurrentWidget(window.neighbours)
     window.neighbours.word.setText("king")
     window.neighbours.run()
@@ -69,7 +75,6 @@ def run_screenshots(out: str, model: str | None = None, device: str = "auto", te
     _wait(app, lambda: window.analogies.table.rowCount() > 0 or window.analogies.message.text(), "the analogy")
     save("analogies")
     window.tabs.setCurrentWidget(window.map_panel)
-    view = panel.view
     view.zoom_to(view._selected)
     _wait(app, lambda: True, "the map")
     save("analogy_map")
@@ -78,13 +83,34 @@ def run_screenshots(out: str, model: str | None = None, device: str = "auto", te
         window.logits.set_text("The capital of France is")
         _wait(app, lambda: window.logits.results or window.logits.message.text(), "the logits")
     save("logits")
+    style.set_text_scale(1.5)  # for the back row
+    _wait(app, lambda: True, "the larger text")
+    save("presentation")
+    style.set_text_scale(text_size)
+    window.tabs.setCurrentWidget(window.map_panel)
+    _wait(app, lambda: True, "the layout")  # the zoom is kept for the map's final size
+    view.zoom_to(view._selected)  # the analogy's words, as the session will keep them
+    _wait(app, lambda: True, "the zoom")
+    session = window.save_session(folder / "demo.embviz")
     # The lessons' small models: big labelled markers.
     window.open_model("toy4")
     _wait(app, lambda: window.summary is not None and window.summary.info["vocab_size"] == 4 and panel.view.ids.size == 4, "toy4")
     window.tabs.setCurrentWidget(window.map_panel)
     _wait(app, lambda: len(panel.view.placed_labels) == 4, "the lesson's labels")
     save("lesson_map")
-    for path in saved:
+    window.close()
+    # Another day: a fresh window opens the saved session (the map as saved, not recomputed).
+    window = MainWindow(device=device, settings=Settings(Path(scratch.name) / "settings-2.json"))
+    install_excepthook(window)
+    window.show()
+    if not window.open_session(session):
+        raise EmbvizError(window.last_error or "The demo session could not be opened.")
+    _wait(app, lambda: window.summary is not None and window.analogies.table.rowCount() > 0
+          and len(window.map_panel.view.word_set_names()) >= len(DEMO_SETS) or window.last_error, "the session")
+    if window.last_error:
+        raise EmbvizError(window.last_error)
+    save("restored_map")
+    for path in saved + [session]:
         print(path)
     window.close()
     scratch.cleanup()

@@ -12,13 +12,12 @@ from PySide6.QtWidgets import (
 from embviz.tables import rows_to_text
 from embviz.ui import style
 
-def hide_special_switch(on_toggle) -> QCheckBox:
+def hide_special_switch() -> QCheckBox:
     """The neighbours' and analogies' switch, on by default as in the window's answers."""
     box = QCheckBox("Hide special and partial tokens")
     box.setToolTip("Leave out special tokens (<|endoftext|>, …) and byte pieces that are not whole characters. "
                    "The command line's --hide-special does the same.")
     box.setChecked(True)
-    box.toggled.connect(on_toggle)
     return box
 
 

@@ -1,0 +1,60 @@
+"""What identifies a model's table well enough to tell, when a saved session is
+re-opened, that the file at its path still holds the same model: the vocabulary's
+text and the lengths of a few rows. The norms are compared with a tolerance, so the
+same checkpoint on another device or in another dtype still matches."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from typing import Any
+
+import torch
+
+from embviz.core.errors import EmbvizError
+
+PROBE_ROWS = 16
+NORM_TOLERANCE = 1e-2  # relative: bfloat16 on a GPU against float32 on the CPU
+
+
+def model_fingerprint(model) -> dict[str, Any]:
+    """{"vocab_size", "dim", "vocab_sha256", "probe_norms"} of an EmbeddingModel."""
+    vocab_size, dim = model.vocab_size, model.dim
+    digest = hashlib.sha256("\n".join(model.vocab.labels).encode("utf-8", "surrogatepass")).hexdigest()
+    rows = torch.linspace(0, vocab_size - 1, min(PROBE_ROWS, vocab_size)).round().long().to(model.table.device)
+    norms = model.table.index_select(0, rows).float().norm(dim=1).cpu().tolist()
+    return {"vocab_size": vocab_size, "dim": dim, "vocab_sha256": digest, "probe_norms": [float(n) for n in norms]}
+
+
+def same_model(saved: dict[str, Any], current: dict[str, Any]) -> bool:
+    """Whether two fingerprints name the same table (NaN rows match NaN rows)."""
+    keys = ("vocab_size", "dim", "vocab_sha256")
+    if any(saved.get(k) != current.get(k) for k in keys):
+        return False
+    a, b = saved.get("probe_norms"), current.get("probe_norms")
+    if not isinstance(a, list) or not isinstance(b, list) or len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if not isinstance(x, (int, float)):
+            return False
+        if math.isnan(x) or math.isnan(y):
+            if not (math.isnan(x) and math.isnan(y)):
+                return False
+        elif abs(x - y) > NORM_TOLERANCE * max(abs(x), abs(y), 1e-12):
+            return False
+    return True
+
+
+def check_same_model(expected: dict[str, Any], model) -> None:
+    """Raise, naming both, when `model` is not the table `expected` describes (a
+    fingerprint plus the "name" it was saved under)."""
+    if same_model(expected, model_fingerprint(model)):
+        return
+    vocab, dim = expected.get("vocab_size"), expected.get("dim")
+    saved = str(expected.get("name") or "another model")
+    if isinstance(vocab, int) and isinstance(dim, int):
+        saved += f" ({vocab:,} tokens × {dim} dims)"
+    raise EmbvizError(
+        f"This session was saved with {saved}, but {model.source or 'that source'} now holds {model.name} "
+        f"({model.vocab_size:,} tokens × {model.dim} dims), a different table. Nothing was restored."
+    )
