@@ -12,7 +12,6 @@ import io
 import json
 import math
 import os
-import tempfile
 import zipfile
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from embviz.core.errors import EmbvizError
+from embviz.settings import atomic_write_bytes
 from embviz.state import (
     AnalogyState, LogitsState, MapState, NeighboursState, ProjectionState, PromptState, WordSetsState,
 )
@@ -78,22 +78,16 @@ def save_session(session: Session, path: str | Path) -> Path:
     path = Path(path)
     if path.suffix != SUFFIX:
         path = path.with_name(path.name + SUFFIX)
-    doc = _to_json(session)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f, zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED) as archive:
-            archive.writestr("session.json", json.dumps(doc, ensure_ascii=False, indent=1))
-            projection = session.map.projection
-            if projection is not None:
-                arrays = io.BytesIO()
-                np.savez(arrays, ids=np.asarray(projection.ids, dtype=np.int64),
-                         coords=np.asarray(projection.coords, dtype=np.float32))
-                archive.writestr("projection.npz", arrays.getvalue())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("session.json", json.dumps(_to_json(session), ensure_ascii=False, indent=1))
+        projection = session.map.projection
+        if projection is not None:
+            arrays = io.BytesIO()
+            np.savez(arrays, ids=np.asarray(projection.ids, dtype=np.int64),
+                     coords=np.asarray(projection.coords, dtype=np.float32))
+            archive.writestr("projection.npz", arrays.getvalue())
+    atomic_write_bytes(path, buffer.getvalue())
     return path
 
 

@@ -4,6 +4,7 @@ recomputing the map; bad session files get one message and change nothing."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import zipfile
 
@@ -56,6 +57,9 @@ def test_a_session_round_trips_every_state_and_the_map_exactly(tmp_path):
     saved = _session()
     path = save_session(saved, tmp_path / "lesson")  # the suffix is added
     assert path.name == "lesson.embviz"
+    mask = os.umask(0)
+    os.umask(mask)
+    assert path.stat().st_mode & 0o777 == 0o666 & ~mask  # shareable, not mkstemp's owner-only
     back = load_session(path)
     assert back.model == saved.model
     assert back.neighbours == saved.neighbours and back.analogies == saved.analogies
