@@ -57,7 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--k", type=int, default=10)
     p.add_argument("--temperature", type=float, default=1.0)
     p.add_argument("--direct", action="store_true", help="embedding → output head only, no blocks")
-    p = add("project", "2-D map of the rows, written as CSV (id,token,x,y)", json_flag=False)
+    p = add("project", "2-D map of the rows, written as CSV (id,token,x,y); how faithful it is on stderr "
+                       "(with --json, a summary on stdout)")
     p.add_argument("--method", choices=("pca", "tsne", "umap"), default="pca")
     p.add_argument("--limit", type=int, default=None, help="only the first N row ids")
     p.add_argument("--words-only", action="store_true", help="only rows that are whole words")
@@ -151,7 +152,12 @@ def _project(model, args) -> tuple[Any, str]:
         for i, (x, y) in zip(proj.ids.tolist(), proj.coords.tolist()):
             writer.writerow([i, model.vocab.texts[i], f"{x:.6g}", f"{y:.6g}"])
     os.replace(tmp, args.out)
-    return {"rows": int(proj.ids.size), "out": args.out}, f"wrote {proj.ids.size:,} rows to {args.out}"
+    faithful = proj.faithfulness
+    if faithful is not None:
+        print(f"embviz: the map {faithful.caption()}", file=sys.stderr)
+    summary = {"rows": int(proj.ids.size), "out": args.out, "method": proj.method, "explained": proj.explained,
+               "faithfulness": None if faithful is None else faithful.as_dict()}
+    return summary, f"wrote {proj.ids.size:,} rows to {args.out}"
 
 
 def _hits_text(hits) -> str:

@@ -88,6 +88,11 @@ def test_project_writes_csv(tmp_path, default_model):
     assert rows[0] == ["id", "token", "x", "y"] and len(rows) == 501
     assert [int(r[0]) for r in rows[1:]] == list(range(500))
     assert rows[1 + 198][1] == "\n"  # token texts are kept exact (CSV-quoted), not labels
+    assert "the map keeps" in proc.stderr and "10 nearest neighbours" in proc.stderr  # how faithful it is
+    summary = run_json("project", "--method", "pca", "--limit", "500", "--out", str(out))
+    faithful = summary["faithfulness"]
+    assert summary["rows"] == 500 and summary["method"] == "pca" and len(summary["explained"]) == 2
+    assert faithful["k"] == 10 and faithful["sample"] == faithful["rows"] == 500 and 0 < faithful["share"] < 0.5
 
 
 def test_analogies_benchmark_json(default_model):

@@ -265,18 +265,71 @@ def test_visible_labels():
     assert visible("") == "∅"
 
 
-def test_exact_knn_matches_brute_force(monkeypatch):
-    from embviz.core import projection
-    from embviz.core.projection import exact_knn
+def test_table_knn_is_exact_cosine_over_every_dimension_and_kept(monkeypatch):
+    from embviz.core import knn
+    from embviz.core.knn import table_knn
 
-    monkeypatch.setattr(projection, "KNN_BLOCK", 300 * 64)  # 64 rows per chunk: 5 chunks, the last one short
-    x = torch.randn(300, 7, generator=torch.Generator().manual_seed(5))
-    idx, dist = exact_knn(x, 5)
-    d = torch.cdist(x, x)
-    d.fill_diagonal_(float("inf"))
-    ref = torch.topk(d, 5, largest=False)
-    assert (idx == ref.indices.numpy()).all()
-    np.testing.assert_allclose(dist, ref.values.numpy(), atol=1e-4)
+    monkeypatch.setattr(knn, "BLOCK", 300 * 64)  # 64 rows per chunk: 5 chunks, the last one short
+    model = random_model(n=300, d=7, seed=5)
+    ids = np.arange(300)
+    positions, cosines = table_knn(model, ids, 5)
+    unit = model.table / model.table.norm(dim=1, keepdim=True)
+    cos = unit @ unit.T
+    cos.fill_diagonal_(-float("inf"))
+    ref = torch.topk(cos, 5)
+    assert (positions == ref.indices.numpy()).all()
+    np.testing.assert_allclose(cosines, ref.values.numpy(), atol=1e-5)
+    # Kept for the model: a second map of the same rows (fewer neighbours too) skips it.
+    monkeypatch.setattr(knn, "_top_k_against", lambda *a, **k: pytest.fail("computed again"))
+    again, _ = table_knn(model, ids, 3)
+    assert (again == positions[:, :3]).all()
+    # A subset: positions index into it, true ids never renumbered.
+    monkeypatch.undo()
+    some = np.array([7, 3, 250, 11, 90, 42])
+    sub, _ = table_knn(model, some, 2)
+    sub_cos = cos[some][:, some]
+    assert (sub == torch.topk(sub_cos, 2).indices.numpy()).all()
+
+
+def test_neighbour_preservation_counts_the_true_neighbours_a_map_keeps():
+    from embviz.core.knn import neighbour_preservation
+
+    # A 20 × 20 grid on a sphere's small patch, rotated into 9 dimensions: its true
+    # neighbours are its grid neighbours, so the grid itself keeps all of them.
+    g = np.stack(np.meshgrid(np.arange(20.0), np.arange(20.0)), -1).reshape(-1, 2) * 0.01
+    rows = np.hstack([g, np.ones((400, 1))])  # unit-ish rows whose cosines follow the grid distances
+    q, _ = np.linalg.qr(np.random.default_rng(0).normal(size=(9, 9)))
+    model = table_model((np.hstack([rows, np.zeros((400, 6))]) @ q).astype(np.float32))
+    ids = np.arange(400)
+    faithful = neighbour_preservation(model, ids, g, k=4, sample=400)
+    assert faithful.share > 0.9 and (faithful.k, faithful.sample, faithful.rows) == (4, 400, 400)
+    shuffled = g[np.random.default_rng(1).permutation(400)]
+    assert neighbour_preservation(model, ids, shuffled, k=4, sample=400).share < 0.1
+    sampled = neighbour_preservation(model, ids, g, k=4, sample=100)
+    assert sampled.sample == 100 and sampled.share > 0.9
+    assert "keeps" in sampled.caption() and "100 sampled rows" in sampled.caption()
+
+
+def test_tsne_and_umap_take_their_graph_from_the_full_table(monkeypatch):
+    """The graph is asked of the full table (3 × perplexity neighbours for t-SNE), even
+    for a table whose loud first 60 dimensions fill PCA-50, and the maps keep more of
+    the table's neighbours than PCA does."""
+    from embviz.core import projection
+
+    rng = np.random.default_rng(3)
+    labels = np.repeat(np.arange(6), 60)
+    rows = rng.normal(size=(360, 120)) * np.r_[np.full(60, 3.0), np.full(60, 0.05)]  # loud first 60 dims
+    rows[:, 60:66] += np.eye(6)[labels] * 1.5  # clusters in quiet dimensions
+    model = table_model(rows.astype(np.float32))
+    calls = []
+    real = projection.table_knn
+    monkeypatch.setattr(projection, "table_knn", lambda *a, **k: calls.append(a[2]) or real(*a, **k))
+    tsne = project(model, "tsne")
+    assert calls == [90]  # 3 × perplexity neighbours, from the full table
+    assert tsne.faithfulness is not None and tsne.faithfulness.share > project(model, "pca").faithfulness.share
+    umap = project(model, "umap")
+    assert calls[-1] == 14  # umap-learn's 15 counts the row itself
+    assert umap.faithfulness.share > 0.2
 
 
 def _tsne_affinities(x: np.ndarray):

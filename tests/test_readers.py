@@ -159,7 +159,8 @@ def test_gpu_path_matches_the_cpu(gpt2_dir):
     from openTSNE.affinity import PerplexityBasedNN
 
     from embviz.core.analogy_benchmark import Question, evaluate
-    from embviz.core.projection import exact_knn, project
+    from embviz.core.knn import table_knn
+    from embviz.core.projection import project
     from embviz.core.similarity import nearest_neighbours, unit_table
     from embviz.core.tsne_gradient import TorchObjective
 
@@ -170,7 +171,8 @@ def test_gpu_path_matches_the_cpu(gpt2_dir):
     np.testing.assert_allclose(np.abs(project(gpu, "pca").coords), np.abs(project(cpu, "pca").coords), atol=1e-3)
     torch.testing.assert_close(unit_table(gpu).cpu(), unit_table(cpu))
     x = torch.randn(700, 20, generator=torch.Generator().manual_seed(0))
-    assert (exact_knn(x.cuda(), 10)[0] == exact_knn(x, 10)[0]).mean() > 0.999  # float ties may swap
+    ids = np.arange(cpu.vocab_size)
+    assert (table_knn(gpu, ids, 10)[0] == table_knn(cpu, ids, 10)[0]).mean() > 0.999  # float ties may swap
     y = np.random.default_rng(0).normal(size=(700, 2)) * 20
     P = PerplexityBasedNN(x.numpy(), perplexity=30, method="exact", random_state=0, verbose=False).P
     kl_gpu, grad_gpu = TorchObjective("cuda")(y, P, should_eval_error=True)

@@ -1,10 +1,12 @@
 """2-D maps of the table's rows: PCA (exact, covariance + eigh), t-SNE (openTSNE,
-PCA-50 first, live previews and cancel) and UMAP (umap-learn, in a child process that a
-cancel terminates).
+live previews and cancel) and UMAP (umap-learn, in a child process that a cancel
+terminates). t-SNE's and UMAP's neighbour graphs come from the full table by cosine,
+the neighbours the Neighbours tab lists; PCA-50 gives only their starting layout.
 
 Maps are computed on unit rows by default, the same cosine geometry that the
 neighbour and analogy searches use. Every projection returns the true row ids
-it used, so a subset never renumbers tokens.
+it used, so a subset never renumbers tokens, and says how many of each row's 10
+nearest rows in the table it keeps as nearest points on the map.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import torch
 from embviz.core.child import run_in_child
 from embviz.core.device import compute_threads
 from embviz.core.errors import EmbvizError, ProgressFn, no_progress
+from embviz.core.knn import Faithfulness, neighbour_preservation, table_knn
 from embviz.core.model import EmbeddingModel
 from embviz.core.similarity import UNIT_TABLE, matmul, unit_scales, unit_table
 from embviz.core.tsne_gradient import TorchObjective
@@ -25,8 +28,8 @@ METHODS = ("pca", "tsne", "umap")
 _CHUNK = 16384
 MIN_TSNE_ROWS = 10
 TSNE_STEP = 25  # iterations between live pictures
-KNN_BLOCK = 1 << 24  # distances per chunk of the exact kNN (64 MB), reused: fresh blocks cost page faults
-EXACT_KNN_ROWS = 100_000  # above this on a CPU, exact kNN (n² work) loses to openTSNE's Annoy index
+EXACT_KNN_ROWS = 100_000  # above this on a CPU, the exact graph (n² work) gives way to an approximate index
+UMAP_NEIGHBOURS = 15
 
 
 @dataclass
@@ -36,6 +39,7 @@ class Projection:
     coords: np.ndarray  # (n, 2) float32
     explained: list[float] = field(default_factory=list)  # PCA: variance share per axis
     notes: list[str] = field(default_factory=list)
+    faithfulness: Faithfulness | None = None  # the share of true 10-NN the map keeps
 
 
 def select_rows(model: EmbeddingModel, limit: int | None = None, keep: np.ndarray | None = None) -> np.ndarray:
@@ -144,18 +148,25 @@ def project(
     seed: int = 0,
     threads: int | None = None,
 ) -> Projection:
-    """A 2-D map of the given rows (all rows by default)."""
+    """A 2-D map of the given rows (all rows by default). `normalize` picks unit or raw
+    rows for PCA (and so for t-SNE's and UMAP's starting layout); their neighbour graphs
+    are always the table's cosine neighbours."""
     if method not in METHODS:
         raise EmbvizError(f"Unknown projection '{method}': use pca, tsne or umap.")
     ids = select_rows(model) if ids is None else np.asarray(ids, dtype=np.int64)
+    knn = None
     if method == "pca":
         progress(0.0, "PCA", None)
         coords, ratio = pca(model, ids, 2, normalize)
-        progress(1.0, "PCA done", coords)
-        return Projection("pca", ids, coords, [float(r) for r in ratio])
-    if method == "tsne":
-        return _tsne(model, ids, normalize, progress, seed, threads)
-    return _umap(model, ids, normalize, progress, seed)
+        progress(0.9, "PCA done; measuring how faithful it is", coords)
+        result = Projection("pca", ids, coords, [float(r) for r in ratio])
+    elif method == "tsne":
+        result, knn = _tsne(model, ids, normalize, progress, seed, threads)
+    else:
+        result, knn = _umap(model, ids, normalize, progress, seed)
+    result.faithfulness = neighbour_preservation(model, ids, result.coords, knn=knn)
+    progress(1.0, f"{method} done", None)
+    return result
 
 
 def _threads(threads: int | None) -> int:
@@ -179,15 +190,20 @@ def _tsne(model, ids, normalize, progress, seed, threads) -> Projection:
     init = x50[:, :2] if x50.shape[1] >= 2 else np.hstack([x50, np.zeros_like(x50)])
     std = init[:, 0].std()
     init = (init / (std if std > 0 else 1.0) * 1e-4).astype(np.float64)  # openTSNE's recommended scale
-    progress(0.05, "t-SNE: finding nearest neighbours", init.astype(np.float32))
+    stage = "t-SNE: each row's nearest rows in the full table"
+    progress(0.05, stage, init.astype(np.float32))
     jobs = _threads(threads)
     k = min(n - 1, int(3 * perplexity))
     on_gpu = model.device.type == "cuda"
+    positions = None
     if n <= EXACT_KNN_ROWS or on_gpu:
-        knn = _exact_knn_index(torch.from_numpy(x50).to(model.device), k, progress)
-        affinities = PerplexityBasedNN(perplexity=perplexity, knn_index=knn, n_jobs=jobs, random_state=seed, verbose=False)
-    else:
-        affinities = PerplexityBasedNN(x50, perplexity=perplexity, method="annoy", n_jobs=jobs, random_state=seed, verbose=False)
+        positions, cosines = table_knn(model, ids, k, progress, (0.05, 0.3), stage)
+        knn_index = _precomputed_knn_index(positions, cosines)
+        affinities = PerplexityBasedNN(perplexity=perplexity, knn_index=knn_index, n_jobs=jobs, random_state=seed, verbose=False)
+    else:  # Annoy on the full unit rows: their euclidean order is the cosine order
+        unit, _ = _rows(model, ids, normalize=True)
+        affinities = PerplexityBasedNN(unit.cpu().numpy(), perplexity=perplexity, method="annoy", n_jobs=jobs,
+                                       random_state=seed, verbose=False)
     phases = [(250, 12.0, 0.5), (500, 1.0, 0.8)]  # early exaggeration, then the real objective
     total = sum(p[0] for p in phases)
     # Ours rather than openTSNE's FFT gradient, which holds the GIL for up to 240 ms an
@@ -202,73 +218,66 @@ def _tsne(model, ids, normalize, progress, seed, threads) -> Projection:
             embedding = embedding.optimize(TSNE_STEP, exaggeration=exaggeration, momentum=momentum,
                                            learning_rate="auto", inplace=True)
             done += TSNE_STEP
-            progress(0.1 + 0.9 * done / total, "t-SNE: optimising", np.asarray(embedding, dtype=np.float32))
+            progress(0.3 + 0.65 * done / total, "t-SNE: optimising", np.asarray(embedding, dtype=np.float32))
     coords = np.asarray(embedding, dtype=np.float32)
     if not np.isfinite(coords).all():
         raise EmbvizError("t-SNE diverged (NaN coordinates); try PCA or fewer rows.")
-    progress(1.0, "t-SNE done", coords)
-    return Projection("tsne", ids, coords, notes=notes)
+    progress(0.95, "t-SNE done; measuring how faithful it is", coords)
+    return Projection("tsne", ids, coords, notes=notes), positions
 
 
-def exact_knn(x: torch.Tensor, k: int, progress: ProgressFn = no_progress) -> tuple[np.ndarray, np.ndarray]:
-    """(indices, euclidean distances) of each row's k nearest other rows, by chunked
-    matrix products: exact, GIL-free, and cancellable between chunks."""
-    n = x.shape[0]
-    sq = (x * x).sum(1)
-    chunk = max(1, min(n, KNN_BLOCK // n))
-    d2_block = torch.empty((chunk, n), dtype=x.dtype, device=x.device)
-    vals_block = torch.empty((chunk, k), dtype=x.dtype, device=x.device)
-    idx_block = torch.empty((chunk, k), dtype=torch.long, device=x.device)
-    indices = np.empty((n, k), dtype=np.int64)
-    distances = np.empty((n, k), dtype=np.float64)
-    with torch.inference_mode():
-        for start in range(0, n, chunk):
-            rows = min(chunk, n - start)
-            d2, vals, idx = d2_block[:rows], vals_block[:rows], idx_block[:rows]
-            torch.addmm(sq[None, :], x[start : start + rows], x.T, alpha=-2, out=d2)
-            d2.add_(sq[start : start + rows, None])
-            diagonal = torch.arange(rows, device=x.device)
-            d2[diagonal, diagonal + start] = torch.inf  # a point is not its own neighbour
-            torch.topk(d2, k, largest=False, out=(vals, idx))
-            indices[start : start + rows] = idx.cpu().numpy()
-            distances[start : start + rows] = vals.clamp_min(0).sqrt().cpu().numpy()
-            progress(0.05 + 0.05 * (start + rows) / n, "t-SNE: finding nearest neighbours", None)
-    return indices, distances
-
-
-def _exact_knn_index(x: torch.Tensor, k: int, progress: ProgressFn):
-    """openTSNE's KNNIndex over `exact_knn`. Up to EXACT_KNN_ROWS rows it beat openTSNE's
-    Annoy index (a Python loop over rows that holds the GIL) by 2–3× here."""
+def _precomputed_knn_index(positions: np.ndarray, cosines: np.ndarray):
+    """openTSNE's KNNIndex over a graph already computed: each row's neighbours as
+    positions and cosines, handed over as euclidean distances between unit rows
+    (√(2 − 2·cos)), the geometry of every other view."""
     from openTSNE.nearest_neighbors import KNNIndex
 
-    class ExactKNN(KNNIndex):
+    class Precomputed(KNNIndex):
         VALID_METRICS = ["euclidean"]
 
         def build(self):
-            return exact_knn(self.data, self.k, progress)
+            return positions, np.sqrt(np.clip(2.0 - 2.0 * cosines.astype(np.float64), 0.0, None))
 
-    return ExactKNN(x, k)
+    return Precomputed(np.empty((positions.shape[0], 1)), positions.shape[1])
 
 
-def _umap(model, ids, normalize, progress, seed) -> Projection:
+def _umap(model, ids, normalize, progress, seed) -> tuple[Projection, np.ndarray | None]:
     n = ids.size
     if n < 4:
         raise EmbvizError(f"UMAP needs at least 4 rows; this selection has {n}. Use PCA instead.")
     progress(0.0, "UMAP: PCA to 50 dimensions", None)
     x50, _ = pca(model, ids, min(50, model.dim), normalize)
+    neighbours = min(UMAP_NEIGHBOURS, n - 1)  # umap-learn counts each row as its own first neighbour
+    positions = None
+    if n <= EXACT_KNN_ROWS or model.device.type == "cuda":
+        positions, cosines = table_knn(model, ids, neighbours - 1, progress, (0.05, 0.4),
+                                       "UMAP: each row's nearest rows in the full table")
+        own = np.arange(n, dtype=np.int64)[:, None]
+        knn = (np.hstack([own, positions]), np.hstack([np.zeros((n, 1), np.float32), 1.0 - cosines]).astype(np.float32))
+        data = x50  # the graph is given; the rows only seed the starting layout
+    else:  # umap-learn's own index, on the full unit rows by cosine
+        knn = None
+        data = _rows(model, ids, normalize=True)[0].cpu().numpy()
     # umap-learn reports no progress and cannot be interrupted: a child process can.
-    coords = run_in_child(umap_coords, (x50, seed), progress, "UMAP: running, no progress until it ends")
+    coords = run_in_child(umap_coords, (data, seed, neighbours, knn), progress, "UMAP: running, no progress until it ends",
+                          fraction=0.45)
     if not np.isfinite(coords).all():
         raise EmbvizError("UMAP produced NaN coordinates; try PCA or fewer rows.")
-    progress(1.0, "UMAP done", coords)
-    return Projection("umap", ids, coords)
+    progress(0.95, "UMAP done; measuring how faithful it is", coords)
+    return Projection("umap", ids, coords), positions
 
 
-def umap_coords(x: np.ndarray, seed: int) -> np.ndarray:
-    """umap-learn's 2-D layout of the rows of x (run in a child process)."""
+def umap_coords(x: np.ndarray, seed: int, neighbours: int, knn: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
+    """umap-learn's 2-D layout by cosine, from a precomputed neighbour graph (each row
+    first in its own list) when one is given (run in a child process)."""
+    import warnings
+
     import umap  # slow to import (numba), so only when asked for
 
     n = x.shape[0]
-    reducer = umap.UMAP(n_components=2, n_neighbors=min(15, n - 1), min_dist=0.1, random_state=seed, n_jobs=1,
-                        init="pca" if n > 2 else "random")
-    return reducer.fit_transform(x).astype(np.float32)
+    reducer = umap.UMAP(n_components=2, n_neighbors=neighbours, min_dist=0.1, metric="cosine", random_state=seed,
+                        n_jobs=1, init="pca" if n > 2 else "random",
+                        precomputed_knn=(None, None, None) if knn is None else knn)
+    with warnings.catch_warnings():  # "no search index, so no transform": none is wanted
+        warnings.simplefilter("ignore")
+        return reducer.fit_transform(x).astype(np.float32)

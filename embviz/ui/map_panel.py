@@ -239,6 +239,8 @@ class MapPanel(QWidget):
         extra = ""
         if projection.explained:
             extra = f" — axes explain {projection.explained[0]:.1%} and {projection.explained[1]:.1%} of the variance"
+        if projection.faithfulness is not None:
+            extra += f" — {projection.faithfulness.caption()}"
         self.status.setText(f"{METHOD_NAMES[projection.method].split(' ')[0]} of {len(projection.ids):,} rows{extra}")
         _, subset, limit = self._asked_rows
         self.state.projection = ProjectionState(projection.method, subset, limit, projection.ids, projection.coords,

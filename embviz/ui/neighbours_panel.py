@@ -112,7 +112,8 @@ class NeighboursPanel(QWidget):
         kind = "mean-centred cosine" if view.centered else "cosine"
         self.heading.setText(f"Nearest to {view.query_label} (id {view.query_id}) by {kind}")
         self.table.fill([(h.token, h.id, h.score) for h in view.hits], [h.id for h in view.hits])
-        self.highlight.emit([view.query_id] + [h.id for h in view.hits[:5]])
+        # Ringed on the map: where the picture puts the table's true nearest rows.
+        self.highlight.emit([view.query_id] + [h.id for h in view.hits[:10]])
 
     def on_failed(self, rid: int, message: str) -> None:
         if rid == self.request_id:

@@ -1,0 +1,22 @@
+"""The map says how faithful it is, and a clicked point rings its true nearest rows."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from test_gui import smol, wait_for  # noqa: F401 - smol is a fixture
+
+
+@pytest.mark.default_model
+def test_the_caption_gives_the_share_of_true_neighbours_kept_and_a_click_rings_them(qtbot, smol):
+    panel = smol.map_panel
+    caption = panel.status.text()
+    match = re.search(r"keeps (\d+)% of each token's 10 nearest neighbours, measured on 1,000 sampled rows", caption)
+    assert match and int(match.group(1)) < 5  # two PCA axes keep almost none of 576 dimensions' neighbours
+    monday = panel.view.labels.index("␣Monday")
+    panel.tokenClicked.emit(monday)  # as a click on the point does
+    wait_for(qtbot, lambda: "␣Monday" in smol.neighbours.heading.text())
+    table = [row[1] for row in smol.neighbours.table.rows]
+    assert panel.view._selected == [monday] + table[:10]  # the table's true top 10, ringed and labelled
