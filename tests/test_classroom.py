@@ -150,9 +150,16 @@ def test_find_is_live_and_clearing_takes_it_off_the_legend(qtbot, smol):
     panel.search.insert("␣king")  # typed, no Enter: the search runs as you type (keyClicks is ASCII only)
     wait_for(qtbot, lambda: "search" in panel.view.word_set_names(), 30_000)
     assert sorted(panel.view.labels[i] for i in panel.view._sets["search"][1]) == ["␣King", "␣king"]
+    assert panel.view._selected  # the hits are ringed and labelled
     panel.search.clear()
     wait_for(qtbot, lambda: "search" not in panel.view.word_set_names(), 5_000)
-    assert not panel.view.legend.isVisible()
+    assert not panel.view.legend.isVisible() and panel.view._selected == []  # rings go too
+    panel.regex.setChecked(True)
+    panel.search.insert("king")
+    wait_for(qtbot, lambda: "search" in panel.view.word_set_names(), 30_000)
+    panel.search.insert("(")  # "king(": a pattern that does not parse takes the old hits off
+    wait_for(qtbot, lambda: "search" not in panel.view.word_set_names(), 5_000)
+    assert panel.view._selected == [] and "not a valid regular expression" in smol.message.full_text.lower()
 
 
 @pytest.mark.default_model

@@ -71,6 +71,15 @@ def test_random_bytes(capsys, tmp_path, suffix, fragment):
     assert_clean_failure(capsys, str(path), fragment)
 
 
+@pytest.mark.parametrize("suffix", [".pt", ".bin"])
+def test_random_bytes_that_upset_the_unpickler(capsys, tmp_path, suffix):
+    """Random bytes starting with a pickle opcode that pops an empty stack (a file of a
+    teacher's walk-through): IndexError inside torch.load, still one plain line."""
+    path = tmp_path / f"random{suffix}"
+    path.write_bytes(b"u" + np.random.default_rng(1).bytes(4095))
+    assert_clean_failure(capsys, str(path), r"not a readable PyTorch checkpoint \(not a plain pickle of tensors\)")
+
+
 def test_truncated_safetensors(capsys, tmp_path):
     path = tmp_path / "cut.safetensors"
     save_file({"embedding.weight": torch.randn(100, 16)}, str(path))

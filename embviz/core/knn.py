@@ -94,7 +94,8 @@ class Faithfulness:
 
     def caption(self) -> str:
         sampled = "" if self.sample == self.rows else f", measured on {self.sample:,} sampled rows"
-        return f"keeps {self.share:.0%} of each token's {self.k} nearest neighbours{sampled}"
+        share = f"{self.share:.0%}" if self.share >= 0.1 else f"{self.share:.1%}"  # "0%" would read as a bug
+        return f"keeps {share} of each token's {self.k} nearest neighbours{sampled}"
 
     def as_dict(self) -> dict:
         return {"share": self.share, "k": self.k, "sample": self.sample, "rows": self.rows}

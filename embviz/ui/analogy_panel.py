@@ -64,6 +64,7 @@ class AnalogyPanel(QWidget):
         explain.setWordWrap(True)
         self.message = QLabel("")
         self.message.setStyleSheet(style.ERROR_STYLE)
+        style.use_font(self.message)  # with a style sheet it would not follow the text size
         self.message.setWordWrap(True)
         self.table = ResultsTable(["token", "id", "score"])
         self.table.tokenClicked.connect(lambda token_id: self.highlight.emit([token_id]))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox, QComboBox, QHBoxLayout, QInputDialog, QLabel, QLineEdit, QListWidget, QListWidgetItem,
@@ -252,7 +253,9 @@ class MapPanel(QWidget):
         if rid == self.request_id:
             self._idle()
             self.status.setText("Map failed: " + message)
-        elif rid == self.search_id:
+        elif rid == self.search_id:  # e.g. a regex that does not parse: its old hits would mislead
+            self.view.remove_word_set(SEARCH_SET)
+            self.view.set_selected([])
             self.statusMessage.emit(message)
         elif (name := self.set_ids.pop(rid, None)) is not None:
             self.statusMessage.emit(f"{name}: {message}")
@@ -260,7 +263,12 @@ class MapPanel(QWidget):
     def on_cancelled(self, rid: int) -> None:
         if rid == self.request_id:
             self._idle()
-            self.status.setText("Cancelled: the last picture is kept")
+            done = self.state.projection
+            if done is not None and not (np.array_equal(done.ids, self.view.ids) and np.array_equal(done.coords, self.view.coords)):
+                self.view.set_points(done.ids, done.coords)  # not the half-made layout of the cancelled run
+                self.status.setText(f"Cancelled: back to the last finished map. {done.caption}")
+            else:
+                self.status.setText("Cancelled: the last picture is kept")
         self.set_ids.pop(rid, None)
 
     # --- export ---------------------------------------------------------------------------------
@@ -284,6 +292,7 @@ class MapPanel(QWidget):
         if not self.state.search:
             self.search_id = 0
             self.view.remove_word_set(SEARCH_SET)
+            self.view.set_selected([])  # its rings and labels go with it
             return
         self.search_id = self.submit(rq.Search(pattern=self.state.search, regex=self.state.regex,
                                                substring=self.state.substring))

@@ -409,6 +409,12 @@ class MapView(pg.PlotWidget):
             self.hover_text.show()
         self.pointHovered.emit(token_id)
 
+    def leaveEvent(self, event) -> None:
+        """The mouse left the map: no box may stay over the labels naming a point it left."""
+        self.hover_text.hide()
+        self.pointHovered.emit(-1)
+        super().leaveEvent(event)
+
     def _on_mouse_clicked(self, event) -> None:
         if event.button() != Qt.MouseButton.LeftButton:
             return

@@ -48,6 +48,7 @@ class NeighboursPanel(QWidget):
         self.message = QLabel("")
         self.message.setWordWrap(True)
         self.message.setStyleSheet(style.ERROR_STYLE)
+        style.use_font(self.message)  # with a style sheet it would not follow the text size
         key = QLabel("␣ marks a leading space: ␣king is the token for \"king\" in the middle of a sentence. "
                      "Cosine: 1 = same direction, 0 = unrelated.")
         key.setWordWrap(True)

@@ -27,6 +27,9 @@ def load_torch_state_dict(path: Path) -> dict[str, torch.Tensor]:
                 "does not need (only tensors are allowed)."
             ) from exc
         raise EmbvizError(f"{path.name} is not a readable PyTorch checkpoint (not a plain pickle of tensors).") from exc
+    except (IndexError, TypeError, UnicodeDecodeError, MemoryError, OverflowError) as exc:
+        # Random bytes read as pickle opcodes fail in any of these ways; their words mean nothing to a user.
+        raise EmbvizError(f"{path.name} is not a readable PyTorch checkpoint (not a plain pickle of tensors).") from exc
     except (RuntimeError, EOFError, ValueError, OSError, AttributeError, KeyError) as exc:
         raise EmbvizError(f"{path.name} is not a readable PyTorch checkpoint ({first_line(exc, 160)}).") from exc
     if isinstance(obj, dict) and "state_dict" in obj and isinstance(obj["state_dict"], dict):
