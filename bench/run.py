@@ -263,7 +263,25 @@ def fig_tsne(args, model) -> None:
 
     project(model, "tsne", ids, progress=progress)
     total = time.perf_counter() - t
-    record(5, f"t-SNE of {n:,} rows: first live picture", first[0] if first else None, "s", target="≤ 30 s")
+    record(5, f"t-SNE of {n:,} rows: first live picture", first[0] if first else None, "s", target="≤ 30 s",
+           note="its neighbour graph from the full table (figure 12)")
+    # Drawn again, as after a cancel or a change of perplexity: the graph is kept for the model.
+    from embviz.core.errors import Cancelled
+
+    again = []
+    t = time.perf_counter()
+
+    def stop_at_first(fraction, stage, preview):
+        if isinstance(preview, np.ndarray) and stage.startswith("t-SNE: optimising"):
+            again.append(time.perf_counter() - t)
+            raise Cancelled()
+
+    try:
+        project(model, "tsne", ids, progress=stop_at_first)
+    except Cancelled:
+        pass
+    record(5, f"t-SNE of {n:,} rows drawn again: first live picture", again[0] if again else None, "s",
+           target="≤ 30 s", note="the same rows' graph is kept")
     bound = args.baseline_bound or (max(60.0, 2 * total) if args.quick else 300.0)
     code = LIMIT + f"""
 import time, json

@@ -141,10 +141,12 @@ def run_command(args: argparse.Namespace) -> tuple[Any, str]:
 def _project(model, args) -> tuple[Any, str]:
     import csv
 
+    from embviz.core.knn import neighbour_preservation
     from embviz.core.projection import project, select_rows
 
     keep = model.vocab.mask(words_only=True) if args.words_only else None
     proj = project(model, args.method, select_rows(model, args.limit, keep))
+    faithful = neighbour_preservation(model, proj.ids, proj.coords)
     tmp = args.out + ".tmp"
     with open(tmp, "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
@@ -152,7 +154,6 @@ def _project(model, args) -> tuple[Any, str]:
         for i, (x, y) in zip(proj.ids.tolist(), proj.coords.tolist()):
             writer.writerow([i, model.vocab.texts[i], f"{x:.6g}", f"{y:.6g}"])
     os.replace(tmp, args.out)
-    faithful = proj.faithfulness
     if faithful is not None:
         print(f"embviz: the map {faithful.caption()}", file=sys.stderr)
     summary = {"rows": int(proj.ids.size), "out": args.out, "method": proj.method, "explained": proj.explained,

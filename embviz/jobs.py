@@ -113,6 +113,10 @@ def run_request(model: EmbeddingModel | None, request: rq.Request, progress: Pro
             progress(fraction, stage, (ids, preview) if isinstance(preview, np.ndarray) else None)
 
         return project(model, request.method, ids, progress=with_ids)
+    if isinstance(request, rq.Faithfulness):
+        from embviz.core.knn import neighbour_preservation
+
+        return neighbour_preservation(model, request.ids, request.coords)
     if isinstance(request, rq.Search):
         from embviz.core.search import search_tokens
 

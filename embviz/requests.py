@@ -87,6 +87,17 @@ class Project(Request):
 
 
 @dataclass
+class Faithfulness(Request):
+    """How many of each row's 10 nearest rows in the table a drawn map keeps. Asked
+    after the map is drawn, on the long lane: a lookup never waits for it."""
+
+    ids: object = None  # the map's row ids (numpy)
+    coords: object = None  # and its coordinates
+    channel = "faithfulness"
+    lane = LONG
+
+
+@dataclass
 class Search(Request):
     pattern: str = ""
     regex: bool = False

@@ -18,7 +18,7 @@ from scipy.spatial import cKDTree
 
 from embviz.core.errors import ProgressFn, no_progress
 from embviz.core.model import EmbeddingModel
-from embviz.core.similarity import unit_table
+from embviz.core.similarity import UNIT_TABLE, matmul, unit_scales, unit_table
 
 KNN_CACHE = "table_knn"  # model.cache key: (ids digest, k, positions, cosines) of the last graph
 BLOCK = 1 << 24  # scores per chunk (64 MB of float32), one buffer reused
@@ -30,20 +30,20 @@ def _digest(ids: np.ndarray) -> str:
     return hashlib.sha1(np.ascontiguousarray(ids, dtype=np.int64).tobytes()).hexdigest()
 
 
-def _unit_rows(model: EmbeddingModel, ids: np.ndarray) -> torch.Tensor:
+def unit_rows(model: EmbeddingModel, ids: np.ndarray) -> torch.Tensor:
+    """The unit rows of `ids`, in order (the whole unit table when ids are every row)."""
     unit = unit_table(model)
     if ids.size == model.vocab_size:
         return unit
     return unit.index_select(0, torch.as_tensor(ids, device=unit.device))
 
 
-def _top_k_against(queries: torch.Tensor, rows: torch.Tensor, k: int, self_offset: int | None,
-                   progress: ProgressFn, span: tuple[float, float], stage: str) -> tuple[np.ndarray, np.ndarray]:
-    """(positions, cosines) of each query's k best rows; query i is row self_offset + i
-    (never its own neighbour) when self_offset is given."""
-    n, m = queries.shape[0], rows.shape[0]
-    chunk = max(1, min(n, BLOCK // max(m, 1)))
-    scores = torch.empty((chunk, m), dtype=rows.dtype, device=rows.device)
+def _self_top_k(rows: torch.Tensor, k: int, progress: ProgressFn, span: tuple[float, float],
+                stage: str) -> tuple[np.ndarray, np.ndarray]:
+    """(positions, cosines) of each row's k best other rows, chunk by chunk."""
+    n = rows.shape[0]
+    chunk = max(1, min(n, BLOCK // n))
+    scores = torch.empty((chunk, n), dtype=rows.dtype, device=rows.device)
     positions = np.empty((n, k), dtype=np.int64)
     cosines = np.empty((n, k), dtype=np.float32)
     lo, hi = span
@@ -52,12 +52,11 @@ def _top_k_against(queries: torch.Tensor, rows: torch.Tensor, k: int, self_offse
             count = min(chunk, n - start)
             block = scores[:count]
             if block.device.type == "cpu":  # numpy's BLAS into the reused buffer: quicker here than torch.mm
-                np.matmul(queries[start : start + count].numpy(), rows.numpy().T, out=block.numpy())
+                np.matmul(rows[start : start + count].numpy(), rows.numpy().T, out=block.numpy())
             else:
-                torch.mm(queries[start : start + count], rows.T, out=block)
-            if self_offset is not None:
-                diagonal = torch.arange(count, device=rows.device)
-                block[diagonal, diagonal + self_offset + start] = -torch.inf
+                torch.mm(rows[start : start + count], rows.T, out=block)
+            diagonal = torch.arange(count, device=rows.device)
+            block[diagonal, diagonal + start] = -torch.inf  # a row is not its own neighbour
             values, index = torch.topk(block, k)
             positions[start : start + count] = index.cpu().numpy()
             cosines[start : start + count] = values.float().cpu().numpy()
@@ -76,10 +75,41 @@ def table_knn(model: EmbeddingModel, ids: np.ndarray, k: int, progress: Progress
     cached = model.cache.get(KNN_CACHE)
     if cached is not None and cached[0] == key and cached[1] >= k:
         return cached[2][:, :k], cached[3][:, :k]
-    rows = _unit_rows(model, ids)
-    positions, cosines = _top_k_against(rows, rows, k, 0, progress, span, stage)
+    positions, cosines = _self_top_k(unit_rows(model, ids), k, progress, span, stage)
     model.cache[KNN_CACHE] = (key, k, positions, cosines)  # the last graph only: 49k × 90 is 35 MB
     return positions, cosines
+
+
+def _sample_neighbours(model: EmbeddingModel, ids: np.ndarray, picked: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the picked rows' k nearest other rows among `ids`. From the raw rows
+    and their 1 / norms while the unit table is not built, so the first PCA map needs no
+    copy of the table (a query's own norm does not change its ranking)."""
+    scale = None if UNIT_TABLE in model.cache else unit_scales(model)
+    if scale is None:
+        rows = unit_rows(model, ids)
+    else:
+        index = torch.as_tensor(ids, device=model.table.device)
+        whole = ids.size == model.vocab_size
+        rows = model.table if whole else model.table.index_select(0, index)
+        scale = scale if whole else scale[index]
+    at = torch.as_tensor(picked, device=rows.device)
+    chunk = max(1, BLOCK // rows.shape[0])
+    out = np.empty((len(picked), k), dtype=np.int64)
+    with torch.inference_mode():
+        for start in range(0, len(picked), chunk):
+            own = at[start : start + chunk]
+            scores = matmul(rows.index_select(0, own), rows.T)
+            if scale is not None:
+                scores *= scale[None, :]
+            scores[torch.arange(len(own), device=rows.device), own] = -torch.inf  # not its own neighbour
+            out[start : start + chunk] = torch.topk(scores, k).indices.cpu().numpy()
+    return out
+
+
+def cached_knn(model: EmbeddingModel, ids: np.ndarray) -> np.ndarray | None:
+    """The kept graph of exactly these rows (positions, best first), if there is one."""
+    cached = model.cache.get(KNN_CACHE)
+    return cached[2] if cached is not None and cached[0] == _digest(np.asarray(ids, dtype=np.int64)) else None
 
 
 @dataclass(frozen=True)
@@ -112,15 +142,12 @@ def neighbour_preservation(model: EmbeddingModel, ids: np.ndarray, coords: np.nd
     if k < 1:
         return None
     picked = np.arange(n) if n <= sample else np.sort(np.random.default_rng(seed).choice(n, sample, replace=False))
+    if knn is None:
+        knn = cached_knn(model, ids)  # the graph a t-SNE or UMAP of these rows just used
     if knn is not None and knn.shape[1] >= k:
         true = knn[picked, :k]
     else:
-        rows = _unit_rows(model, ids)
-        queries = rows.index_select(0, torch.as_tensor(picked, device=rows.device))
-        # Each picked row's own score is pushed out by hand: it is not at a fixed offset here.
-        scores_k = min(k + 1, n)
-        true_with_self, _ = _top_k_against(queries, rows, scores_k, None, no_progress, (0, 1), "")
-        true = np.array([[p for p in row if p != own][:k] for row, own in zip(true_with_self, picked)])
+        true = _sample_neighbours(model, ids, picked, k)
     _, near = cKDTree(np.asarray(coords, dtype=np.float64)).query(np.asarray(coords, dtype=np.float64)[picked], k=min(k + 1, n))
     kept = 0
     for row, own, truth in zip(near, picked, true):

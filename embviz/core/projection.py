@@ -6,7 +6,8 @@ the neighbours the Neighbours tab lists; PCA-50 gives only their starting layout
 Maps are computed on unit rows by default, the same cosine geometry that the
 neighbour and analogy searches use. Every projection returns the true row ids
 it used, so a subset never renumbers tokens, and says how many of each row's 10
-nearest rows in the table it keeps as nearest points on the map.
+nearest rows in the table it keeps as nearest points on the map (`knn.neighbour_preservation`,
+asked for separately so that the map is drawn before it is measured).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import torch
 from embviz.core.child import run_in_child
 from embviz.core.device import compute_threads
 from embviz.core.errors import EmbvizError, ProgressFn, no_progress
-from embviz.core.knn import Faithfulness, neighbour_preservation, table_knn
+from embviz.core.knn import table_knn, unit_rows
 from embviz.core.model import EmbeddingModel
 from embviz.core.similarity import UNIT_TABLE, matmul, unit_scales, unit_table
 from embviz.core.tsne_gradient import TorchObjective
@@ -39,7 +40,6 @@ class Projection:
     coords: np.ndarray  # (n, 2) float32
     explained: list[float] = field(default_factory=list)  # PCA: variance share per axis
     notes: list[str] = field(default_factory=list)
-    faithfulness: Faithfulness | None = None  # the share of true 10-NN the map keeps
 
 
 def select_rows(model: EmbeddingModel, limit: int | None = None, keep: np.ndarray | None = None) -> np.ndarray:
@@ -154,19 +154,14 @@ def project(
     if method not in METHODS:
         raise EmbvizError(f"Unknown projection '{method}': use pca, tsne or umap.")
     ids = select_rows(model) if ids is None else np.asarray(ids, dtype=np.int64)
-    knn = None
     if method == "pca":
         progress(0.0, "PCA", None)
         coords, ratio = pca(model, ids, 2, normalize)
-        progress(0.9, "PCA done; measuring how faithful it is", coords)
-        result = Projection("pca", ids, coords, [float(r) for r in ratio])
-    elif method == "tsne":
-        result, knn = _tsne(model, ids, normalize, progress, seed, threads)
-    else:
-        result, knn = _umap(model, ids, normalize, progress, seed)
-    result.faithfulness = neighbour_preservation(model, ids, result.coords, knn=knn)
-    progress(1.0, f"{method} done", None)
-    return result
+        progress(1.0, "PCA done", coords)
+        return Projection("pca", ids, coords, [float(r) for r in ratio])
+    if method == "tsne":
+        return _tsne(model, ids, normalize, progress, seed, threads)
+    return _umap(model, ids, normalize, progress, seed)
 
 
 def _threads(threads: int | None) -> int:
@@ -195,14 +190,12 @@ def _tsne(model, ids, normalize, progress, seed, threads) -> Projection:
     jobs = _threads(threads)
     k = min(n - 1, int(3 * perplexity))
     on_gpu = model.device.type == "cuda"
-    positions = None
     if n <= EXACT_KNN_ROWS or on_gpu:
         positions, cosines = table_knn(model, ids, k, progress, (0.05, 0.3), stage)
         knn_index = _precomputed_knn_index(positions, cosines)
         affinities = PerplexityBasedNN(perplexity=perplexity, knn_index=knn_index, n_jobs=jobs, random_state=seed, verbose=False)
     else:  # Annoy on the full unit rows: their euclidean order is the cosine order
-        unit, _ = _rows(model, ids, normalize=True)
-        affinities = PerplexityBasedNN(unit.cpu().numpy(), perplexity=perplexity, method="annoy", n_jobs=jobs,
+        affinities = PerplexityBasedNN(unit_rows(model, ids).cpu().numpy(), perplexity=perplexity, method="annoy", n_jobs=jobs,
                                        random_state=seed, verbose=False)
     phases = [(250, 12.0, 0.5), (500, 1.0, 0.8)]  # early exaggeration, then the real objective
     total = sum(p[0] for p in phases)
@@ -218,12 +211,12 @@ def _tsne(model, ids, normalize, progress, seed, threads) -> Projection:
             embedding = embedding.optimize(TSNE_STEP, exaggeration=exaggeration, momentum=momentum,
                                            learning_rate="auto", inplace=True)
             done += TSNE_STEP
-            progress(0.3 + 0.65 * done / total, "t-SNE: optimising", np.asarray(embedding, dtype=np.float32))
+            progress(0.3 + 0.7 * done / total, "t-SNE: optimising", np.asarray(embedding, dtype=np.float32))
     coords = np.asarray(embedding, dtype=np.float32)
     if not np.isfinite(coords).all():
         raise EmbvizError("t-SNE diverged (NaN coordinates); try PCA or fewer rows.")
-    progress(0.95, "t-SNE done; measuring how faithful it is", coords)
-    return Projection("tsne", ids, coords, notes=notes), positions
+    progress(1.0, "t-SNE done", coords)
+    return Projection("tsne", ids, coords, notes=notes)
 
 
 def _precomputed_knn_index(positions: np.ndarray, cosines: np.ndarray):
@@ -241,14 +234,13 @@ def _precomputed_knn_index(positions: np.ndarray, cosines: np.ndarray):
     return Precomputed(np.empty((positions.shape[0], 1)), positions.shape[1])
 
 
-def _umap(model, ids, normalize, progress, seed) -> tuple[Projection, np.ndarray | None]:
+def _umap(model, ids, normalize, progress, seed) -> Projection:
     n = ids.size
     if n < 4:
         raise EmbvizError(f"UMAP needs at least 4 rows; this selection has {n}. Use PCA instead.")
     progress(0.0, "UMAP: PCA to 50 dimensions", None)
     x50, _ = pca(model, ids, min(50, model.dim), normalize)
     neighbours = min(UMAP_NEIGHBOURS, n - 1)  # umap-learn counts each row as its own first neighbour
-    positions = None
     if n <= EXACT_KNN_ROWS or model.device.type == "cuda":
         positions, cosines = table_knn(model, ids, neighbours - 1, progress, (0.05, 0.4),
                                        "UMAP: each row's nearest rows in the full table")
@@ -257,14 +249,14 @@ def _umap(model, ids, normalize, progress, seed) -> tuple[Projection, np.ndarray
         data = x50  # the graph is given; the rows only seed the starting layout
     else:  # umap-learn's own index, on the full unit rows by cosine
         knn = None
-        data = _rows(model, ids, normalize=True)[0].cpu().numpy()
+        data = unit_rows(model, ids).cpu().numpy()
     # umap-learn reports no progress and cannot be interrupted: a child process can.
     coords = run_in_child(umap_coords, (data, seed, neighbours, knn), progress, "UMAP: running, no progress until it ends",
                           fraction=0.45)
     if not np.isfinite(coords).all():
         raise EmbvizError("UMAP produced NaN coordinates; try PCA or fewer rows.")
-    progress(0.95, "UMAP done; measuring how faithful it is", coords)
-    return Projection("umap", ids, coords), positions
+    progress(1.0, "UMAP done", coords)
+    return Projection("umap", ids, coords)
 
 
 def umap_coords(x: np.ndarray, seed: int, neighbours: int, knn: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:

@@ -466,6 +466,8 @@ class MainWindow(QMainWindow):
             self._cache_answer(rid, result)
         elif channel == rq.Search.channel:
             self.map_panel.on_search(rid, result)
+        elif channel == rq.Faithfulness.channel:
+            self.map_panel.on_faithfulness(rid, result)
         elif channel.startswith(rq.WORDSET_PREFIX):
             self.map_panel.on_word_set(rid, result)
         elif channel == rq.Benchmark.channel:
@@ -494,7 +496,7 @@ class MainWindow(QMainWindow):
             return
         if not self._current(rid, ended=True):
             return
-        if channel == rq.Search.channel or channel.startswith(rq.WORDSET_PREFIX):
+        if channel in (rq.Search.channel, rq.Faithfulness.channel) or channel.startswith(rq.WORDSET_PREFIX):
             self.map_panel.on_failed(rid, message)
         elif channel == rq.LoadLanguageModel.channel:
             self.logits.on_language_model_failed(rid, message)

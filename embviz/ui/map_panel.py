@@ -36,6 +36,7 @@ class MapPanel(QWidget):
         self.presets = presets
         self.request_id = 0
         self.search_id = 0
+        self.faithful_id = 0
         self.set_ids: dict[int, str] = {}  # word-set lookups on their way: request id → set name
         self.color_of: dict[str, object] = {}
         self.state = MapState()
@@ -149,7 +150,7 @@ class MapPanel(QWidget):
         """A new model: nothing of the old one stays (points, sets, rings, arrows, hover).
         With `restore` (a saved session of this model) its controls, sets, search and
         map come back, the map as saved rather than computed again."""
-        self.request_id = self.search_id = 0
+        self.request_id = self.search_id = self.faithful_id = 0
         self.summary_ready = True
         self.set_ids.clear()
         self.word_sets.model_changed()
@@ -212,6 +213,7 @@ class MapPanel(QWidget):
     def run_projection(self) -> None:
         request = rq.Project(method=self.state.method, subset=self.state.subset, limit=self.state.limit)
         self.request_id = self.submit(request)
+        self.faithful_id = 0  # the measure of the map on screen no longer matters
         self._asked_rows = (request.method, request.subset, request.limit)
         self.run_button.setText("Draw map")
         self.cancel_button.setEnabled(True)
@@ -240,14 +242,20 @@ class MapPanel(QWidget):
         extra = ""
         if projection.explained:
             extra = f" — axes explain {projection.explained[0]:.1%} and {projection.explained[1]:.1%} of the variance"
-        if projection.faithfulness is not None:
-            extra += f" — {projection.faithfulness.caption()}"
         self.status.setText(f"{METHOD_NAMES[projection.method].split(' ')[0]} of {len(projection.ids):,} rows{extra}")
         _, subset, limit = self._asked_rows
         self.state.projection = ProjectionState(projection.method, subset, limit, projection.ids, projection.coords,
                                                 self.status.text())
         for note in projection.notes:
             self.statusMessage.emit(note)
+        # Drawn first, measured next (a second, on the long lane): how faithful is this picture?
+        self.faithful_id = self.submit(rq.Faithfulness(ids=projection.ids, coords=projection.coords))
+
+    def on_faithfulness(self, rid: int, faithful) -> None:
+        if rid != self.faithful_id or faithful is None or self.state.projection is None:
+            return
+        self.status.setText(f"{self.status.text()} — {faithful.caption()}")
+        self.state.projection.caption = self.status.text()
 
     def on_failed(self, rid: int, message: str) -> None:
         if rid == self.request_id:
@@ -257,6 +265,8 @@ class MapPanel(QWidget):
             self.view.remove_word_set(SEARCH_SET)
             self.view.set_selected([])
             self.statusMessage.emit(message)
+        elif rid == self.faithful_id:
+            self.statusMessage.emit(f"Could not measure how faithful the map is: {message}")
         elif (name := self.set_ids.pop(rid, None)) is not None:
             self.statusMessage.emit(f"{name}: {message}")
 
