@@ -49,6 +49,7 @@ def run_screenshots(out: str, model: str | None = None, device: str = "auto", te
         raise EmbvizError(failure[0])
     panel = window.map_panel
     _wait(app, lambda: panel.view.ids.size > 0 or panel.status.text().startswith("Map failed"), "the map")
+    _wait(app, lambda: "keeps" in panel.status.text() or "failed" in panel.status.text(), "how faithful the map is")
     for name in DEMO_SETS:
         panel.show_word_set(name)
     _wait(app, lambda: not panel.set_ids, "the word sets")
