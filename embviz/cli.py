@@ -35,9 +35,10 @@ def build_parser() -> argparse.ArgumentParser:
         return p
 
     add("info", "vocabulary size, width, tying, embedding share, device, dtype")
-    p = add("neighbors", "cosine nearest neighbours of a token")
+    p = add("neighbors", "nearest neighbours of a token, by cosine (or --by dot)")
     p.add_argument("word", help='a token\'s text, taken literally (" king" has a leading space)')
     p.add_argument("--k", type=int, default=10)
+    p.add_argument("--by", choices=("cosine", "dot"), default="cosine", help="rank by cosine (direction) or dot product (lengths too)")
     p.add_argument("--centered", action="store_true", help="subtract the mean row first (changes the scores)")
     _hide_special_option(p)
     p = add("similarity", "cosine similarity of two tokens")
@@ -49,6 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("b")
     p.add_argument("c")
     p.add_argument("--include-inputs", action="store_true", help="let A, B or C be the answer (word2vec never does)")
+    p.add_argument("--exclude-variants", action="store_true",
+                   help="also exclude the inputs' case and space variants (' Paris', 'Paris', ' paris', …)")
     p.add_argument("--k", type=int, default=10)
     p.add_argument("--method", choices=("add", "mul"), default="add", help="3CosAdd (default) or 3CosMul")
     _hide_special_option(p)
@@ -98,9 +101,11 @@ def run_command(args: argparse.Namespace) -> tuple[Any, str]:
     if args.command == "neighbors":
         from embviz.core.similarity import nearest_neighbours
 
-        hits = nearest_neighbours(model, vocab.resolve(args.word), args.k, centered=args.centered, keep=vocab.special_filter(args.hide_special))
-        head = "(mean-centred cosine)\n" if args.centered else ""
-        return {"results": [h.as_dict() for h in hits], "centered": args.centered}, head + _hits_text(hits)
+        hits = nearest_neighbours(model, vocab.resolve(args.word), args.k, centered=args.centered,
+                                  keep=vocab.special_filter(args.hide_special), by=args.by)
+        kind = "cosine" if args.by == "cosine" else "dot product"
+        head = f"(mean-centred {kind})\n" if args.centered else ("(dot product)\n" if args.by == "dot" else "")
+        return {"results": [h.as_dict() for h in hits], "centered": args.centered, "by": args.by}, head + _hits_text(hits)
     if args.command == "similarity":
         from embviz.core.similarity import similarity
 
@@ -111,9 +116,9 @@ def run_command(args: argparse.Namespace) -> tuple[Any, str]:
 
         a, b, c = parse_inputs(model, [args.a, args.b, args.c])
         result = analogy(model, a, b, c, k=args.k, exclude_inputs=not args.include_inputs, method=args.method,
-                         keep=vocab.special_filter(args.hide_special))
+                         keep=vocab.special_filter(args.hide_special), exclude_variants=args.exclude_variants)
         ranks = "\n".join(f"  input {r.role} {r.token!s:>16}  would rank {r.rank}" for r in result.input_ranks)
-        text = _hits_text(result.results) + "\n" + ("inputs excluded; " if result.exclude_inputs else "inputs included; ") + "without exclusion:\n" + ranks
+        text = _hits_text(result.results) + "\n" + ("inputs and their variants excluded; " if result.exclude_variants else "inputs excluded; " if result.exclude_inputs else "inputs included; ") + "without exclusion:\n" + ranks
         return result.as_dict(), text
     if args.command == "logits":
         from embviz.core.logits import next_token_logits
@@ -131,8 +136,10 @@ def run_command(args: argparse.Namespace) -> tuple[Any, str]:
         result = evaluate(model, read_questions(args.file))
         lines = [f"{result.kept:,} of {result.total:,} questions have four single-token words"
                  + (" (lower-cased: this vocabulary has no capitals)" if result.lowercased else ""),
-                 f"accuracy, inputs excluded {_fmt(result.accuracy_excluded)}   included {_fmt(result.accuracy_included)}"]
+                 f"accuracy, inputs excluded {_fmt(result.accuracy_excluded)}   included {_fmt(result.accuracy_included)}"
+                 f"   variants excluded too {_fmt(result.accuracy_variants)}"]
         lines += [f"  {s.name:<28} {s.kept:>5}/{s.total:<5} excluded {_fmt(s.accuracy_excluded)}  included {_fmt(s.accuracy_included)}"
+                  f"  variants {_fmt(s.accuracy_variants)}"
                   for s in result.sections]
         return result.as_dict(), "\n".join(lines)
     raise AssertionError(args.command)

@@ -31,8 +31,13 @@ class ModelSummary:
 class NeighboursView:
     query_id: int
     query_label: str
-    hits: list  # list[Hit]
+    hits: list  # list[Hit], ranked by `by`
     centered: bool
+    by: str = "cosine"
+    cosines: list[float] = field(default_factory=list)  # of each hit, whichever ranked it
+    dots: list[float] = field(default_factory=list)
+    lengths: list[float] = field(default_factory=list)  # each hit's row length
+    query_length: float = 0.0
 
 
 @dataclass
@@ -77,11 +82,14 @@ def run_request(model: EmbeddingModel | None, request: rq.Request, progress: Pro
         model.load_language_model(progress)
         return None
     if isinstance(request, rq.Neighbours):
-        from embviz.core.similarity import nearest_neighbours
+        from embviz.core.similarity import nearest_neighbours, scores_of
 
         qid = request.query if isinstance(request.query, int) else resolve_typed(vocab, request.query)
-        hits = nearest_neighbours(model, qid, request.k, centered=request.centered, keep=vocab.special_filter(request.hide_special))
-        return NeighboursView(qid, vocab.label(qid), hits, request.centered)
+        hits = nearest_neighbours(model, qid, request.k, centered=request.centered,
+                                  keep=vocab.special_filter(request.hide_special), by=request.by)
+        cosines, dots, lengths = scores_of(model, qid, [h.id for h in hits] + [qid], request.centered)
+        return NeighboursView(qid, vocab.label(qid), hits, request.centered, request.by,
+                              cosines[:-1], dots[:-1], lengths[:-1], lengths[-1])
     if isinstance(request, rq.Analogy):
         from embviz.core.analogy import analogy
 
@@ -91,7 +99,7 @@ def run_request(model: EmbeddingModel | None, request: rq.Request, progress: Pro
                 raise EmbvizError(f"Word {role} is empty: an analogy needs three words.")
             ids.append(q if isinstance(q, int) else resolve_typed(vocab, q))
         result = analogy(model, *ids, k=request.k, exclude_inputs=request.exclude_inputs, method=request.method,
-                         keep=vocab.special_filter(request.hide_special))
+                         keep=vocab.special_filter(request.hide_special), exclude_variants=request.exclude_variants)
         return AnalogyView(ids, [vocab.label(i) for i in ids], result)
     if isinstance(request, rq.Logits):
         from embviz.core.logits import next_token_logits

@@ -53,6 +53,7 @@ class Neighbours(Request):
     k: int = 10
     centered: bool = False
     hide_special: bool = True  # hide special tokens and byte pieces that are not whole characters
+    by: str = "cosine"  # or "dot": the rows' lengths count too
     channel = "neighbours"
 
 
@@ -63,6 +64,7 @@ class Analogy(Request):
     c: int | str = ""
     k: int = 10
     exclude_inputs: bool = True
+    exclude_variants: bool = False  # also the inputs' case and space variants (␣Paris, Paris, paris…)
     method: str = "add"
     hide_special: bool = True
     channel = "analogy"

@@ -34,6 +34,7 @@ CHOICES = {
     (MapState, "method"): ("pca", "tsne", "umap"),
     (MapState, "subset"): ("all", "first", "words"),
     (AnalogyState, "method"): ("add", "mul"),
+    (NeighboursState, "by"): ("cosine", "dot"),
 }
 
 

@@ -121,6 +121,7 @@ class NeighboursState:
     k: int = 10
     centered: bool = False
     hide_special: bool = True
+    by: str = "cosine"  # or "dot"
 
 
 @dataclass
@@ -129,6 +130,7 @@ class AnalogyState:
     b: str = ""
     c: str = ""
     exclude_inputs: bool = True
+    exclude_variants: bool = False
     method: str = "add"
     k: int = 10
     hide_special: bool = True

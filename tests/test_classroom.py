@@ -179,11 +179,11 @@ def test_export_picture_table_coordinates_and_copy(qtbot, smol, tmp_path):
     window.neighbours.query("king")
     wait_for(qtbot, lambda: window.neighbours.table.rowCount() == 10, 30_000)
     table = list(csv.reader(window.export_table(tmp_path / "n.csv").open(encoding="utf-8")))
-    assert table[0] == ["token", "id", "cosine"] and len(table) == 11
+    assert table[0] == ["token", "id", "cosine", "dot", "length"] and len(table) == 11
     window.neighbours.table.setFocus()
     qtbot.keyClick(window.neighbours.table, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
     copied = QApplication.clipboard().text().splitlines()
-    assert copied[0] == "token\tid\tcosine" and len(copied) == 11
+    assert copied[0] == "token\tid\tcosine\tdot\tlength" and len(copied) == 11
 
 
 def test_keys_switch_tabs_and_open_help(qtbot, window):

@@ -98,6 +98,8 @@ def test_project_writes_csv(tmp_path, default_model):
 def test_analogies_benchmark_json(default_model):
     out = run_json("analogies")
     assert out["total"] == 19544 and len(out["sections"]) == 14
+    # The stricter rule (the inputs' case and space variants excluded too) is reported beside the others.
+    assert 0 < out["accuracy_excluded_variants"] <= 1 and all("accuracy_excluded_variants" in s for s in out["sections"])
     assert 0 < out["kept"] < out["total"]
     # The seeds' point: excluding the inputs makes a large difference.
     assert out["accuracy_excluded"] > 2 * out["accuracy_included"]

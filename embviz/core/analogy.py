@@ -1,5 +1,7 @@
 """Analogies A − B + C on unit vectors (3CosAdd, or 3CosMul), with word2vec's
-exclude-inputs search rule switchable, and where each input ranks without it."""
+exclude-inputs search rule switchable (and a stricter one that also excludes the inputs'
+case and space variants: Paris − France + Italy otherwise answers "Paris"), and where
+each input ranks without it."""
 
 from __future__ import annotations
 
@@ -38,15 +40,36 @@ class AnalogyResult:
     method: str
     excluded_ids: list[int] = field(default_factory=list)
     input_ranks: list[InputRank] = field(default_factory=list)
+    exclude_variants: bool = False
 
     def as_dict(self) -> dict:
         return {
             "results": [h.as_dict() for h in self.results],
             "exclude_inputs": self.exclude_inputs,
+            "exclude_variants": self.exclude_variants,
             "method": self.method,
             "excluded_ids": self.excluded_ids,
             "input_ranks": [r.as_dict() for r in self.input_ranks],
         }
+
+
+def _variant_key(text: str) -> str:
+    return text.strip().casefold()
+
+
+def variants_of(model: EmbeddingModel, token_id: int) -> list[int]:
+    """The token and its case and space variants: for " Paris", also "Paris", " paris",
+    "paris", "PARIS"… (the same text once leading and trailing spaces are stripped and
+    case is folded). A token that is only spaces has no variants but itself."""
+    def compute() -> dict[str, list[int]]:
+        groups: dict[str, list[int]] = {}
+        for i, text in enumerate(model.vocab.texts):
+            if (key := _variant_key(text)):
+                groups.setdefault(key, []).append(i)
+        return groups
+
+    key = _variant_key(model.vocab.texts[int(token_id)])
+    return model.derived("variant_groups", compute).get(key, [int(token_id)]) if key else [int(token_id)]
 
 
 def analogy_scores(
@@ -87,12 +110,16 @@ def analogy(
     method: str = "add",
     centered: bool = False,
     keep: np.ndarray | None = None,
+    exclude_variants: bool = False,
 ) -> AnalogyResult:
-    """A − B + C (king − man + woman): the k best rows, inputs excluded or not."""
+    """A − B + C (king − man + woman): the k best rows, inputs excluded or not; with
+    `exclude_variants`, also every case and space variant of the inputs."""
     check_k(k, model.vocab_size)
     scores = analogy_scores(model, a, b, c, method, centered)
     input_ids: list[tuple[str, list[int]]] = [(role, _input_rows(model, q, centered)) for role, q in zip("ABC", (a, b, c))]
     excluded = sorted({i for _, ids in input_ids for i in ids}) if exclude_inputs else []
+    if exclude_inputs and exclude_variants:
+        excluded = sorted({v for i in excluded for v in variants_of(model, i)})
     results = top_k(model, scores, k, exclude=excluded, keep=keep)
     ranked = scores.clone()
     if keep is not None:
@@ -106,7 +133,7 @@ def analogy(
         s = ranked[i]
         rank = int((ranked > s).sum()) + 1 if bool(torch.isfinite(s)) else None
         ranks.append(InputRank(role, i, model.vocab.label(i), rank, float(scores[i]), model.vocab.texts[i]))
-    return AnalogyResult(results, exclude_inputs, method, excluded, ranks)
+    return AnalogyResult(results, exclude_inputs, method, excluded, ranks, exclude_inputs and exclude_variants)
 
 
 def parse_inputs(model: EmbeddingModel, words: Sequence[str]) -> list[int]:

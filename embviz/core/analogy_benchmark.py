@@ -30,6 +30,7 @@ class SectionScore:
     kept: int
     correct_excluded: int
     correct_included: int
+    correct_variants: int = 0  # with the inputs' case and space variants excluded too
 
     @property
     def accuracy_excluded(self) -> float | None:
@@ -38,6 +39,10 @@ class SectionScore:
     @property
     def accuracy_included(self) -> float | None:
         return self.correct_included / self.kept if self.kept else None
+
+    @property
+    def accuracy_variants(self) -> float | None:
+        return self.correct_variants / self.kept if self.kept else None
 
 
 @dataclass
@@ -61,16 +66,22 @@ class BenchmarkResult:
     def accuracy_included(self) -> float | None:
         return self._accuracy("correct_included")
 
+    @property
+    def accuracy_variants(self) -> float | None:
+        return self._accuracy("correct_variants")
+
     def as_dict(self) -> dict:
         return {
             "total": self.total,
             "kept": self.kept,
             "accuracy_excluded": self.accuracy_excluded,
             "accuracy_included": self.accuracy_included,
+            "accuracy_excluded_variants": self.accuracy_variants,
             "lowercased": self.lowercased,
             "sections": [
                 {"name": s.name, "total": s.total, "kept": s.kept,
-                 "accuracy_excluded": s.accuracy_excluded, "accuracy_included": s.accuracy_included}
+                 "accuracy_excluded": s.accuracy_excluded, "accuracy_included": s.accuracy_included,
+                 "accuracy_excluded_variants": s.accuracy_variants}
                 for s in self.sections
             ],
         }
@@ -115,6 +126,16 @@ def token_form(model: EmbeddingModel, word: str) -> int | None:
     return model.vocab.id_of(word)
 
 
+def _variant_table(model: EmbeddingModel, rows: list[tuple[int, int, int, int]]) -> torch.Tensor:
+    """Each question's three inputs and all their case and space variants, padded with the
+    question's own first input (already excluded): (questions, width) ids."""
+    from embviz.core.analogy import variants_of
+
+    lists = [sorted({v for i in row[:3] for v in variants_of(model, i)}) for row in rows]
+    width = max(len(v) for v in lists)
+    return torch.tensor([v + [row[0]] * (width - len(v)) for v, row in zip(lists, rows)], dtype=torch.long)
+
+
 def evaluate(
     model: EmbeddingModel,
     questions: list[Question],
@@ -139,6 +160,8 @@ def evaluate(
         quads = torch.tensor(rows, dtype=torch.long, device=model.device)
         hits_excluded = torch.empty(len(rows), dtype=torch.bool, device=model.device)
         hits_included = torch.empty(len(rows), dtype=torch.bool, device=model.device)
+        hits_variants = torch.empty(len(rows), dtype=torch.bool, device=model.device)
+        variants = _variant_table(model, rows).to(model.device)
         with torch.inference_mode():
             for start in range(0, len(rows), batch):
                 q = quads[start : start + batch]
@@ -148,12 +171,16 @@ def evaluate(
                 hits_included[start : start + batch] = scores.argmax(dim=1) == d
                 scores.scatter_(1, q[:, :3], -torch.inf)
                 hits_excluded[start : start + batch] = scores.argmax(dim=1) == d
+                scores.scatter_(1, variants[start : start + batch], -torch.inf)
+                hits_variants[start : start + batch] = scores.argmax(dim=1) == d
                 progress(min(1.0, (start + batch) / len(rows)), "Answering analogy questions", None)
         names = np.array(row_sections)
         exc = hits_excluded.cpu().numpy()
         inc = hits_included.cpu().numpy()
+        var = hits_variants.cpu().numpy()
         for name, score in sections.items():
             mask = names == name
             score.correct_excluded = int(exc[mask].sum())
             score.correct_included = int(inc[mask].sum())
+            score.correct_variants = int(var[mask].sum())
     return BenchmarkResult(len(questions), list(sections.values()), lowercased)

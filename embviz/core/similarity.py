@@ -160,6 +160,31 @@ def cosine_scores(model: EmbeddingModel, query: Query, centered: bool = False) -
     return matmul(unit_table(model, centered), query_vector(model, query, centered))
 
 
+def dot_scores(model: EmbeddingModel, token_id: int, centered: bool = False) -> torch.Tensor:
+    """The dot product of every row with row `token_id` (both mean-centred first when
+    asked): what an output head computes, the rows' lengths included. (V,) on the device."""
+    query_vector(model, token_id, centered)  # the same checks: an id in range, a finite, non-zero row
+    q = model.table[int(token_id)]
+    if not centered:
+        return matmul(model.table, q)
+    m = mean_row(model)
+    qc = q - m
+    return matmul(model.table, qc) - m @ qc  # (x − m)·(q − m), without a centred copy of the table
+
+
+def scores_of(model: EmbeddingModel, token_id: int, ids: list[int], centered: bool = False) -> tuple[list[float], list[float], list[float]]:
+    """(cosines, dot products, row lengths) of the rows `ids` with row `token_id`: both
+    columns of the Neighbours table, whichever of them ranked it."""
+    index = torch.as_tensor(ids, dtype=torch.long, device=model.device)
+    cosines = unit_table(model, centered).index_select(0, index) @ query_vector(model, token_id, centered)
+    rows = model.table.index_select(0, index)
+    q = model.table[int(token_id)]
+    if centered:
+        m = mean_row(model)
+        rows, q = rows - m, q - m
+    return cosines.cpu().tolist(), (rows @ q).cpu().tolist(), rows.norm(dim=1).cpu().tolist()
+
+
 def top_k(
     model: EmbeddingModel,
     scores: torch.Tensor,
@@ -206,9 +231,15 @@ def nearest_neighbours(
     centered: bool = False,
     keep: np.ndarray | None = None,
     include_self: bool = False,
+    by: str = "cosine",
 ) -> list[Hit]:
-    """Cosine nearest neighbours of a token id or a vector; a token never finds itself."""
-    scores = cosine_scores(model, query, centered)
+    """Nearest neighbours of a token id or a vector, by cosine (directions only) or, for a
+    token id, by dot product (lengths too); a token never finds itself."""
+    if by not in ("cosine", "dot"):
+        raise EmbvizError(f"Rank by 'cosine' or 'dot', not {by!r}.")
+    if by == "dot" and not isinstance(query, (int, np.integer)):
+        raise EmbvizError("Ranking by dot product needs a token, not a vector.")
+    scores = cosine_scores(model, query, centered) if by == "cosine" else dot_scores(model, int(query), centered)
     exclude = [int(query)] if isinstance(query, (int, np.integer)) and not include_self else []
     return top_k(model, scores, k, exclude=exclude, keep=keep)
 

@@ -37,6 +37,9 @@ class AnalogyPanel(QWidget):
             f.returnPressed.connect(self.run)
         self.exclude = QCheckBox("Exclude the input words (word2vec's rule)")
         self.exclude.setChecked(True)
+        self.variants = QCheckBox("…and their case and space variants (␣Paris, Paris, paris…)")
+        self.variants.setToolTip("word2vec's rule removes only the three input tokens; a vocabulary of pieces also "
+                                 "holds their other spellings, which are then often the answer.")
         self.method = QComboBox()
         self.method.addItem("3CosAdd (A − B + C)", "add")
         self.method.addItem("3CosMul", "mul")
@@ -48,9 +51,12 @@ class AnalogyPanel(QWidget):
         # Bound before the slots that read the state.
         self.bindings = Bindings(self.state)
         for widget, attr in ((self.a, "a"), (self.b, "b"), (self.c, "c"), (self.exclude, "exclude_inputs"),
-                             (self.method, "method"), (self.hide_special, "hide_special"), (self.k, "k")):
+                             (self.variants, "exclude_variants"), (self.method, "method"),
+                             (self.hide_special, "hide_special"), (self.k, "k")):
             self.bindings.bind(widget, attr)
         self.exclude.toggled.connect(self.run_if_filled)
+        self.exclude.toggled.connect(self.variants.setEnabled)
+        self.variants.toggled.connect(self.run_if_filled)
         self.method.currentIndexChanged.connect(self.run_if_filled)
         self.hide_special.toggled.connect(self.run_if_filled)
         go = QPushButton("Solve")
@@ -81,7 +87,7 @@ class AnalogyPanel(QWidget):
                 fields.addWidget(sign)
             fields.addWidget(field, 1)
         fields.addWidget(go)
-        options = flow_row(self.exclude, self.method, self.k, self.hide_special)
+        options = flow_row(self.exclude, self.variants, self.method, self.k, self.hide_special)
         layout = QVBoxLayout(self)
         layout.addLayout(fields)
         layout.addLayout(options)
@@ -107,6 +113,7 @@ class AnalogyPanel(QWidget):
             for f in fields(AnalogyState):
                 setattr(self.state, f.name, getattr(restore, f.name))
             self.bindings.push()
+        self.variants.setEnabled(self.state.exclude_inputs)
         for f in (self.a, self.b, self.c):
             f.set_vocabulary(summary.labels)
         self.table.fill([], [])
@@ -129,7 +136,8 @@ class AnalogyPanel(QWidget):
     def run(self) -> None:
         s = self.state
         self.request_id = self.submit(rq.Analogy(
-            a=s.a, b=s.b, c=s.c, k=s.k, exclude_inputs=s.exclude_inputs, method=s.method, hide_special=s.hide_special,
+            a=s.a, b=s.b, c=s.c, k=s.k, exclude_inputs=s.exclude_inputs, exclude_variants=s.exclude_variants,
+            method=s.method, hide_special=s.hide_special,
         ))
 
     def run_benchmark(self) -> None:
@@ -141,7 +149,8 @@ class AnalogyPanel(QWidget):
         self.message.setText("")
         result = view.result
         a, b, c = view.input_labels
-        rule = "inputs excluded" if result.exclude_inputs else "inputs allowed"
+        rule = ("inputs and their variants excluded" if result.exclude_variants
+                else "inputs excluded" if result.exclude_inputs else "inputs allowed")
         self.heading.setText(f"{a} − {b} + {c} = ?   ({rule})")
         inputs = set(view.input_ids)
         rows = [(h.token + ("   ← an input" if h.id in inputs else ""), h.id, h.score) for h in result.results]
@@ -179,6 +188,7 @@ class AnalogyPanel(QWidget):
         self.bench.setText(
             f"{result.kept:,} of {result.total:,} questions have four single-token words. "
             f"Accuracy with inputs excluded: {pct(result.accuracy_excluded)}; "
+            f"with their case and space variants excluded too: {pct(result.accuracy_variants)}; "
             f"with inputs allowed: {pct(result.accuracy_included)}."
             + (" This vocabulary has no capitals, so the questions were lower-cased." if result.lowercased else "")
         )

@@ -1,11 +1,12 @@
-"""Neighbours tab: the cosine nearest neighbours of a typed word or a clicked point."""
+"""Neighbours tab: the nearest neighbours of a typed word or a clicked point, by cosine
+or by dot product, with both columns and each row's length."""
 
 from __future__ import annotations
 
 from dataclasses import fields
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
 
 from embviz import requests as rq
 from embviz.state import NeighboursState
@@ -34,10 +35,15 @@ class NeighboursPanel(QWidget):
         self.centered = QCheckBox("Mean-centred")
         self.centered.setToolTip("Subtract the average row from every row first: this changes the scores.")
         self.hide_special = hide_special_switch()
+        self.by = QComboBox()
+        self.by.addItem("Rank by cosine (direction)", "cosine")
+        self.by.addItem("Rank by dot product (direction × lengths)", "dot")
         # Bound before the slots that read the state.
         self.bindings = Bindings(self.state)
-        for widget, attr in ((self.word, "word"), (self.k, "k"), (self.centered, "centered"), (self.hide_special, "hide_special")):
+        for widget, attr in ((self.word, "word"), (self.k, "k"), (self.centered, "centered"),
+                             (self.hide_special, "hide_special"), (self.by, "by")):
             self.bindings.bind(widget, attr)
+        self.by.currentIndexChanged.connect(self.run_if_ready)
         self.k.valueChanged.connect(self.run_if_ready)
         self.centered.toggled.connect(self.run_if_ready)
         self.hide_special.toggled.connect(self.run_if_ready)
@@ -50,9 +56,10 @@ class NeighboursPanel(QWidget):
         self.message.setStyleSheet(style.ERROR_STYLE)
         style.use_font(self.message)  # with a style sheet it would not follow the text size
         key = QLabel("␣ marks a leading space: ␣king is the token for \"king\" in the middle of a sentence. "
-                     "Cosine: 1 = same direction, 0 = unrelated.")
+                     "Cosine: 1 = same direction, 0 = unrelated. The dot product is the cosine times both rows' "
+                     "lengths, so ranked by dot, long rows rise even when they point elsewhere.")
         key.setWordWrap(True)
-        self.table = ResultsTable(["token", "id", "cosine"])
+        self.table = ResultsTable(["token", "id", "cosine", "dot", "length"])
         self.table.tokenClicked.connect(lambda token_id: self.highlight.emit([token_id]))
         row = QHBoxLayout()
         row.addWidget(self.word, 1)
@@ -60,7 +67,7 @@ class NeighboursPanel(QWidget):
         row.addWidget(go)
         layout = QVBoxLayout(self)
         layout.addLayout(row)
-        layout.addLayout(flow_row(self.centered, self.hide_special))
+        layout.addLayout(flow_row(self.by, self.centered, self.hide_special))
         layout.addWidget(key)
         layout.addWidget(self.heading)
         layout.addWidget(self.message)
@@ -100,6 +107,7 @@ class NeighboursPanel(QWidget):
         self.state.query = query
         self.request_id = self.submit(rq.Neighbours(
             query=query, k=self.state.k, centered=self.state.centered, hide_special=self.state.hide_special,
+            by=self.state.by,
         ))
 
     def show_token(self, token_id: int) -> None:
@@ -110,9 +118,11 @@ class NeighboursPanel(QWidget):
         if rid != self.request_id:
             return
         self.message.setText("")
-        kind = "mean-centred cosine" if view.centered else "cosine"
-        self.heading.setText(f"Nearest to {view.query_label} (id {view.query_id}) by {kind}")
-        self.table.fill([(h.token, h.id, h.score) for h in view.hits], [h.id for h in view.hits])
+        kind = "cosine" if view.by == "cosine" else "dot product"
+        kind = f"mean-centred {kind}" if view.centered else kind
+        self.heading.setText(f"Nearest to {view.query_label} (id {view.query_id}, length {view.query_length:.3g}) by {kind}")
+        rows = [(h.token, h.id, cos, dot, length) for h, cos, dot, length in zip(view.hits, view.cosines, view.dots, view.lengths)]
+        self.table.fill(rows, [h.id for h in view.hits])
         # Ringed on the map: where the picture puts the table's true nearest rows.
         self.highlight.emit([view.query_id] + [h.id for h in view.hits[:10]])
 
