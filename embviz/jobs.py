@@ -48,6 +48,17 @@ class AnalogyView:
 
 
 @dataclass
+class LessonNumbersView:
+    rows: list[tuple[int, str, list[float]]] | None  # (id, label, the fetched row), in input order
+    tokens: list[str]  # the text's tokens as the model sees them
+    shapes: list[tuple[str, tuple[int, ...]]] | None  # ("ids", (B, T)), ("embeddings", (B, T, D)), ("logits", (B, T, V))
+    tied: bool
+    embedding_share: float | None
+    head_share: float | None
+    total_params: int | None
+
+
+@dataclass
 class WordSetView:
     name: str
     ids: list[int]
@@ -121,6 +132,8 @@ def run_request(model: EmbeddingModel | None, request: rq.Request, progress: Pro
             progress(fraction, stage, (ids, preview) if isinstance(preview, np.ndarray) else None)
 
         return project(model, request.method, ids, progress=with_ids)
+    if isinstance(request, rq.LessonNumbers):
+        return lesson_numbers(model, request)
     if isinstance(request, rq.Faithfulness):
         from embviz.core.knn import neighbour_preservation
 
@@ -142,6 +155,23 @@ def run_request(model: EmbeddingModel | None, request: rq.Request, progress: Pro
 
         return evaluate(model, read_questions(request.path), progress=progress)
     raise EmbvizError(f"Unknown request {type(request).__name__}.")
+
+
+def lesson_numbers(model: EmbeddingModel, request: rq.LessonNumbers) -> LessonNumbersView:
+    vocab = model.vocab
+    rows = None
+    if request.ids is not None:
+        bad = [i for i in request.ids if not 0 <= i < model.vocab_size]
+        if bad:
+            raise EmbvizError(f"Id {bad[0]} is not a row of this table (0–{model.vocab_size - 1}).")
+        matrix = model.rows(list(request.ids)).cpu().tolist()  # zero-based, in input order (seed 002)
+        rows = [(i, vocab.label(i), row) for i, row in zip(request.ids, matrix)]
+    tokens, shapes = [], None
+    if request.text is not None:
+        ids = vocab.encode_for_model(request.text)
+        tokens = [vocab.label(i) for i in ids]
+        shapes = [("ids", (1, len(ids))), ("embeddings", (1, len(ids), model.dim)), ("logits", (1, len(ids), model.vocab_size))]
+    return LessonNumbersView(rows, tokens, shapes, model.tied, model.embedding_share, model.head_share, model.total_params)
 
 
 def open_model(request: rq.LoadModel, progress: ProgressFn) -> EmbeddingModel:

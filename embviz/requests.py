@@ -89,6 +89,16 @@ class Project(Request):
 
 
 @dataclass
+class LessonNumbers(Request):
+    """The numbers a lesson step shows beside the tabs: the rows some ids fetch (a row
+    lookup), and the shapes a text goes through, with the table's share of the model."""
+
+    ids: list[int] | None = None
+    text: str | None = None
+    channel = "lesson"
+
+
+@dataclass
 class Faithfulness(Request):
     """How many of each row's 10 nearest rows in the table a drawn map keeps. Asked
     after the map is drawn, on the long lane: a lookup never waits for it."""

@@ -10,6 +10,7 @@ from embviz.asset_files import asset
 LESSONS: dict[str, tuple[str, str]] = {
     "spells": ("spells.safetensors", "Hand-set 5-token embedding + linear model (<eos>, I, cast, heal, fireball)"),
     "toy4": ("toy4.safetensors", "4-token toy table (cat, dog, car, truck), tied as its own output head"),
+    "lookup6": ("lookup6.safetensors", "6 × 3 embedding table (torch.manual_seed(123), nn.Embedding(6, 3)) for row lookups"),
 }
 
 

@@ -13,16 +13,18 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QFileDialog, QInputDialog, QMainWindow, QMessageBox, QProgressBar, QPushButton, QSizePolicy, QTabWidget,
+    QDockWidget, QFileDialog, QInputDialog, QMainWindow, QMessageBox, QProgressBar, QPushButton, QSizePolicy, QTabWidget,
 )
 
 from embviz import requests as rq
 from embviz.core.lessons import EXAMPLES, LESSONS
+from embviz.lesson_tour import LessonStep, TourState
 from embviz.session import SUFFIX, ModelRef, Session, SessionError, load_session, save_session
 from embviz.settings import Settings, atomic_write_text
 from embviz.tables import rows_to_text
 from embviz.ui import style
 from embviz.ui.analogy_panel import AnalogyPanel
+from embviz.ui.lessons_panel import LessonsPanel
 from embviz.ui.export import export_picture
 from embviz.ui.logits_panel import LogitsPanel
 from embviz.ui.map_panel import MapPanel
@@ -44,6 +46,7 @@ HELP_KEYS = (
     ("Ctrl+C", "copy the selected table rows (all rows when none is selected)"),
     ("Ctrl+O", "open a model file (or a saved session)"),
     ("Ctrl+S / Ctrl+Shift+O", "save the session / open a saved one: the model, the map as drawn, every tab's inputs"),
+    ("F2", "the lessons: guided steps through the four lessons, each one set up for you"),
     ("F1", "this help"),
 )
 
@@ -65,6 +68,7 @@ class MainWindow(QMainWindow):
         self.loading_source: str | None = None
         self.model_source: str | None = None  # how the model on screen was opened
         self._session: tuple[int, Session, str] | None = None  # (load id, session, file name) being opened
+        self._lesson_step: tuple[int, LessonStep] | None = None  # (load id, step) waiting for its model
         self.last_error: str | None = None
 
         submit, cancel = self.submit, self.worker.cancel
@@ -77,6 +81,14 @@ class MainWindow(QMainWindow):
         for panel, name in zip((self.map_panel, self.neighbours, self.analogies, self.logits), TAB_NAMES):
             self.tabs.addTab(panel, name)
         self.setCentralWidget(self.tabs)
+        self.tour = TourState()
+        self.lessons = LessonsPanel(self.tour)
+        self.lessons.stepChosen.connect(self.go_to_step)
+        self.lessons_dock = QDockWidget("Lessons", self)
+        self.lessons_dock.setWidget(self.lessons)
+        self.lessons_dock.setAllowedAreas(Qt.DockWidgetArea.LeftDockWidgetArea | Qt.DockWidgetArea.RightDockWidgetArea)
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.lessons_dock)
+        self.lessons_dock.hide()
 
         self.map_panel.tokenClicked.connect(self._token_clicked)
         self.map_panel.statusMessage.connect(self.show_message)
@@ -185,6 +197,7 @@ class MainWindow(QMainWindow):
         for i, name in enumerate(TAB_NAMES):
             self._action(view, name, f"Ctrl+{i + 1}", lambda _checked=False, i=i: self.tabs.setCurrentIndex(i))
         help_menu = self.menuBar().addMenu("&Help")
+        self._action(help_menu, "Lessons (guided steps)", "F2", self.show_lessons)
         self._action(help_menu, "Keys and help", "F1", self.show_help)
 
     def _build_keys(self) -> None:
@@ -233,6 +246,49 @@ class MainWindow(QMainWindow):
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.open()
         self.help_box = box
+
+    # --- lessons ------------------------------------------------------------------------------
+    def show_lessons(self) -> None:
+        self.lessons_dock.show()
+        self.lessons_dock.raise_()
+
+    def go_to_step(self, index: int) -> None:
+        """Set the app up for a lesson step: its model (opened if another is on screen),
+        its tab and its inputs; the step's own numbers are asked of that model."""
+        step = self.tour.go(index)
+        self.show_lessons()
+        self.lessons.show_step()
+        if self.summary is None or self.model_source != step.model or self.load_progress.isVisible():
+            self.open_model(step.model)
+            self._lesson_step = (self.load_id, step)
+        else:
+            self._run_step(step)
+
+    def _run_step(self, step: LessonStep) -> None:
+        setup = step.setup
+        self.tabs.setCurrentIndex(step.tab)
+        if "logits" in setup:
+            lg = self.logits
+            lg.full.setChecked(True)
+            lg.by_id.setChecked(setup.get("by_id", False))
+            lg.hold_axis.setChecked(setup.get("hold_axis", False))
+            lg.temperature.setValue(setup.get("temperature", 1.0))
+            lg.set_text(setup["logits"])
+        if "neighbours" in setup:
+            nb = self.neighbours
+            nb.by.setCurrentIndex(nb.by.findData(setup.get("by", "cosine")))
+            nb.word.setText(setup["neighbours"])
+            nb.run()
+        if "analogy" in setup:
+            self.analogies.variants.setChecked(False)
+            self.analogies.exclude.setChecked(setup["exclude"])
+            self.analogies.set_words(*setup["analogy"])
+        ids = setup.get("rows")
+        if ids:
+            self.map_panel.view.set_selected(list(ids))
+        text = setup["logits"] if setup.get("shapes") else None
+        if ids is not None or text is not None:
+            self.lessons.ask(self.submit(rq.LessonNumbers(ids=ids, text=text)))
 
     # --- export -------------------------------------------------------------------------------
     def export_picture(self, path: str | Path) -> Path:
@@ -410,6 +466,7 @@ class MainWindow(QMainWindow):
         `expect` (a session's), the worker keeps the model on screen unless the new one
         is that table."""
         self._session = None
+        self._lesson_step = None
         self.loading_source = source
         self.load_id = self.submit(rq.LoadModel(source=source, device=self.device, expect=expect))
         self.load_progress.setValue(0)
@@ -468,6 +525,8 @@ class MainWindow(QMainWindow):
             self.map_panel.on_search(rid, result)
         elif channel == rq.Faithfulness.channel:
             self.map_panel.on_faithfulness(rid, result)
+        elif channel == rq.LessonNumbers.channel:
+            self.lessons.on_numbers(rid, result)
         elif channel.startswith(rq.WORDSET_PREFIX):
             self.map_panel.on_word_set(rid, result)
         elif channel == rq.Benchmark.channel:
@@ -500,6 +559,8 @@ class MainWindow(QMainWindow):
             self.map_panel.on_failed(rid, message)
         elif channel == rq.LoadLanguageModel.channel:
             self.logits.on_language_model_failed(rid, message)
+        elif channel == rq.LessonNumbers.channel:
+            self.lessons.on_failed(rid, message)
         elif (panel := self._panel_for(channel)) is not None:
             panel.on_failed(rid, message)
         else:
@@ -530,6 +591,9 @@ class MainWindow(QMainWindow):
             self._restore(summary, session, name)
         else:
             self._show_model(summary)
+            if self._lesson_step is not None and self._lesson_step[0] == self.load_id:
+                step, self._lesson_step = self._lesson_step[1], None
+                self._run_step(step)
 
     def _show_model(self, summary, session: Session | None = None) -> None:
         """Every panel on the new model: fresh, or as `session` saved it."""

@@ -264,10 +264,13 @@ class MapView(pg.PlotWidget):
 
     def _rebuild_legend(self) -> None:
         self.legend.clear()
+        listed = 0
         for name, (scatter, ids, _) in self._sets.items():
             shown = sum(self.position_of(i) is not None for i in ids)
-            self.legend.addItem(scatter, f"{name} ({shown})")
-        self.legend.setVisible(bool(self._sets))  # an empty legend still draws its frame
+            if shown:  # a set with nothing on this map ("weekdays" on a lesson model) only hides points
+                self.legend.addItem(scatter, f"{name} ({shown})")
+                listed += 1
+        self.legend.setVisible(bool(listed))  # an empty legend still draws its frame
 
     def set_selected(self, ids: list[int]) -> None:
         """Tokens that get a ring and a text label."""

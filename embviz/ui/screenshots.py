@@ -24,6 +24,24 @@ def _wait(app, done, what: str, timeout: float = 600.0) -> None:
         time.sleep(0.02)
 
 
+def _lesson_steps(app, window, save) -> None:
+    """Help ▸ Lessons, each step as a teacher would click it: lesson_01.png, lesson_02.png…"""
+    from embviz.lesson_tour import STEPS
+
+    tabs = (lambda: window.map_panel.view.ids.size > 0, lambda: window.neighbours.table.rowCount() > 0,
+            lambda: window.analogies.table.rowCount() > 0,
+            lambda: bool(window.logits.results) or bool(window.logits.message.text()))
+    window.show_lessons()
+    for i, step in enumerate(STEPS):
+        window.go_to_step(i)
+        asks_numbers = "rows" in step.setup or step.setup.get("shapes")
+        _wait(app, lambda: window.summary is not None and not window.load_progress.isVisible() and tabs[step.tab]()
+              and (not asks_numbers or "Working" not in window.lessons.numbers.text() and window.lessons.numbers.text()),
+              f"lesson step {i + 1}")
+        save(f"lesson_{i + 1:02d}")
+    window.lessons_dock.hide()
+
+
 def run_screenshots(out: str, model: str | None = None, device: str = "auto", text_size: float = 1.0) -> int:
     import tempfile
 
@@ -99,6 +117,7 @@ def run_screenshots(out: str, model: str | None = None, device: str = "auto", te
     window.tabs.setCurrentWidget(window.map_panel)
     _wait(app, lambda: len(panel.view.placed_labels) == 4, "the lesson's labels")
     save("lesson_map")
+    _lesson_steps(app, window, save)
     window.close()
     # Another day: a fresh window opens the saved session (the map as saved, not recomputed).
     window = MainWindow(device=device, settings=Settings(Path(scratch.name) / "settings-2.json"))
