@@ -45,6 +45,7 @@ class AnalogyView:
     input_ids: list[int]
     input_labels: list[str]
     result: Any  # AnalogyResult
+    plane: Any = None  # AnalogyPlane of the inputs and the answer, when there is one
 
 
 @dataclass
@@ -102,7 +103,7 @@ def run_request(model: EmbeddingModel | None, request: rq.Request, progress: Pro
         return NeighboursView(qid, vocab.label(qid), hits, request.centered, request.by,
                               cosines[:-1], dots[:-1], lengths[:-1], lengths[-1])
     if isinstance(request, rq.Analogy):
-        from embviz.core.analogy import analogy
+        from embviz.core.analogy import analogy, analogy_plane
 
         ids = []
         for role, q in zip("ABC", (request.a, request.b, request.c)):
@@ -111,7 +112,13 @@ def run_request(model: EmbeddingModel | None, request: rq.Request, progress: Pro
             ids.append(q if isinstance(q, int) else resolve_typed(vocab, q))
         result = analogy(model, *ids, k=request.k, exclude_inputs=request.exclude_inputs, method=request.method,
                          keep=vocab.special_filter(request.hide_special), exclude_variants=request.exclude_variants)
-        return AnalogyView(ids, [vocab.label(i) for i in ids], result)
+        plane = None
+        if result.results and len({*ids, result.results[0].id}) == 4:  # four distinct words make a plane
+            try:
+                plane = analogy_plane(model, *ids, result.results[0].id, keep=vocab.special_filter(request.hide_special))
+            except EmbvizError:
+                plane = None  # e.g. two inputs pointing the same way: the table still answers
+        return AnalogyView(ids, [vocab.label(i) for i in ids], result, plane)
     if isinstance(request, rq.Logits):
         from embviz.core.logits import next_token_logits
 

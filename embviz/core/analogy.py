@@ -146,3 +146,48 @@ def parse_inputs(model: EmbeddingModel, words: Sequence[str]) -> list[int]:
             raise EmbvizError(f"Word {role} is empty: an analogy needs three words.")
         ids.append(model.vocab.resolve(word))
     return ids
+
+
+@dataclass
+class AnalogyPlane:
+    """The analogy's own 2-D view: axes from word pairs, as TF Projector's custom
+    projection does (x = B→C, man→woman; y = B→A, man→king, made orthogonal to x), and
+    the four words with their nearest neighbours on it."""
+
+    ids: list[int]
+    coords: np.ndarray  # (len(ids), 2)
+    arrows: list[tuple[int, int]]  # B→A and C→D: the two that the analogy says are parallel
+    parallel: float  # cosine of (A − B) and (D − C) in all of the table's dimensions
+    axes: tuple[str, str]  # "man → woman", "man → king"
+
+
+def pair_axes(model: EmbeddingModel, x: tuple[int, int], y: tuple[int, int]) -> torch.Tensor:
+    """Two orthonormal directions (2, D) from word pairs of unit rows: x = to − from of
+    the first pair, y the second pair's direction with its x part taken out."""
+    units = unit_table(model)
+    dx = units[x[1]] - units[x[0]]
+    dy = units[y[1]] - units[y[0]]
+    if float(dx.norm()) < 1e-6:
+        raise EmbvizError("The x pair's two words have the same direction: they make no axis.")
+    dx = dx / dx.norm()
+    dy = dy - (dy @ dx) * dx
+    if float(dy.norm()) < 1e-6:
+        raise EmbvizError("The y pair points the same way as the x pair: they make no plane.")
+    return torch.stack([dx, dy / dy.norm()])
+
+
+def analogy_plane(model: EmbeddingModel, a: int, b: int, c: int, d: int, neighbours: int = 4,
+                  keep: np.ndarray | None = None) -> AnalogyPlane:
+    """A − B + C = D on axes B→C and B→A, with each word's `neighbours` nearest rows."""
+    from embviz.core.similarity import nearest_neighbours
+
+    words = [a, b, c, d]
+    ids = list(dict.fromkeys(words + [h.id for w in words for h in nearest_neighbours(model, w, neighbours, keep=keep)]))
+    axes = pair_axes(model, (b, c), (b, a))
+    units = unit_table(model)
+    index = torch.as_tensor(ids, device=units.device)
+    coords = ((units.index_select(0, index) - units[b]) @ axes.T).cpu().numpy().astype(np.float32)
+    king, queen = units[a] - units[b], units[d] - units[c]
+    parallel = float(king @ queen / (king.norm() * queen.norm()).clamp_min(1e-12))
+    label = model.vocab.label
+    return AnalogyPlane(ids, coords, [(b, a), (c, d)], parallel, (f"{label(b)} → {label(c)}", f"{label(b)} → {label(a)}"))

@@ -5,14 +5,17 @@ from __future__ import annotations
 from dataclasses import fields
 
 from PySide6.QtCore import Signal
+import numpy as np
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget,
+    QCheckBox, QComboBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QSplitter, QVBoxLayout, QWidget,
 )
 
 from embviz import requests as rq
 from embviz.state import AnalogyState
 from embviz.ui import style
 from embviz.ui.binding import Bindings
+from embviz.ui.map_view import MapView
 from embviz.ui.widgets import ResultsTable, WordField, flow_row, hide_special_switch
 
 HEADING_HINT = "A − B + C = ?"
@@ -87,15 +90,38 @@ class AnalogyPanel(QWidget):
                 fields.addWidget(sign)
             fields.addWidget(field, 1)
         fields.addWidget(go)
+        # The analogy's own plane: axes from its word pairs, where the global map's two
+        # PCA axes (8 % of the variance) cannot show the parallelogram.
+        self.plane = MapView()
+        self.plane.setMinimumWidth(260)
+        plane_title = QLabel("The analogy's own plane")
+        style.use_font(plane_title, style.LABEL_POINT_SIZE, bold=True)
+        self.plane_caption = QLabel("")
+        self.plane_caption.setWordWrap(True)
         options = flow_row(self.exclude, self.variants, self.method, self.k, self.hide_special)
+        answers = QWidget()
+        left = QVBoxLayout(answers)
+        left.setContentsMargins(0, 0, 0, 0)
+        left.addWidget(self.heading)
+        left.addWidget(self.message)
+        left.addWidget(self.table, 1)
+        left.addWidget(self.ranks)
+        self.plane_box = plane_box = QWidget()
+        right = QVBoxLayout(plane_box)
+        right.setContentsMargins(0, 0, 0, 0)
+        right.addWidget(plane_title)
+        right.addWidget(self.plane, 1)
+        right.addWidget(self.plane_caption)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(answers)
+        split.addWidget(plane_box)
+        split.setStretchFactor(0, 1)
+        split.setStretchFactor(1, 1)
         layout = QVBoxLayout(self)
         layout.addLayout(fields)
         layout.addLayout(options)
         layout.addWidget(explain)
-        layout.addWidget(self.heading)
-        layout.addWidget(self.message)
-        layout.addWidget(self.table, 1)
-        layout.addWidget(self.ranks)
+        layout.addWidget(split, 1)
         layout.addWidget(self.bench_button)
         layout.addWidget(self.bench)
 
@@ -116,6 +142,9 @@ class AnalogyPanel(QWidget):
         self.variants.setEnabled(self.state.exclude_inputs)
         for f in (self.a, self.b, self.c):
             f.set_vocabulary(summary.labels)
+        self.plane.clear_map()
+        self.plane.set_labels(summary.labels)
+        self.plane_caption.setText("")
         self.table.fill([], [])
         for label in (self.ranks, self.message, self.bench):
             label.setText("")
@@ -161,6 +190,22 @@ class AnalogyPanel(QWidget):
             answer = result.results[0].id
             self.showArrows.emit([(view.input_ids[1], view.input_ids[0]), (view.input_ids[2], answer)])
             self.highlight.emit(list(view.input_ids) + [answer])
+        self._show_plane(view.plane)
+
+    def _show_plane(self, plane) -> None:
+        self.plane.clear_map()
+        if plane is None:
+            self.plane_caption.setText("")
+            return
+        self.plane.set_points(np.asarray(plane.ids, dtype=np.int64), plane.coords)
+        self.plane.set_selected([i for pair in plane.arrows for i in pair])
+        self.plane.set_arrows([(a, b, style.ARROW_COLORS[i % 2]) for i, (a, b) in enumerate(plane.arrows)])
+        (b, a), (c, d) = plane.arrows
+        label = self.plane.labels
+        self.plane_caption.setText(
+            f"x: {plane.axes[0]}; y: {plane.axes[1]} (made square to x). The arrows {label[b]} → {label[a]} and "
+            f"{label[c]} → {label[d]} have cosine {plane.parallel:.2f} in all of the table's dimensions "
+            "(1 would be exactly parallel). Grey: each word's nearest neighbours.")
 
     def on_failed(self, rid: int, message: str) -> None:
         if rid == self.request_id:
@@ -169,6 +214,7 @@ class AnalogyPanel(QWidget):
             self.ranks.setText("")
             self.heading.setText(HEADING_HINT)
             self.showArrows.emit([])
+            self._show_plane(None)
         elif rid == self.bench_id:
             self.bench.setText(message)
 

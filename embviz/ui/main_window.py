@@ -33,7 +33,6 @@ from embviz.ui.widgets import ElidedLabel, MessageLabel
 from embviz.worker import ComputeWorker
 from embviz.wordsets import preset_word_sets
 
-ARROW_COLORS = [style.SET_COLORS[1], style.SET_COLORS[0]]
 TAB_NAMES = ("Map", "Neighbours", "Analogies", "Next-token logits")
 HELP_KEYS = (
     ("Ctrl+1 … Ctrl+4", "the Map, Neighbours, Analogies and Next-token logits tabs"),
@@ -96,7 +95,7 @@ class MainWindow(QMainWindow):
         self.neighbours.statusMessage.connect(self.show_message)
         self.analogies.highlight.connect(self._highlight)
         self.analogies.showArrows.connect(
-            lambda pairs: self.map_panel.view.set_arrows([(a, b, ARROW_COLORS[i % 2]) for i, (a, b) in enumerate(pairs)])
+            lambda pairs: self.map_panel.view.set_arrows([(a, b, style.ARROW_COLORS[i % 2]) for i, (a, b) in enumerate(pairs)])
         )
 
         # Messages on the left, elided to fit; the model on the right behind a rule, so

@@ -348,9 +348,13 @@ class MapView(pg.PlotWidget):
                 ids.append(token_id)
             legend = self.legend.geometry() if self.legend.isVisible() else None
             taken = [(legend.x(), legend.y(), legend.width(), legend.height())] if legend is not None else []
-            # Labels keep off the highlighted markers, their own included.
+            # Labels keep off the highlighted markers, their own included (not off every plain
+            # point: among a crowd of neighbours the ringed word would find no room at all).
             radius = (highlight_size(len(self.coords)) * self._scale) / 2
-            taken += [(px - radius, py - radius, 2 * radius, 2 * radius) for px, py, _, _ in cands]
+            important = set(self._selected) | {i for a, b, _ in self._arrows for i in (a, b)}
+            important |= {i for _, members, _ in self._sets.values() for i in members}
+            taken += [(px - radius, py - radius, 2 * radius, 2 * radius)
+                      for (px, py, _, _), token_id in zip(cands, ids) if token_id in important]
             for token_id, spot in zip(ids, place_labels(cands, width, height, taken, gap=radius + 3)):
                 if spot is not None and len(chosen) < MAX_LABELS:
                     chosen.append((token_id, x0 + spot[0] / sx, y1 - spot[1] / sy))

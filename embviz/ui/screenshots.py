@@ -93,6 +93,10 @@ def run_screenshots(out: str, model: str | None = None, device: str = "auto", te
     window.analogies.set_words("king", "man", "woman")
     _wait(app, lambda: window.analogies.table.rowCount() > 0 or window.analogies.message.text(), "the analogy")
     save("analogies")
+    _wait(app, lambda: window.analogies.plane.ids.size > 0, "the analogy's plane")
+    plane = folder / "analogy_plane.png"
+    window.analogies.plane_box.grab().save(str(plane))  # the plane alone, as large as the tab gives it
+    saved.append(plane)
     window.tabs.setCurrentWidget(window.map_panel)
     view.zoom_to(view._selected)
     _wait(app, lambda: True, "the map")

@@ -24,6 +24,7 @@ SET_COLORS = [
     QColor("#D55E00"), QColor("#0072B2"), QColor("#009E73"), QColor("#CC79A7"), QColor("#E69F00"),
     QColor("#56B4E9"), QColor("#000000"), QColor("#F0E442"),
 ]
+ARROW_COLORS = [SET_COLORS[1], SET_COLORS[0]]  # B→A, then C→answer
 SEARCH_COLOR = QColor("#CC79A7")
 SELECT_COLOR = QColor("#000000")
 BAR_LOGIT = QColor("#0072B2")

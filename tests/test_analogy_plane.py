@@ -1,0 +1,54 @@
+"""The analogy's own plane: axes from its word pairs, the parallelogram's arrows on it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from embviz.core.analogy import analogy_plane, pair_axes
+from embviz.core.errors import EmbvizError
+from embviz.core.similarity import unit_table
+
+from test_core import table_model
+from test_gui import smol, wait_for  # noqa: F401 - smol is a fixture
+
+
+def test_pair_axes_are_orthonormal_and_refuse_a_pair_without_direction():
+    model = table_model([[1.0, 0, 0], [0, 1.0, 0], [0, 0, 1.0], [1.0, 1.0, 0]], ["a", "b", "c", "d"])
+    axes = pair_axes(model, (0, 1), (0, 2))
+    assert torch.allclose(axes @ axes.T, torch.eye(2), atol=1e-6)
+    with pytest.raises(EmbvizError, match="no axis"):
+        pair_axes(model, (0, 0), (0, 2))
+
+
+@pytest.mark.default_model
+def test_king_man_woman_queen_on_the_plane_of_its_own_pairs(default_model):
+    v = default_model.vocab
+    king, man, woman, queen = (v.id_of(w) for w in (" king", " man", " woman", " queen"))
+    plane = analogy_plane(default_model, king, man, woman, queen)
+    at = dict(zip(plane.ids, plane.coords.tolist()))
+    assert at[man] == pytest.approx([0.0, 0.0], abs=1e-6)  # the origin
+    assert at[woman][1] == pytest.approx(0.0, abs=1e-5) and at[woman][0] > 0  # x runs man → woman
+    assert at[king][1] > 0 and at[queen][1] > 0  # y runs man → king; queen sits up there too
+    u = unit_table(default_model)
+    a, b = u[king] - u[man], u[queen] - u[woman]
+    assert plane.parallel == pytest.approx(float(a @ b / (a.norm() * b.norm())), abs=1e-5)
+    assert plane.arrows == [(man, king), (woman, queen)] and len(plane.ids) > 4
+    assert plane.axes == ("␣man → ␣woman", "␣man → ␣king")
+
+
+@pytest.mark.default_model
+def test_the_analogies_tab_draws_the_plane_with_its_arrows_and_caption(qtbot, smol):
+    panel = smol.analogies
+    panel.set_words("king", "man", "woman")
+    wait_for(qtbot, lambda: panel.plane.ids.size > 4)
+    assert panel.table.rows[0][0] == "␣queen"
+    ids = [smol.summary.labels.index(w) for w in ("␣man", "␣king", "␣woman", "␣queen")]
+    assert [(a, b) for a, b, _ in panel.plane._arrows] == [(ids[0], ids[1]), (ids[2], ids[3])]
+    assert "cosine 0.66" in panel.plane_caption.text()
+    wait_for(qtbot, lambda: set(ids) <= set(panel.plane.placed_labels), 5_000)  # the four words are labelled
+    panel.a.setText("")
+    panel.run()  # an error clears the plane
+    wait_for(qtbot, lambda: panel.message.text())
+    assert panel.plane.ids.size == 0 and panel.plane_caption.text() == ""
