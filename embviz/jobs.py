@@ -49,6 +49,14 @@ class AnalogyView:
 
 
 @dataclass
+class StripsView:
+    ids: list[int]
+    labels: list[str]
+    rows: np.ndarray  # (len(ids), D) raw rows, as the table holds them
+    missing: list[str] = field(default_factory=list)  # words that are not one token here
+
+
+@dataclass
 class LessonNumbersView:
     rows: list[tuple[int, str, list[float]]] | None  # (id, label, the fetched row), in input order
     tokens: list[str]  # the text's tokens as the model sees them
@@ -64,6 +72,9 @@ class WordSetView:
     name: str
     ids: list[int]
     missing: list[str] = field(default_factory=list)
+
+
+MAX_STRIPS = 40  # rows of colour strips: more would be too thin to read
 
 
 def resolve_typed(vocab: Vocabulary, word: str) -> int:
@@ -139,6 +150,15 @@ def run_request(model: EmbeddingModel | None, request: rq.Request, progress: Pro
             progress(fraction, stage, (ids, preview) if isinstance(preview, np.ndarray) else None)
 
         return project(model, request.method, ids, progress=with_ids)
+    if isinstance(request, rq.VectorStrips):
+        ids, missing = [], []
+        for word in request.words[:MAX_STRIPS]:
+            try:
+                ids.append(resolve_typed(vocab, word))
+            except EmbvizError:
+                missing.append(word)
+        rows = model.rows(ids).float().cpu().numpy() if ids else np.zeros((0, model.dim), np.float32)
+        return StripsView(ids, [vocab.label(i) for i in ids], rows, missing)
     if isinstance(request, rq.LessonNumbers):
         return lesson_numbers(model, request)
     if isinstance(request, rq.Faithfulness):

@@ -89,6 +89,14 @@ class Project(Request):
 
 
 @dataclass
+class VectorStrips(Request):
+    """The raw rows of some typed words, for the colour strips of the Vectors tab."""
+
+    words: list[str] = field(default_factory=list)
+    channel = "vectors"
+
+
+@dataclass
 class LessonNumbers(Request):
     """The numbers a lesson step shows beside the tabs: the rows some ids fetch (a row
     lookup), and the shapes a text goes through, with the table's share of the model."""

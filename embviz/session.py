@@ -22,7 +22,7 @@ import numpy as np
 from embviz.core.errors import EmbvizError
 from embviz.settings import atomic_write_bytes
 from embviz.state import (
-    AnalogyState, LogitsState, MapState, NeighboursState, ProjectionState, PromptState, WordSetsState,
+    AnalogyState, LogitsState, MapState, NeighboursState, ProjectionState, PromptState, VectorsState, WordSetsState,
 )
 
 FORMAT = "embviz-session"
@@ -68,6 +68,7 @@ class Session:
     neighbours: NeighboursState = field(default_factory=NeighboursState)
     analogies: AnalogyState = field(default_factory=AnalogyState)
     logits: LogitsState = field(default_factory=LogitsState)
+    vectors: VectorsState = field(default_factory=VectorsState)
     custom_sets: dict[str, list[str]] = field(default_factory=dict)  # the user's word sets, by name
     tab: int = 0
     text_scale: float = 1.0
@@ -112,6 +113,7 @@ def _to_json(session: Session) -> dict[str, Any]:
         },
         "neighbours": asdict(session.neighbours),
         "analogies": asdict(session.analogies),
+        "vectors": asdict(session.vectors),
         "logits": {**{f.name: getattr(session.logits, f.name) for f in fields(LogitsState) if f.name != "prompt"},
                    "prompt": [[text, token_id] for text, token_id in session.logits.prompt.parts]},
     }
@@ -201,7 +203,8 @@ def _from_json(doc: Any, arrays: dict[str, np.ndarray] | None) -> Session:
     return Session(
         model=ref, map=map_state, neighbours=neighbours_state,
         analogies=AnalogyState(**_simple_fields(AnalogyState, _obj(doc, "analogies"), "analogies")),
-        logits=logits_state, custom_sets={k: list(v) for k, v in custom.items()}, tab=tab, text_scale=float(scale),
+        logits=logits_state, vectors=VectorsState(**_simple_fields(VectorsState, _obj(doc, "vectors"), "vectors")),
+        custom_sets={k: list(v) for k, v in custom.items()}, tab=tab, text_scale=float(scale),
     )
 
 

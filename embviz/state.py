@@ -137,6 +137,11 @@ class AnalogyState:
 
 
 @dataclass
+class VectorsState:
+    words: str = "king, man, woman, queen"
+
+
+@dataclass
 class LogitsState:
     prompt: PromptState = field(default_factory=PromptState)
     k: int = 10

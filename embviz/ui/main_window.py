@@ -29,13 +29,14 @@ from embviz.ui.export import export_picture
 from embviz.ui.logits_panel import LogitsPanel
 from embviz.ui.map_panel import MapPanel
 from embviz.ui.neighbours_panel import NeighboursPanel
+from embviz.ui.vectors_panel import VectorsPanel
 from embviz.ui.widgets import ElidedLabel, MessageLabel
 from embviz.worker import ComputeWorker
 from embviz.wordsets import preset_word_sets
 
-TAB_NAMES = ("Map", "Neighbours", "Analogies", "Next-token logits")
+TAB_NAMES = ("Map", "Neighbours", "Analogies", "Next-token logits", "Vectors")
 HELP_KEYS = (
-    ("Ctrl+1 … Ctrl+4", "the Map, Neighbours, Analogies and Next-token logits tabs"),
+    ("Ctrl+1 … Ctrl+5", "the Map, Neighbours, Analogies, Next-token logits and Vectors tabs"),
     ("Ctrl+F", "find tokens on the map"),
     ("Esc", "cancel the running job (a map, the benchmark, opening a model)"),
     ("Home", "fit the map to every point"),
@@ -75,9 +76,10 @@ class MainWindow(QMainWindow):
         self.neighbours = NeighboursPanel(submit)
         self.analogies = AnalogyPanel(submit)
         self.logits = LogitsPanel(submit, cancel)
+        self.vectors = VectorsPanel(submit)
         self.tabs = QTabWidget()
         style.use_font(self.tabs.tabBar(), style.BASE_POINT_SIZE + 1, bold=True)
-        for panel, name in zip((self.map_panel, self.neighbours, self.analogies, self.logits), TAB_NAMES):
+        for panel, name in zip((self.map_panel, self.neighbours, self.analogies, self.logits, self.vectors), TAB_NAMES):
             self.tabs.addTab(panel, name)
         self.setCentralWidget(self.tabs)
         self.tour = TourState()
@@ -400,7 +402,8 @@ class MainWindow(QMainWindow):
         return Session(
             model=ModelRef(source=source, name=self.summary.info["name"], fingerprint=self.summary.fingerprint),
             map=self.map_panel.snapshot(), neighbours=self.neighbours.state, analogies=self.analogies.state,
-            logits=self.logits.state, custom_sets=custom, tab=self.tabs.currentIndex(), text_scale=style.text_scale(),
+            logits=self.logits.state, vectors=self.vectors.state, custom_sets=custom, tab=self.tabs.currentIndex(),
+            text_scale=style.text_scale(),
         )
 
     def save_session(self, path: str | Path) -> Path | None:
@@ -491,6 +494,7 @@ class MainWindow(QMainWindow):
         return {
             rq.Project.channel: self.map_panel, rq.Neighbours.channel: self.neighbours,
             rq.Analogy.channel: self.analogies, rq.Logits.channel: self.logits, rq.Benchmark.channel: self.analogies,
+            rq.VectorStrips.channel: self.vectors,
         }.get(channel)
 
     def _current(self, rid: int, ended: bool = False) -> bool:
@@ -609,6 +613,7 @@ class MainWindow(QMainWindow):
         self.neighbours.on_model(summary, session and session.neighbours)
         self.analogies.on_model(summary, session and session.analogies)
         self.logits.on_model(summary, session and session.logits)
+        self.vectors.on_model(summary, session and session.vectors)
         if summary.info["notes"]:
             self.show_message("   •   ".join(summary.info["notes"]), 30000)
         if self.loading_source:

@@ -106,6 +106,9 @@ def run_screenshots(out: str, model: str | None = None, device: str = "auto", te
         window.logits.set_text("The capital of France is")
         _wait(app, lambda: window.logits.results or window.logits.message.text(), "the logits")
     save("logits")
+    window.tabs.setCurrentWidget(window.vectors)
+    _wait(app, lambda: window.vectors.shown is not None or window.vectors.message.text(), "the vector strips")
+    save("vectors")
     style.set_text_scale(1.5)  # for the back row
     _wait(app, lambda: True, "the larger text")
     save("presentation")
