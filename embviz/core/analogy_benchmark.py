@@ -3,7 +3,7 @@ matrix products: accuracy with inputs excluded (word2vec's rule) and included.""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +15,7 @@ from embviz.core.model import EmbeddingModel
 from embviz.core.similarity import unit_table
 
 DEFAULT_FILE = asset("analogies", "questions-words.txt")
+MAX_MISSES = 500
 
 
 @dataclass
@@ -46,10 +47,20 @@ class SectionScore:
 
 
 @dataclass
+class Miss:
+    """A question answered wrongly with the inputs excluded, and what came first instead."""
+
+    section: str
+    words: tuple[str, str, str, str]  # a is to b as c is to d, as the model's tokens
+    predicted: str
+
+
+@dataclass
 class BenchmarkResult:
     total: int
     sections: list[SectionScore]
     lowercased: bool = False  # questions were lower-cased to match a lower-cased vocabulary
+    misses: list[Miss] = field(default_factory=list)  # the first MAX_MISSES, in file order
 
     @property
     def kept(self) -> int:
@@ -84,6 +95,7 @@ class BenchmarkResult:
                  "accuracy_excluded_variants": s.accuracy_variants}
                 for s in self.sections
             ],
+            "misses": [{"section": m.section, "words": list(m.words), "predicted": m.predicted} for m in self.misses],
         }
 
 
@@ -161,6 +173,7 @@ def evaluate(
         hits_excluded = torch.empty(len(rows), dtype=torch.bool, device=model.device)
         hits_included = torch.empty(len(rows), dtype=torch.bool, device=model.device)
         hits_variants = torch.empty(len(rows), dtype=torch.bool, device=model.device)
+        predicted = torch.empty(len(rows), dtype=torch.long, device=model.device)  # with inputs excluded
         variants = _variant_table(model, rows).to(model.device)
         with torch.inference_mode():
             for start in range(0, len(rows), batch):
@@ -170,7 +183,8 @@ def evaluate(
                 scores = targets @ units.T
                 hits_included[start : start + batch] = scores.argmax(dim=1) == d
                 scores.scatter_(1, q[:, :3], -torch.inf)
-                hits_excluded[start : start + batch] = scores.argmax(dim=1) == d
+                predicted[start : start + batch] = scores.argmax(dim=1)
+                hits_excluded[start : start + batch] = predicted[start : start + batch] == d
                 scores.scatter_(1, variants[start : start + batch], -torch.inf)
                 hits_variants[start : start + batch] = scores.argmax(dim=1) == d
                 progress(min(1.0, (start + batch) / len(rows)), "Answering analogy questions", None)
@@ -183,4 +197,10 @@ def evaluate(
             score.correct_excluded = int(exc[mask].sum())
             score.correct_included = int(inc[mask].sum())
             score.correct_variants = int(var[mask].sum())
-    return BenchmarkResult(len(questions), list(sections.values()), lowercased)
+        label = model.vocab.label
+        guesses = predicted.cpu().numpy()
+        misses = [Miss(row_sections[i], tuple(label(t) for t in rows[i]), label(int(guesses[i])))
+                  for i in np.flatnonzero(~exc)[:MAX_MISSES]]
+    else:
+        misses = []
+    return BenchmarkResult(len(questions), list(sections.values()), lowercased, misses)

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
 from embviz import requests as rq
 from embviz.state import AnalogyState
 from embviz.ui import style
+from embviz.ui.benchmark_view import BenchmarkWindow
 from embviz.ui.binding import Bindings
 from embviz.ui.map_view import MapView
 from embviz.ui.widgets import ResultsTable, WordField, flow_row, hide_special_switch
@@ -29,9 +30,11 @@ class AnalogyPanel(QWidget):
     showArrows = Signal(list)  # [(from id, to id)] pairs: A→B and C→answer
     highlight = Signal(list)
 
-    def __init__(self, submit, parent=None) -> None:
+    def __init__(self, submit, cancel=None, parent=None) -> None:
         super().__init__(parent)
         self.submit = submit
+        self.cancel = cancel or (lambda channel: None)
+        self.bench_window: BenchmarkWindow | None = None  # made on the first run
         self.request_id = 0
         self.bench_id = 0
         self.state = AnalogyState()
@@ -135,6 +138,8 @@ class AnalogyPanel(QWidget):
         """A new model: the old answer, headings and benchmark go; filled words (a
         session's, with `restore`) are asked again."""
         self.request_id = self.bench_id = 0
+        if self.bench_window is not None:
+            self.bench_window.hide()  # its numbers were another model's
         if restore is not None:
             for f in fields(AnalogyState):
                 setattr(self.state, f.name, getattr(restore, f.name))
@@ -171,6 +176,11 @@ class AnalogyPanel(QWidget):
 
     def run_benchmark(self) -> None:
         self.bench_id = self.submit(rq.Benchmark())
+        if self.bench_window is None:
+            self.bench_window = BenchmarkWindow(lambda: self.cancel(rq.Benchmark.channel), self.window())
+        self.bench_window.started()
+        self.bench_window.show()
+        self.bench_window.raise_()
 
     def on_result(self, rid: int, view) -> None:
         if rid != self.request_id:
@@ -217,24 +227,34 @@ class AnalogyPanel(QWidget):
             self._show_plane(None)
         elif rid == self.bench_id:
             self.bench.setText(message)
+            if self.bench_window is not None:
+                self.bench_window.stopped(message)
 
     def on_cancelled(self, rid: int) -> None:
         if rid == self.bench_id:
             self.bench.setText("The benchmark was cancelled.")
+            if self.bench_window is not None:
+                self.bench_window.stopped("The benchmark was cancelled.")
 
     def on_progress(self, rid: int, fraction: float, stage: str, preview) -> None:
         if rid == self.bench_id:
             self.bench.setText(f"{stage}: {fraction:.0%}")
+            if self.bench_window is not None:
+                self.bench_window.on_progress(fraction, stage)
 
     def on_benchmark(self, rid: int, result) -> None:
         if rid != self.bench_id:
             return
         def pct(x):
             return "n/a" if x is None else f"{x:.1%}"
-        self.bench.setText(
+        summary = (
             f"{result.kept:,} of {result.total:,} questions have four single-token words. "
             f"Accuracy with inputs excluded: {pct(result.accuracy_excluded)}; "
             f"with their case and space variants excluded too: {pct(result.accuracy_variants)}; "
             f"with inputs allowed: {pct(result.accuracy_included)}."
             + (" This vocabulary has no capitals, so the questions were lower-cased." if result.lowercased else "")
         )
+        self.bench.setText(summary)
+        if self.bench_window is not None:
+            self.bench_window.show_result(result, summary + f" Below: the first {len(result.misses)} questions it got "
+                                          "wrong with inputs excluded, and what it answered instead.")

@@ -74,7 +74,7 @@ class MainWindow(QMainWindow):
         submit, cancel = self.submit, self.worker.cancel
         self.map_panel = MapPanel(submit, cancel, self.settings, preset_word_sets())
         self.neighbours = NeighboursPanel(submit)
-        self.analogies = AnalogyPanel(submit)
+        self.analogies = AnalogyPanel(submit, cancel)
         self.logits = LogitsPanel(submit, cancel)
         self.vectors = VectorsPanel(submit)
         self.tabs = QTabWidget()

@@ -97,6 +97,13 @@ def run_screenshots(out: str, model: str | None = None, device: str = "auto", te
     plane = folder / "analogy_plane.png"
     window.analogies.plane_box.grab().save(str(plane))  # the plane alone, as large as the tab gives it
     saved.append(plane)
+    window.analogies.run_benchmark()
+    bench = window.analogies.bench_window
+    _wait(app, lambda: bench.sections.rowCount() > 0 or not bench.cancel_button.isVisible(), "the analogy benchmark")
+    path = folder / "benchmark.png"
+    bench.grab().save(str(path))
+    saved.append(path)
+    bench.hide()
     window.tabs.setCurrentWidget(window.map_panel)
     view.zoom_to(view._selected)
     _wait(app, lambda: True, "the map")

@@ -1,0 +1,96 @@
+"""The analogy benchmark's window: progress and Cancel while it runs, then accuracy per
+section as a table and a chart (inputs excluded, with their variants too, and allowed)
+and the questions it got wrong with what it answered instead."""
+
+from __future__ import annotations
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton, QSplitter, QVBoxLayout
+
+from embviz.ui import style
+from embviz.ui.widgets import ResultsTable
+
+SERIES = (("inputs excluded", "accuracy_excluded", style.BAR_LOGIT), ("inputs allowed", "accuracy_included", style.BAR_PROB))
+
+
+class BenchmarkWindow(QDialog):
+    def __init__(self, cancel, parent=None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("The Google analogy benchmark")
+        self.resize(1100, 760)
+        self.summary = QLabel("")
+        self.summary.setWordWrap(True)
+        style.use_font(self.summary, style.LABEL_POINT_SIZE, bold=True)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.clicked.connect(cancel)
+        self.sections = ResultsTable(["section", "kept", "excluded", "+ variants", "allowed"])
+        self.misses = ResultsTable(["section", "a", "is to b", "as c", "is to d", "answered instead"])
+        self.chart = pg.PlotWidget(background=style.BACKGROUND)
+        item = self.chart.getPlotItem()
+        item.setMenuEnabled(False)
+        item.hideButtons()
+        item.setMouseEnabled(x=False, y=False)
+        item.getViewBox().invertY(True)
+        item.setLabel("bottom", "accuracy (%)")
+        for name in ("left", "bottom"):
+            item.getAxis(name).setTextPen("k")
+            item.getAxis(name).setPen("k")
+        self.legend = item.addLegend(offset=(-10, -10), labelTextColor="k", brush=pg.mkBrush(255, 255, 255, 220))
+        running = QHBoxLayout()
+        running.addWidget(self.progress, 1)
+        running.addWidget(self.cancel_button)
+        top = QSplitter(Qt.Orientation.Horizontal)
+        top.addWidget(self.sections)
+        top.addWidget(self.chart)
+        top.setSizes([560, 540])  # the table's five columns readable, the chart beside it
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(top)
+        split.addWidget(self.misses)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.summary)
+        layout.addLayout(running)
+        layout.addWidget(split, 1)
+
+    def started(self) -> None:
+        self.summary.setText("Answering 19,544 questions…")
+        self.progress.setValue(0)
+        self.progress.show()
+        self.cancel_button.show()
+        self.sections.fill([], [])
+        self.misses.fill([], [])
+        self.chart.getPlotItem().clear()
+        self.legend.clear()
+
+    def on_progress(self, fraction: float, stage: str) -> None:
+        self.progress.setValue(int(fraction * 1000))
+        self.summary.setText(f"{stage}: {fraction:.0%}")
+
+    def stopped(self, text: str) -> None:
+        self.progress.hide()
+        self.cancel_button.hide()
+        self.summary.setText(text)
+
+    def show_result(self, result, summary: str) -> None:
+        self.stopped(summary)
+        sections = [s for s in result.sections if s.kept]
+        self.sections.fill([(s.name, f"{s.kept:,} of {s.total:,}", _pct(s.accuracy_excluded), _pct(s.accuracy_variants),
+                             _pct(s.accuracy_included)) for s in sections], [])
+        self.misses.fill([(m.section, *m.words, m.predicted) for m in result.misses], [])
+        item = self.chart.getPlotItem()
+        item.clear()
+        self.legend.clear()
+        for offset, (name, attr, color) in zip((-0.2, 0.2), SERIES):
+            values = [100 * (getattr(s, attr) or 0.0) for s in sections]
+            bars = pg.BarGraphItem(x0=[0] * len(values), y=[i + offset for i in range(len(values))], height=0.38,
+                                   width=values, brush=color, pen=None, name=name)
+            item.addItem(bars)  # named: the legend lists it
+        item.getAxis("left").setTicks([[(i, s.name) for i, s in enumerate(sections)]])
+        item.setXRange(0, 100, padding=0.02)
+        item.setYRange(-0.6, len(sections) - 0.4, padding=0)
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.1%}"
