@@ -65,6 +65,7 @@ class LessonNumbersView:
     embedding_share: float | None
     head_share: float | None
     total_params: int | None
+    table: list[tuple[int, str, list[float]]] | None = None  # every row, for a table small enough to show
 
 
 @dataclass
@@ -75,6 +76,7 @@ class WordSetView:
 
 
 MAX_STRIPS = 40  # rows of colour strips: more would be too thin to read
+SHOW_WHOLE_TABLE = 50  # a lesson's table this small is shown whole, the fetched rows marked
 
 
 def resolve_typed(vocab: Vocabulary, word: str) -> int:
@@ -149,6 +151,11 @@ def run_request(model: EmbeddingModel | None, request: rq.Request, progress: Pro
             # Previews travel with their row ids so the map can draw them as they come.
             progress(fraction, stage, (ids, preview) if isinstance(preview, np.ndarray) else None)
 
+        if request.method == "axes":
+            from embviz.core.projection import word_pair_axes_map
+
+            words = [resolve_typed(vocab, w) for w in request.axes]
+            return word_pair_axes_map(model, ids, (words[0], words[1]), (words[2], words[3]))
         return project(model, request.method, ids, progress=with_ids)
     if isinstance(request, rq.VectorStrips):
         ids, missing = [], []
@@ -198,7 +205,11 @@ def lesson_numbers(model: EmbeddingModel, request: rq.LessonNumbers) -> LessonNu
         ids = vocab.encode_for_model(request.text)
         tokens = [vocab.label(i) for i in ids]
         shapes = [("ids", (1, len(ids))), ("embeddings", (1, len(ids), model.dim)), ("logits", (1, len(ids), model.vocab_size))]
-    return LessonNumbersView(rows, tokens, shapes, model.tied, model.embedding_share, model.head_share, model.total_params)
+    table = None
+    if rows is not None and model.vocab_size <= SHOW_WHOLE_TABLE:
+        table = [(i, vocab.label(i), row) for i, row in enumerate(model.table.cpu().tolist())]
+    return LessonNumbersView(rows, tokens, shapes, model.tied, model.embedding_share, model.head_share,
+                             model.total_params, table)
 
 
 def open_model(request: rq.LoadModel, progress: ProgressFn) -> EmbeddingModel:

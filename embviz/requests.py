@@ -81,9 +81,10 @@ class Logits(Request):
 
 @dataclass
 class Project(Request):
-    method: str = "pca"
+    method: str = "pca"  # or "tsne", "umap", "axes"
     subset: str = "all"  # "all", "first" (the first `limit` ids) or "words"
     limit: int = 5000
+    axes: tuple[str, str, str, str] = ("man", "woman", "man", "king")  # "axes": x from → to, y from → to
     channel = "project"
     lane = LONG
 

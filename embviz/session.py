@@ -31,7 +31,7 @@ SUFFIX = ".embviz"
 MAX_JSON_BYTES = 64 * 2**20
 MAX_ARRAY_BYTES = 1 * 2**30
 CHOICES = {
-    (MapState, "method"): ("pca", "tsne", "umap"),
+    (MapState, "method"): ("pca", "tsne", "umap", "axes"),
     (MapState, "subset"): ("all", "first", "words"),
     (AnalogyState, "method"): ("add", "mul"),
     (NeighboursState, "by"): ("cosine", "dot"),

@@ -112,6 +112,8 @@ class MapState:
     word_sets: WordSetsState = field(default_factory=WordSetsState)
     projection: ProjectionState | None = None
     view_range: list[float] | None = None  # x0, x1, y0, y1 of the zoom shown
+    axis_x: str = "man, woman"  # word-pair axes: from, to
+    axis_y: str = "man, king"
 
 
 @dataclass

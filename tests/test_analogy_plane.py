@@ -52,3 +52,20 @@ def test_the_analogies_tab_draws_the_plane_with_its_arrows_and_caption(qtbot, sm
     panel.run()  # an error clears the plane
     wait_for(qtbot, lambda: panel.message.text())
     assert panel.plane.ids.size == 0 and panel.plane_caption.text() == ""
+
+
+@pytest.mark.default_model
+def test_the_map_draws_word_pair_axes(qtbot, smol):
+    panel = smol.map_panel
+    panel.method.setCurrentIndex(panel.method.findData("axes"))  # instant: drawn at once
+    assert panel.axis_x.isVisibleTo(panel) and panel.axis_x.text() == "man, woman"
+    wait_for(qtbot, lambda: panel.status.text().startswith("Word-pair axes of 49,152 rows"))
+    v = smol.summary.labels
+    man, woman, king = (panel.view.position_of(v.index(w)) for w in ("␣man", "␣woman", "␣king"))
+    assert np.allclose(man, 0, atol=1e-5) and abs(woman[1]) < 1e-5 and woman[0] > 0 and king[1] > 0
+    assert "x = ␣man → ␣woman, y = ␣man → ␣king" in panel.status.text()
+    panel.axis_y.setText("king")  # one word: not an axis
+    panel.run_projection()
+    assert "two words for each axis" in panel.status.text()
+    panel.method.setCurrentIndex(panel.method.findData("pca"))
+    assert not panel.axis_x.isVisibleTo(panel)

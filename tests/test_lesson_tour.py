@@ -43,6 +43,7 @@ def test_each_step_shows_the_lessons_numbers(qtbot, window):
     text = window.lessons.numbers.text()
     assert [text.index(f"id {i}") for i in (2, 3, 5, 1)] == sorted(text.index(f"id {i}") for i in (2, 3, 5, 1))
     assert "1.2753" in text and "-2.8400" in text  # rows 2 and 5 of torch.manual_seed(123)'s nn.Embedding(6, 3)
+    assert "The whole table (6 × 3)" in text and text.count("▶") == 5  # four fetched rows marked, and the legend's
     assert window.map_panel.view._selected == [2, 3, 5, 1]
 
     # 003: the shapes and the table's share of SmolLM2.

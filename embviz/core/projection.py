@@ -164,6 +164,20 @@ def project(
     return _umap(model, ids, normalize, progress, seed)
 
 
+def word_pair_axes_map(model: EmbeddingModel, ids: np.ndarray, x: tuple[int, int], y: tuple[int, int]) -> Projection:
+    """TF Projector's custom projection: the unit rows on two directions taken from word
+    pairs (x = x[0] → x[1]; y = y[0] → y[1], made orthogonal to x), origin at x[0]."""
+    from embviz.core.analogy import pair_axes
+
+    axes = pair_axes(model, x, y)
+    units = unit_rows(model, ids)
+    with torch.inference_mode():
+        coords = matmul(units, axes.T.contiguous()) - (unit_table(model)[x[0]] @ axes.T)
+    label = model.vocab.label
+    notes = [f"Axes: x = {label(x[0])} → {label(x[1])}, y = {label(y[0])} → {label(y[1])} (made orthogonal to x)."]
+    return Projection("axes", ids, coords.cpu().numpy().astype(np.float32), notes=notes)
+
+
 def _threads(threads: int | None) -> int:
     return threads or compute_threads()
 

@@ -86,6 +86,15 @@ class LessonsPanel(QWidget):
         if rid != self.numbers_id:
             return
         parts = []
+        if view.table is not None and view.rows is not None:
+            fetched = {i for i, _, _ in view.rows}
+            cells = "".join(
+                f"<tr><td>{'▶' if i in fetched else ''}</td><td>row {i}</td><td>{escape(label)}</td>"
+                + "".join(f"<td align='right'>{v:.4f}</td>" for v in row) + "</tr>"
+                for i, label, row in view.table
+            )
+            parts.append(f"<b>The whole table ({len(view.table)} × {len(view.table[0][2])})</b>, counted from row 0; "
+                         f"▶ marks the rows the ids fetch<table cellspacing='6'>{cells}</table>")
         if view.rows is not None:
             width = len(view.rows[0][2]) if view.rows else 0
             cells = "".join(

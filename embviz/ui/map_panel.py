@@ -18,7 +18,10 @@ from embviz.ui.map_view import MapView
 from embviz.ui.widgets import flow_row
 from embviz.wordsets import parse_word_list
 
-METHOD_NAMES = {"pca": "PCA (instant)", "tsne": "t-SNE (minutes)", "umap": "UMAP (minutes)"}
+METHOD_NAMES = {"pca": "PCA (instant)", "tsne": "t-SNE (minutes)", "umap": "UMAP (minutes)",
+                "axes": "Word-pair axes (instant)"}
+METHOD_SHORT = {"pca": "PCA", "tsne": "t-SNE", "umap": "UMAP", "axes": "Word-pair axes"}
+INSTANT = ("pca", "axes")
 SUBSETS = {"all": "All rows", "first": "First N ids", "words": "Whole words only"}
 HOVER_HINT = "Hover over a point to see its token; click it to list its neighbours."
 SEARCH_SET = "search"
@@ -120,8 +123,20 @@ class MapPanel(QWidget):
         side_widget = QWidget()
         side_widget.setLayout(side)
 
-        controls = flow_row(QLabel("Method"), self.method, QLabel("Rows"), self.subset, self.limit, self.run_button,
+        # Word-pair axes (TF Projector's custom projection): x and y from two pairs of words.
+        self.axis_x = QLineEdit(self.state.axis_x)
+        self.axis_y = QLineEdit(self.state.axis_y)
+        for field, attr, tip in ((self.axis_x, "axis_x", "x axis: from, to (e.g. man, woman)"),
+                                 (self.axis_y, "axis_y", "y axis: from, to (e.g. man, king)")):
+            field.setToolTip(tip)
+            field.setPlaceholderText(tip)
+            self.bindings.bind(field, attr)
+            field.returnPressed.connect(self.run_projection)
+        self.axes_label_x, self.axes_label_y = QLabel("x axis"), QLabel("y axis")
+        controls = flow_row(QLabel("Method"), self.method, self.axes_label_x, self.axis_x, self.axes_label_y, self.axis_y,
+                            QLabel("Rows"), self.subset, self.limit, self.run_button,
                             self.cancel_button, self.fit_button, self.labels_box)
+        self._show_axes_fields()
         progress_row = QHBoxLayout()
         progress_row.addWidget(self.progress)
         progress_row.addWidget(self.status, 1)
@@ -173,9 +188,10 @@ class MapPanel(QWidget):
             self.run_search()
 
     def _restore(self, saved: MapState) -> None:
-        for name in ("method", "subset", "limit", "labels_on", "search", "regex", "substring"):
+        for name in ("method", "subset", "limit", "labels_on", "search", "regex", "substring", "axis_x", "axis_y"):
             setattr(self.state, name, getattr(saved, name))
         self.bindings.push()
+        self._show_axes_fields()
         self.limit.setEnabled(self.state.subset == "first")
         self.view.set_labels_on(self.state.labels_on)
         self.word_sets.ticked = [n for n in saved.word_sets.ticked if n in self.word_sets.names]
@@ -203,15 +219,25 @@ class MapPanel(QWidget):
     def _rows_changed(self) -> None:
         """A PCA redraws at once (it takes a second); a slower method waits for Draw map."""
         self.limit.setEnabled(self.state.subset == "first")
+        self._show_axes_fields()
         if not self.summary_ready:
             return
-        if self.state.method == "pca":
+        if self.state.method in INSTANT:
             self.run_projection()
         else:
             self.run_button.setText("Draw map (settings changed)")
 
+    def _show_axes_fields(self) -> None:
+        for w in (self.axes_label_x, self.axis_x, self.axes_label_y, self.axis_y):
+            w.setVisible(self.state.method == "axes")
+
     def run_projection(self) -> None:
-        request = rq.Project(method=self.state.method, subset=self.state.subset, limit=self.state.limit)
+        axes = parse_word_list(self.state.axis_x) + parse_word_list(self.state.axis_y)
+        if self.state.method == "axes" and (len(parse_word_list(self.state.axis_x)) != 2 or len(axes) != 4):
+            self.status.setText("Word-pair axes: type two words for each axis, e.g. x: man, woman and y: man, king.")
+            return
+        request = rq.Project(method=self.state.method, subset=self.state.subset, limit=self.state.limit,
+                             axes=tuple(axes) if len(axes) == 4 else rq.Project.axes)
         self.request_id = self.submit(request)
         self.faithful_id = 0  # the measure of the map on screen no longer matters
         self._asked_rows = (request.method, request.subset, request.limit)
@@ -219,7 +245,7 @@ class MapPanel(QWidget):
         self.cancel_button.setEnabled(True)
         self.progress.setValue(0)
         self.progress.show()
-        self.status.setText(f"{METHOD_NAMES[request.method].split(' ')[0]}: starting…")
+        self.status.setText(f"{METHOD_SHORT[request.method]}: starting…")
 
     def _idle(self) -> None:
         self.cancel_button.setEnabled(False)
@@ -242,7 +268,9 @@ class MapPanel(QWidget):
         extra = ""
         if projection.explained:
             extra = f" — axes explain {projection.explained[0]:.1%} and {projection.explained[1]:.1%} of the variance"
-        self.status.setText(f"{METHOD_NAMES[projection.method].split(' ')[0]} of {len(projection.ids):,} rows{extra}")
+        if projection.method == "axes" and projection.notes:
+            extra = " — " + projection.notes[0].rstrip(".")
+        self.status.setText(f"{METHOD_SHORT[projection.method]} of {len(projection.ids):,} rows{extra}")
         _, subset, limit = self._asked_rows
         self.state.projection = ProjectionState(projection.method, subset, limit, projection.ids, projection.coords,
                                                 self.status.text())
