@@ -654,5 +654,7 @@ class MainWindow(QMainWindow):
         self.map_panel.view.set_selected([token_id])
 
     def closeEvent(self, event) -> None:
+        if self.analogies.bench_window is not None:
+            self.analogies.bench_window.close()  # its own top-level window: it would outlive this one
         self.worker.shutdown()
         super().closeEvent(event)
