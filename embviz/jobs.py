@@ -77,6 +77,7 @@ class WordSetView:
 
 MAX_STRIPS = 40  # rows of colour strips: more would be too thin to read
 SHOW_WHOLE_TABLE = 50  # a lesson's table this small is shown whole, the fetched rows marked
+TEXT_ROW_NUMBERS = 3  # of a big table's rows, the first few numbers fit beside the tab
 
 
 def resolve_typed(vocab: Vocabulary, word: str) -> int:
@@ -205,8 +206,11 @@ def lesson_numbers(model: EmbeddingModel, request: rq.LessonNumbers) -> LessonNu
         ids = vocab.encode_for_model(request.text)
         tokens = [vocab.label(i) for i in ids]
         shapes = [("ids", (1, len(ids))), ("embeddings", (1, len(ids), model.dim)), ("logits", (1, len(ids), model.vocab_size))]
+        if rows is None and ids:  # the lookup of a big table: the typed text's rows, their first numbers
+            fetched = model.rows(ids[:MAX_STRIPS])[:, :TEXT_ROW_NUMBERS].cpu().tolist()
+            rows = [(i, vocab.label(i), row) for i, row in zip(ids, fetched)]
     table = None
-    if rows is not None and model.vocab_size <= SHOW_WHOLE_TABLE:
+    if request.ids is not None and model.vocab_size <= SHOW_WHOLE_TABLE:
         table = [(i, vocab.label(i), row) for i, row in enumerate(model.table.cpu().tolist())]
     return LessonNumbersView(rows, tokens, shapes, model.tied, model.embedding_share, model.head_share,
                              model.total_params, table)

@@ -48,6 +48,13 @@ def test_the_analogies_tab_draws_the_plane_with_its_arrows_and_caption(qtbot, sm
     assert [(a, b) for a, b, _ in panel.plane._arrows] == [(ids[0], ids[1]), (ids[2], ids[3])]
     assert "cosine 0.66" in panel.plane_caption.text()
     wait_for(qtbot, lambda: set(ids) <= set(panel.plane.placed_labels), 5_000)  # the four words are labelled
+    from embviz.ui import style
+
+    style.set_text_scale(1.5)  # the heading shares its row with the plane: it wraps, the window stays on screen
+    try:
+        assert smol.minimumSizeHint().width() <= 1280
+    finally:
+        style.set_text_scale(1.0)
     panel.a.setText("")
     panel.run()  # an error clears the plane
     wait_for(qtbot, lambda: panel.message.text())

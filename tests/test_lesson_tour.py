@@ -51,6 +51,7 @@ def test_each_step_shows_the_lessons_numbers(qtbot, window):
     text = window.lessons.numbers.text()
     assert "ids (1, 5) → embeddings (1, 5, 576) → logits (1, 5, 49152)" in text
     assert "holds 21.0% of the model's 134,515,008 parameters; tied" in text
+    assert "The rows the text's ids fetch" in text and "␣France" in text  # a big table: the typed text's rows
 
     # 004: cat · dog = 12 and cosine 0.923 side by side.
     _step(window, qtbot, names.index("Dot product and cosine"), lambda: nb.table.rowCount() == 3 and "cat" in nb.heading.text())

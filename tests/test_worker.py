@@ -20,12 +20,29 @@ def load(qtbot, worker, source):
         worker.submit(rq.LoadModel(source=source, device="cpu"))
 
 
-def test_stale_requests_never_finish(qtbot, worker):
+def test_stale_requests_never_finish(qtbot, worker, monkeypatch):
+    import threading
+
+    from embviz import worker as worker_module
+
     load(qtbot, worker, "toy4")
     finished, cancelled = [], []
     worker.finished.connect(lambda ch, rid, res: finished.append((ch, rid, res)))
     worker.cancelled.connect(lambda ch, rid: cancelled.append(rid))
+    # The first lookup is held running until all six are asked: on a busy machine it could
+    # otherwise end before the second one supersedes it, and the test would race.
+    go, real = threading.Event(), worker_module.run_request
+    first = []
+
+    def held(model, request, progress):
+        if not first:
+            first.append(request.request_id)
+            go.wait(10)
+        return real(model, request, progress)
+
+    monkeypatch.setattr(worker_module, "run_request", held)
     ids = [worker.submit(rq.Neighbours(query=w, k=2)) for w in ("cat", "dog", "car", "truck", "cat", "dog")]
+    go.set()
     qtbot.waitUntil(lambda: any(rid == ids[-1] for _, rid, _ in finished), timeout=10_000)
     qtbot.wait(200)
     got = [rid for ch, rid, _ in finished if ch == "neighbours"]

@@ -68,6 +68,7 @@ class AnalogyPanel(QWidget):
         go = QPushButton("Solve")
         go.clicked.connect(self.run)
         self.heading = QLabel(HEADING_HINT)
+        self.heading.setWordWrap(True)  # it shares the width with the analogy's plane
         style.use_font(self.heading, style.LABEL_POINT_SIZE + 2, bold=True)
         self.ranks = QLabel("")
         self.ranks.setWordWrap(True)

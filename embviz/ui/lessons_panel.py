@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from html import escape
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QListWidget, QPushButton, QScrollArea, QVBoxLayout, QWidget
 
 from embviz.lesson_tour import TourState
 from embviz.ui import style
+
+PANEL_WIDTH = 360  # pixels at 100 % text
 
 
 class LessonsPanel(QWidget):
@@ -53,6 +55,7 @@ class LessonsPanel(QWidget):
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # the words wrap instead
         scroll.setWidget(words)
         layout = QVBoxLayout(self)
         layout.addWidget(self.steps)
@@ -60,6 +63,11 @@ class LessonsPanel(QWidget):
         layout.addLayout(buttons)
         style.follow_scale(self)
         self.back.setEnabled(False)
+
+    def sizeHint(self) -> QSize:
+        # A column beside the tabs, not the width of its longest sentence: the window must
+        # not grow past a 1024-px screen when the lessons open.
+        return QSize(round(PANEL_WIDTH * style.text_scale()), 600)
 
     def set_text_scale(self, scale: float) -> None:
         # Room for about five steps, however large the text.
@@ -101,8 +109,13 @@ class LessonsPanel(QWidget):
                 f"<tr><td>id {i}</td><td>{escape(label)}</td>" + "".join(f"<td align='right'>{v:.4f}</td>" for v in row) + "</tr>"
                 for i, label, row in view.rows
             )
-            parts.append(f"<b>The fetched rows: a {len(view.rows)} × {width} matrix</b>, in the order of the ids"
-                         f"<table cellspacing='6'>{cells}</table>")
+            if view.shapes is None:
+                what = f"<b>The fetched rows: a {len(view.rows)} × {width} matrix</b>, in the order of the ids"
+            else:
+                dim = view.shapes[1][1][2]
+                what = (f"<b>The rows the text's ids fetch</b>, the first {width} of their {dim:,} numbers: "
+                        f"together the ({len(view.rows)} × {dim:,}) matrix of embeddings")
+            parts.append(f"{what}<table cellspacing='6'>{cells}</table>")
         if view.shapes is not None:
             shapes = " → ".join(f"{name} {tuple(shape)}" for name, shape in view.shapes)
             parts.append(f"<b>Shapes</b> for {len(view.tokens)} tokens ({escape(' | '.join(view.tokens))}): {shapes}")

@@ -34,6 +34,7 @@ from embviz.ui.widgets import ElidedLabel, MessageLabel
 from embviz.worker import ComputeWorker
 from embviz.wordsets import preset_word_sets
 
+STATUS_BAR_SLACK = 60  # pixels of the status bar that are not the two labels
 TAB_NAMES = ("Map", "Neighbours", "Analogies", "Next-token logits", "Vectors")
 HELP_KEYS = (
     ("Ctrl+1 … Ctrl+5", "the Map, Neighbours, Analogies, Next-token logits and Vectors tabs"),
@@ -635,7 +636,10 @@ class MainWindow(QMainWindow):
         """The model label takes what it needs, up to 55 % of the width while a message is
         shown; the message has the rest."""
         share = 0.55 if self.message.full_text else 0.95
-        self.model_label.setFixedWidth(min(self.model_label.text_width() + 12, int(self.width() * share)))
+        # Less the room of the status bar's margins and grip: a fixed width the bar cannot hold
+        # raises the window's minimum, the window grows, the share grows, and so on off the screen.
+        room = int(self.width() * share) - STATUS_BAR_SLACK
+        self.model_label.setFixedWidth(max(80, min(self.model_label.text_width() + 12, room)))
 
     def _model_text(self) -> str:
         info = self.summary.info

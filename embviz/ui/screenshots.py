@@ -116,6 +116,7 @@ def run_screenshots(out: str, model: str | None = None, device: str = "auto", te
     window.tabs.setCurrentWidget(window.vectors)
     _wait(app, lambda: window.vectors.shown is not None or window.vectors.message.text(), "the vector strips")
     save("vectors")
+    window.tabs.setCurrentWidget(window.logits)  # the presentation picture: the logits at 150 %
     style.set_text_scale(1.5)  # for the back row
     _wait(app, lambda: True, "the larger text")
     save("presentation")
