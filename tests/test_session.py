@@ -16,7 +16,7 @@ from embviz import requests as rq
 from embviz.core.fingerprint import model_fingerprint, same_model
 from embviz.session import ModelRef, Session, SessionError, load_session, save_session
 from embviz.state import (
-    AnalogyState, LogitsState, MapState, NeighboursState, ProjectionState, PromptState, WordSetsState,
+    AnalogyState, LogitsState, MapState, NeighboursState, ProjectionState, PromptState, VectorsState, WordSetsState,
 )
 from embviz.ui import style
 
@@ -47,7 +47,7 @@ def _session(vocab_size: int = 100) -> Session:
         analogies=AnalogyState(a="king", b="man", c="woman", exclude_inputs=False, method="mul", k=3),
         logits=LogitsState(prompt=PromptState(parts=[("I love", None), ("�", 17)]), k=5, temperature=2.5,
                            direct=True, by_id=True, hold_axis=True),
-        custom_sets={"mine": ["cat", "dog"]}, tab=2, text_scale=1.5,
+        vectors=VectorsState(words="cat, dog"), custom_sets={"mine": ["cat", "dog"]}, tab=2, text_scale=1.5,
     )
 
 
@@ -72,6 +72,7 @@ def test_a_session_round_trips_every_state_and_the_map_exactly(tmp_path):
     assert (p.method, p.subset, p.limit, p.caption) == ("tsne", "first", 300, "t-SNE of 3 rows")
     assert p.ids.tolist() == [5, 2, 9] and np.array_equal(p.coords, saved.map.projection.coords)
     assert back.custom_sets == {"mine": ["cat", "dog"]} and back.tab == 2 and back.text_scale == 1.5
+    assert back.vectors.words == "cat, dog" and (back.map.axis_x, back.map.axis_y) == ("man, woman", "man, king")
 
 
 def _rewrite(path, change) -> None:
