@@ -41,7 +41,7 @@ def test_each_step_shows_the_lessons_numbers(qtbot, window):
     # 002: ids [2, 3, 5, 1] fetch a 4 × 3 matrix, in input order, ringed on the map.
     _step(window, qtbot, names.index("A row lookup: ids [2, 3, 5, 1]"), lambda: "4 × 3 matrix" in window.lessons.numbers.text())
     text = window.lessons.numbers.text()
-    assert [text.index(f"id {i}") for i in (2, 3, 5, 1)] == sorted(text.index(f"id {i}") for i in (2, 3, 5, 1))
+    assert [text.index(f"id&nbsp;{i}") for i in (2, 3, 5, 1)] == sorted(text.index(f"id&nbsp;{i}") for i in (2, 3, 5, 1))
     assert "1.2753" in text and "-2.8400" in text  # rows 2 and 5 of torch.manual_seed(123)'s nn.Embedding(6, 3)
     assert "The whole table (6 × 3)" in text and text.count("▶") == 5  # four fetched rows marked, and the legend's
     assert window.map_panel.view._selected == [2, 3, 5, 1]

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QListWidget, QPushBut
 from embviz.lesson_tour import TourState
 from embviz.ui import style
 
-PANEL_WIDTH = 360  # pixels at 100 % text
+PANEL_WIDTH = 420  # pixels at 100 % text
 
 
 class LessonsPanel(QWidget):
@@ -97,16 +97,17 @@ class LessonsPanel(QWidget):
         if view.table is not None and view.rows is not None:
             fetched = {i for i, _, _ in view.rows}
             cells = "".join(
-                f"<tr><td>{'▶' if i in fetched else ''}</td><td>row {i}</td><td>{escape(label)}</td>"
+                f"<tr><td>{'▶' if i in fetched else ''}</td><td align='right'>{i}</td><td>{escape(label)}</td>"
                 + "".join(f"<td align='right'>{v:.4f}</td>" for v in row) + "</tr>"
                 for i, label, row in view.table
             )
-            parts.append(f"<b>The whole table ({len(view.table)} × {len(view.table[0][2])})</b>, counted from row 0; "
-                         f"▶ marks the rows the ids fetch<table cellspacing='6'>{cells}</table>")
+            parts.append(f"<b>The whole table ({len(view.table)} × {len(view.table[0][2])})</b>, rows counted from 0; "
+                         f"▶ marks the rows the ids fetch<table cellspacing='4'>{cells}</table>")
         if view.rows is not None:
             width = len(view.rows[0][2]) if view.rows else 0
             cells = "".join(
-                f"<tr><td>id {i}</td><td>{escape(label)}</td>" + "".join(f"<td align='right'>{v:.4f}</td>" for v in row) + "</tr>"
+                f"<tr><td align='right'>id&nbsp;{i}</td><td>{escape(label)}</td>"
+                + "".join(f"<td align='right'>{v:.4f}</td>" for v in row) + "</tr>"
                 for i, label, row in view.rows
             )
             if view.shapes is None:
@@ -115,7 +116,7 @@ class LessonsPanel(QWidget):
                 dim = view.shapes[1][1][2]
                 what = (f"<b>The rows the text's ids fetch</b>, the first {width} of their {dim:,} numbers: "
                         f"together the ({len(view.rows)} × {dim:,}) matrix of embeddings")
-            parts.append(f"{what}<table cellspacing='6'>{cells}</table>")
+            parts.append(f"{what}<table cellspacing='4'>{cells}</table>")
         if view.shapes is not None:
             shapes = " → ".join(f"{name} {tuple(shape)}" for name, shape in view.shapes)
             parts.append(f"<b>Shapes</b> for {len(view.tokens)} tokens ({escape(' | '.join(view.tokens))}): {shapes}")
