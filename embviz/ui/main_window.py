@@ -432,7 +432,7 @@ class MainWindow(QMainWindow):
             if (missing := session.model.missing_file()) is not None:
                 raise SessionError(missing)
         except SessionError as exc:
-            self._session_failed(str(exc))
+            self._open_failed("Could not open the session", str(exc))
             return False
         name = Path(path).name
         busy = self.load_progress.isVisible()
@@ -444,10 +444,12 @@ class MainWindow(QMainWindow):
         self._session = (self.load_id, session, name)
         return True
 
-    def _session_failed(self, message: str) -> None:
+    def _open_failed(self, title: str, message: str) -> None:
+        """A model or session that could not be opened: in the status bar and in a box,
+        non-modal, so the window stays usable (and tests and demos never block on it)."""
         self.last_error = message
         self.show_message(message, 30000)
-        box = QMessageBox(QMessageBox.Icon.Warning, "Could not open the session", message, parent=self)
+        box = QMessageBox(QMessageBox.Icon.Warning, title, message, parent=self)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.open()
 
@@ -546,16 +548,9 @@ class MainWindow(QMainWindow):
             if rid == self.load_id:
                 self._show_load_progress(False)
                 self.set_model_text(self._model_text() if self.summary else "No model")
-                if self._session is not None:
-                    self._session = None
-                    self._session_failed(message)
-                    return
-                self.last_error = message
-                self.show_message(message, 30000)
-                # Non-modal: the window stays usable (and tests and demos never block on it).
-                box = QMessageBox(QMessageBox.Icon.Warning, "Could not open the model", message, parent=self)
-                box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-                box.open()
+                what = "the session" if self._session is not None else "the model"
+                self._session = None
+                self._open_failed(f"Could not open {what}", message)
             return
         if not self._current(rid, ended=True):
             return

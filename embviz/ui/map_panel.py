@@ -232,12 +232,13 @@ class MapPanel(QWidget):
             w.setVisible(self.state.method == "axes")
 
     def run_projection(self) -> None:
-        axes = parse_word_list(self.state.axis_x) + parse_word_list(self.state.axis_y)
-        if self.state.method == "axes" and (len(parse_word_list(self.state.axis_x)) != 2 or len(axes) != 4):
+        x, y = parse_word_list(self.state.axis_x), parse_word_list(self.state.axis_y)
+        pairs = len(x) == len(y) == 2
+        if self.state.method == "axes" and not pairs:
             self.status.setText("Word-pair axes: type two words for each axis, e.g. x: man, woman and y: man, king.")
             return
         request = rq.Project(method=self.state.method, subset=self.state.subset, limit=self.state.limit,
-                             axes=tuple(axes) if len(axes) == 4 else rq.Project.axes)
+                             axes=tuple(x + y) if pairs else rq.Project.axes)
         self.request_id = self.submit(request)
         self.faithful_id = 0  # the measure of the map on screen no longer matters
         self._asked_rows = (request.method, request.subset, request.limit)
