@@ -103,7 +103,10 @@ def test_a_burst_of_requests_each_end_exactly_once(qtbot, worker, tmp_path):
     # The newest of each channel is answered; the rest were replaced, and say so.
     assert ends.kind(ids[19]) == "failed"  # "zebra" is not in the vocabulary
     assert ends.kind(ids[24]) == "finished" and ends.kind(ids[27]) == "finished"
-    assert {ends.kind(rid) for rid in ids[:19]} <= {"cancelled", "finished"}
+    # An older request the worker reached before it was replaced ends as it would alone.
+    for i, rid in enumerate(ids[:19]):
+        alone = "failed" if words[i % 5] == "zebra" else "finished"
+        assert ends.kind(rid) in {"cancelled", alone}, (words[i % 5], ends.of(rid))
 
 
 def test_back_to_back_loads_install_only_the_last(qtbot, worker, tmp_path, monkeypatch):
