@@ -60,6 +60,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--k", type=int, default=10)
     p.add_argument("--temperature", type=float, default=1.0)
     p.add_argument("--direct", action="store_true", help="embedding → output head only, no blocks")
+    p = add("lens", "the logit lens: every layer's next-token guess at each position of TEXT")
+    p.add_argument("text")
+    p.add_argument("--k", type=int, default=5)
+    p.add_argument("--raw", action="store_true", help="skip the final norm (early layers then look meaningless)")
+    p = add("drift", "one word in several sentences: per layer, how alike its vectors stay and how far from its row")
+    p.add_argument("word", help='the word to follow, one token (" bank" or bank)')
+    p.add_argument("sentences", nargs="+", metavar="SENTENCE")
+    p.add_argument("--layer", type=int, default=None, help="list the nearest vocabulary rows at this layer (default: the last)")
+    p.add_argument("--k", type=int, default=8)
     p = add("project", "2-D map of the rows, written as CSV (id,token,x,y); how faithful it is on stderr "
                        "(with --json, a summary on stdout)")
     p.add_argument("--method", choices=("pca", "tsne", "umap"), default="pca")
@@ -127,6 +136,27 @@ def run_command(args: argparse.Namespace) -> tuple[Any, str]:
         lines = ["tokens: " + " | ".join(label for _, label in result.tokens)]
         lines += [f"note: {n}" for n in result.notes]
         lines += [f"{r.id:>7}  {r.token!s:<20} logit {r.logit:9.3f}   p {r.prob:.4f}" for r in result.results]
+        return result.as_dict(), "\n".join(lines)
+    if args.command == "lens":
+        from embviz.core.lens import logit_lens
+
+        result = logit_lens(model, args.text, k=args.k, final_norm=not args.raw)
+        width = max(len(name) for name in result.layer_names)
+        lines = [f"note: {n}" for n in result.notes]
+        lines.append(" " * width + "  " + " | ".join(label for _, label in result.tokens) + "   (after each token: top guess, p)")
+        lines += [f"{name:<{width}}  " + " | ".join(f"{cell[0].token} {cell[0].prob:.2f}" for cell in row)
+                  for name, row in zip(result.layer_names, result.top)]
+        return result.as_dict(), "\n".join(lines)
+    if args.command == "drift":
+        from embviz.core.drift import contextual_drift
+
+        result = contextual_drift(model, args.word, args.sentences, args.layer, args.k)
+        lines = [f"'{vocab.label(result.token_ids[0])}' in {len(result.sentences)} sentence(s); cosines per layer:",
+                 f"{'layer':<10} {'between':>8} {'baseline':>8}  to its static row, per sentence"]
+        for name, between, base, static in zip(result.layer_names, result.between, result.baseline, result.to_static):
+            lines.append(f"{name:<10} {_fmt(between):>8} {_fmt(base):>8}  " + "  ".join(f"{x:.4f}" for x in static))
+        lines.append(f"nearest rows at {result.layer_names[result.neighbours_layer]}:")
+        lines += [f"  {n}: " + ", ".join(f"{h.token} {h.score:.3f}" for h in hits) for n, hits in enumerate(result.neighbours, 1)]
         return result.as_dict(), "\n".join(lines)
     if args.command == "project":
         return _project(model, args)

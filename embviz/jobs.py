@@ -25,6 +25,7 @@ class ModelSummary:
     generation: int = 0  # which load of the worker this model is
     lm_needed: bool = False  # full-model logits need a LoadLanguageModel first
     fingerprint: dict[str, Any] = field(default_factory=dict)  # what a saved session checks against
+    lens_reason: str | None = None  # why the lens and drift tabs cannot run here; None when they can
 
 
 @dataclass
@@ -138,6 +139,14 @@ def run_request(model: EmbeddingModel | None, request: rq.Request, progress: Pro
 
         # Never load the full model here: that is a job of its own (LoadLanguageModel).
         return next_token_logits(model, request.text, request.k, request.temperature, request.direct, load_lm=False)
+    if isinstance(request, rq.Lens):
+        from embviz.core.lens import logit_lens
+
+        return logit_lens(model, request.text, request.k, request.final_norm, load_lm=False, progress=progress)
+    if isinstance(request, rq.Drift):
+        from embviz.core.drift import contextual_drift
+
+        return contextual_drift(model, request.word, request.sentences, request.layer, request.k, load_lm=False)
     if isinstance(request, rq.Project):
         from embviz.core.projection import project, select_rows
 
@@ -239,4 +248,14 @@ def summarise(model: EmbeddingModel, generation: int = 0) -> ModelSummary:
         generation=generation,
         lm_needed=model.kind == "transformer" and not model.lm_loaded,
         fingerprint=model_fingerprint(model),
+        lens_reason=_lens_reason(model, reason),
     )
+
+
+def _lens_reason(model: EmbeddingModel, text_reason: str | None) -> str | None:
+    from embviz.core.lens import NO_LAYERS
+
+    if model.kind in NO_LAYERS:
+        return NO_LAYERS[model.kind]
+    reason = text_reason or (None if model.lm_loader else model.lm_unavailable_reason or "This checkpoint has no full model to run.")
+    return reason and reason.replace("Next-token logits are off", "The lens and drift are off")

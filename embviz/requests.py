@@ -80,6 +80,27 @@ class Logits(Request):
 
 
 @dataclass
+class Lens(Request):
+    """The logit lens: every layer's next-token guess at each position of the text."""
+
+    text: str = ""
+    k: int = 10
+    final_norm: bool = True
+    channel = "lens"
+
+
+@dataclass
+class Drift(Request):
+    """One word in several sentences, followed through the layers."""
+
+    word: str = ""
+    sentences: list[str] = field(default_factory=list)
+    layer: int | None = None  # where to list the nearest vocabulary rows; None: the last block
+    k: int = 8
+    channel = "drift"
+
+
+@dataclass
 class Project(Request):
     method: str = "pca"  # or "tsne", "umap", "axes"
     subset: str = "all"  # "all", "first" (the first `limit` ids) or "words"

@@ -22,7 +22,8 @@ import numpy as np
 from embviz.core.errors import EmbvizError
 from embviz.settings import atomic_write_bytes
 from embviz.state import (
-    AnalogyState, LogitsState, MapState, NeighboursState, ProjectionState, PromptState, VectorsState, WordSetsState,
+    AnalogyState, DriftState, LensState, LogitsState, MapState, NeighboursState, ProjectionState, PromptState, VectorsState,
+    WordSetsState,
 )
 
 FORMAT = "embviz-session"
@@ -69,6 +70,8 @@ class Session:
     analogies: AnalogyState = field(default_factory=AnalogyState)
     logits: LogitsState = field(default_factory=LogitsState)
     vectors: VectorsState = field(default_factory=VectorsState)
+    lens: LensState = field(default_factory=LensState)
+    drift: DriftState = field(default_factory=DriftState)
     custom_sets: dict[str, list[str]] = field(default_factory=dict)  # the user's word sets, by name
     tab: int = 0
     text_scale: float = 1.0
@@ -114,6 +117,8 @@ def _to_json(session: Session) -> dict[str, Any]:
         "neighbours": asdict(session.neighbours),
         "analogies": asdict(session.analogies),
         "vectors": asdict(session.vectors),
+        "lens": asdict(session.lens),
+        "drift": asdict(session.drift),
         "logits": {**{f.name: getattr(session.logits, f.name) for f in fields(LogitsState) if f.name != "prompt"},
                    "prompt": [[text, token_id] for text, token_id in session.logits.prompt.parts]},
     }
@@ -204,6 +209,8 @@ def _from_json(doc: Any, arrays: dict[str, np.ndarray] | None) -> Session:
         model=ref, map=map_state, neighbours=neighbours_state,
         analogies=AnalogyState(**_simple_fields(AnalogyState, _obj(doc, "analogies"), "analogies")),
         logits=logits_state, vectors=VectorsState(**_simple_fields(VectorsState, _obj(doc, "vectors"), "vectors")),
+        lens=LensState(**_simple_fields(LensState, _obj(doc, "lens"), "lens")),
+        drift=DriftState(**_simple_fields(DriftState, _obj(doc, "drift"), "drift")),
         custom_sets={k: list(v) for k, v in custom.items()}, tab=tab, text_scale=float(scale),
     )
 

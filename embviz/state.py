@@ -151,3 +151,16 @@ class LogitsState:
     direct: bool = False
     by_id: bool = False
     hold_axis: bool = False
+
+
+@dataclass
+class LensState:
+    text: str = "The capital of France is"
+    final_norm: bool = True
+
+
+@dataclass
+class DriftState:
+    word: str = "bank"
+    sentences: str = "I sat on the river bank.\nShe paid the cash into the bank."  # one per line
+    layer: int = -1  # where the nearest vocabulary rows are listed; −1: the last block

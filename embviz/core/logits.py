@@ -124,19 +124,13 @@ def encode_prompt(model: EmbeddingModel, prompt: Prompt) -> list[int]:
     return ids
 
 
-def next_token_logits(
-    model: EmbeddingModel, text: Prompt, k: int = 10, temperature: float = 1.0, direct: bool = False,
-    load_lm: bool = True,
-) -> LogitsResult:
-    """Top-k next-token logits and probabilities after `text` (a string, or text and ids).
-    With `load_lm=False` a full model that is not loaded yet raises LanguageModelNotLoaded."""
-    check_k(k, model.vocab_size)
-    temperature = check_temperature(temperature)
+def prompt_ids(model: EmbeddingModel, text: Prompt, why: str) -> tuple[list[int], int, list[str]]:
+    """(ids the model sees, tokens dropped from the start to fit its context, notes)."""
     parts = [text] if isinstance(text, str) else list(text)
     if not any(isinstance(p, int) or (p and p.strip()) for p in parts):
-        raise EmbvizError("Type some text first: the model predicts the token that comes after it.")
+        raise EmbvizError(f"Type some text first: {why}.")
     if not model.vocab.has_text_encoder:
-        raise EmbvizError("Next-token logits are off: this model has no tokenizer, so typed text cannot become tokens.")
+        raise EmbvizError("This model has no tokenizer, so typed text cannot become tokens.")
     notes: list[str] = []
     if sum(len(p) for p in parts if isinstance(p, str)) > MAX_TEXT_CHARS:
         notes.append(f"Only the last {MAX_TEXT_CHARS:,} characters were read.")
@@ -150,6 +144,18 @@ def next_token_logits(
         ids = ids[truncated:]
         notes.append(f"The text is longer than the model's context of {model.context_length:,} tokens: "
                      f"the first {truncated:,} tokens were dropped.")
+    return ids, truncated, notes
+
+
+def next_token_logits(
+    model: EmbeddingModel, text: Prompt, k: int = 10, temperature: float = 1.0, direct: bool = False,
+    load_lm: bool = True,
+) -> LogitsResult:
+    """Top-k next-token logits and probabilities after `text` (a string, or text and ids).
+    With `load_lm=False` a full model that is not loaded yet raises LanguageModelNotLoaded."""
+    check_k(k, model.vocab_size)
+    temperature = check_temperature(temperature)
+    ids, truncated, notes = prompt_ids(model, text, "the model predicts the token that comes after it")
     use_direct = direct or model.kind == "embedding+linear"
     if model.kind == "embedding+linear" and not direct:
         notes.append("This model has no blocks between embedding and head: the logits depend only on the last token.")

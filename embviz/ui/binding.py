@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from PySide6.QtWidgets import QAbstractButton, QAbstractSpinBox, QComboBox, QLineEdit, QWidget
+from PySide6.QtWidgets import QAbstractButton, QAbstractSpinBox, QComboBox, QLineEdit, QPlainTextEdit, QWidget
 
 
 def _accessors(widget: QWidget) -> tuple[Any, Callable[[], Any], Callable[[Any], None]]:
@@ -24,6 +24,8 @@ def _accessors(widget: QWidget) -> tuple[Any, Callable[[], Any], Callable[[Any],
         return widget.valueChanged, widget.value, widget.setValue
     if isinstance(widget, QLineEdit):
         return widget.textChanged, widget.text, lambda v: widget.setText(str(v))
+    if isinstance(widget, QPlainTextEdit):
+        return widget.textChanged, widget.toPlainText, lambda v: widget.setPlainText(str(v))
     raise TypeError(f"cannot bind a {type(widget).__name__}")
 
 

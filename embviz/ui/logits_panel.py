@@ -8,30 +8,30 @@ from __future__ import annotations
 
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import (
-    QButtonGroup, QCheckBox, QDoubleSpinBox, QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QProgressBar, QPushButton,
-    QRadioButton, QScrollArea, QSpinBox, QVBoxLayout, QWidget,
+    QButtonGroup, QCheckBox, QDoubleSpinBox, QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QRadioButton, QScrollArea,
+    QSpinBox, QVBoxLayout, QWidget,
 )
 
 from embviz import requests as rq
 from embviz.formatting import logit_labels, percent_labels
 from embviz.state import LogitsState
 from embviz.ui import style
-from embviz.ui.binding import Bindings
 from embviz.ui.bar_chart import BarChart
+from embviz.ui.binding import Bindings
+from embviz.ui.language_model import LOADING_TEXT, LanguageModelLoader, LoadingRow
 from embviz.ui.widgets import flow_row
 
 DEBOUNCE_MS = 120
 
 
 class LogitsPanel(QWidget):
-    def __init__(self, submit, cancel, parent=None) -> None:
+    def __init__(self, submit, cancel, language_model: LanguageModelLoader, parent=None) -> None:
         super().__init__(parent)
         self.submit = submit
         self.cancel = cancel
+        self.language_model = language_model
         self.request_id = 0
         self.shown_id = 0  # the request whose bars are on screen
-        self.lm_id = 0  # the language-model load on its way, if any
-        self.lm_needed = False  # full-model logits need the language model built first
         self.shown: list = []  # the bars on screen, in their order
         self.last = None  # the last answer
         self.vocab_size = 0
@@ -80,14 +80,7 @@ class LogitsPanel(QWidget):
         self.tokens = QLabel("")
         style.use_font(self.tokens, style.LABEL_POINT_SIZE)
         self.tokens.setWordWrap(True)
-        self.lm_note = QLabel("")
-        self.lm_note.setWordWrap(True)
-        self.lm_note.hide()
-        self.lm_progress = QProgressBar()
-        self.lm_progress.setRange(0, 0)  # building a model reports no fraction: a busy bar
-        self.lm_progress.setFixedWidth(220)
-        self.lm_cancel = QPushButton("Cancel")
-        self.lm_cancel.clicked.connect(lambda: self.cancel(rq.LoadLanguageModel.channel))
+        self.loading = LoadingRow(cancel)
         self.message = QLabel("")
         self.message.setWordWrap(True)
         self.message.hide()
@@ -99,11 +92,6 @@ class LogitsPanel(QWidget):
             chart.barClicked.connect(self.append_token)
         options = flow_row(self.k, self.temperature, self.full, self.direct)
         display = flow_row(self.by_id, self.hold_axis)
-        loading = QHBoxLayout()
-        loading.addWidget(self.lm_note, 1)
-        loading.addWidget(self.lm_progress)
-        loading.addWidget(self.lm_cancel)
-        self._show_lm_loading(False)
         self.charts = QWidget()
         charts = QHBoxLayout(self.charts)
         charts.setContentsMargins(0, 0, 0, 0)
@@ -124,7 +112,7 @@ class LogitsPanel(QWidget):
         layout.addWidget(self.text)
         layout.addLayout(options)
         layout.addLayout(display)
-        layout.addLayout(loading)
+        layout.addWidget(self.loading)
         layout.addWidget(self.tokens)
         layout.addWidget(self.message)
         layout.addWidget(self.charts, 1)
@@ -143,12 +131,10 @@ class LogitsPanel(QWidget):
         """A new model: the old bars, tokens and notes go; the text is asked again. A
         session of this model (`restore`) brings back its prompt, clicked ids included,
         and its switches."""
-        self.request_id = self.shown_id = self.lm_id = 0
-        self.lm_needed = summary.lm_needed
+        self.request_id = self.shown_id = 0
         self.vocab_size = summary.info["vocab_size"]
         self._clear_results()
-        self._show_lm_loading(False)
-        self._lm_say("")
+        self.loading.show_loading(False)
         if restore is not None:
             for name in ("k", "temperature", "direct", "by_id", "hold_axis"):
                 setattr(self.state, name, getattr(restore, name))
@@ -214,50 +200,26 @@ class LogitsPanel(QWidget):
         if not self.text.toPlainText().strip():
             self._say("Type some text: the model predicts the token that comes after it.")
             return
-        if not self.state.direct and self.lm_needed:
-            self._load_language_model()
+        if not self.state.direct and self.language_model.needed:
+            self.language_model.ensure(self)
+            self.loading.show_loading(True, LOADING_TEXT[:-1] + "; the direct path works meanwhile)")
             return
         self.request_id = self.submit(rq.Logits(
             text=self.prompt.request_prompt(), k=self.state.k, temperature=self.state.temperature, direct=self.state.direct,
         ))
 
     # --- the language model -------------------------------------------------------------------
-    def _load_language_model(self) -> None:
-        if not self.lm_id:
-            self.lm_id = self.submit(rq.LoadLanguageModel())
-        self._lm_say("Loading the language model… (once per model; the direct path works meanwhile)")
-        self._show_lm_loading(True)
-
-    def _lm_say(self, text: str) -> None:
-        self.lm_note.setText(text)
-        self.lm_note.setVisible(bool(text))  # an empty line would leave a gap above the tokens
-
-    def _show_lm_loading(self, on: bool) -> None:
-        for w in (self.lm_progress, self.lm_cancel):
-            w.setVisible(on)
-
-    def on_language_model(self, rid: int) -> None:
-        if rid != self.lm_id:
-            return
-        self.lm_id = 0
-        self.lm_needed = False
-        self._show_lm_loading(False)
-        self._lm_say("")
+    def on_language_model(self) -> None:
+        self.loading.show_loading(False)
         self.run()
 
-    def on_language_model_failed(self, rid: int, message: str) -> None:
-        if rid == self.lm_id:
-            self.lm_id = 0
-            self._show_lm_loading(False)
-            self._lm_say("")
-            self._say(message + " The direct path still works.", error=True)
+    def on_language_model_failed(self, message: str) -> None:
+        self.loading.show_loading(False)
+        self._say(message + " The direct path still works.", error=True)
 
-    def on_language_model_cancelled(self, rid: int) -> None:
-        if rid == self.lm_id:
-            self.lm_id = 0
-            self._show_lm_loading(False)
-            self._lm_say("Loading the language model was cancelled. Edit the text to try again, "
-                                 "or pick the direct path.")
+    def on_language_model_cancelled(self) -> None:
+        self.loading.show_loading(False, "Loading the language model was cancelled. Edit the text to try again, "
+                                         "or pick the direct path.")
 
     # --- results ------------------------------------------------------------------------------
     def on_result(self, rid: int, result) -> None:

@@ -24,9 +24,12 @@ from embviz.settings import Settings, atomic_write_text
 from embviz.tables import rows_to_text
 from embviz.ui import style
 from embviz.ui.analogy_panel import AnalogyPanel
+from embviz.ui.drift_panel import DriftPanel
 from embviz.ui.lessons_panel import LessonsPanel
 from embviz.ui.export import export_picture
 from embviz.ui.logits_panel import LogitsPanel
+from embviz.ui.language_model import LanguageModelLoader
+from embviz.ui.lens_panel import LensPanel
 from embviz.ui.map_panel import MapPanel
 from embviz.ui.neighbours_panel import NeighboursPanel
 from embviz.ui.vectors_panel import VectorsPanel
@@ -35,9 +38,9 @@ from embviz.worker import ComputeWorker
 from embviz.wordsets import preset_word_sets
 
 STATUS_BAR_SLACK = 60  # pixels of the status bar that are not the two labels
-TAB_NAMES = ("Map", "Neighbours", "Analogies", "Next-token logits", "Vectors")
+TAB_NAMES = ("Map", "Neighbours", "Analogies", "Next-token logits", "Vectors", "Logit lens", "Drift")
 HELP_KEYS = (
-    ("Ctrl+1 … Ctrl+5", "the Map, Neighbours, Analogies, Next-token logits and Vectors tabs"),
+    ("Ctrl+1 … Ctrl+7", "the Map, Neighbours, Analogies, Next-token logits, Vectors, Logit lens and Drift tabs"),
     ("Ctrl+F", "find tokens on the map"),
     ("Esc", "cancel the running job (a map, the benchmark, opening a model)"),
     ("Home", "fit the map to every point"),
@@ -76,11 +79,15 @@ class MainWindow(QMainWindow):
         self.map_panel = MapPanel(submit, cancel, self.settings, preset_word_sets())
         self.neighbours = NeighboursPanel(submit)
         self.analogies = AnalogyPanel(submit, cancel)
-        self.logits = LogitsPanel(submit, cancel)
+        self.language_model = LanguageModelLoader(submit)
+        self.logits = LogitsPanel(submit, cancel, self.language_model)
         self.vectors = VectorsPanel(submit)
+        self.lens = LensPanel(submit, cancel, self.language_model)
+        self.drift = DriftPanel(submit, cancel, self.language_model)
         self.tabs = QTabWidget()
         style.use_font(self.tabs.tabBar(), style.BASE_POINT_SIZE + 1, bold=True)
-        for panel, name in zip((self.map_panel, self.neighbours, self.analogies, self.logits, self.vectors), TAB_NAMES):
+        panels = (self.map_panel, self.neighbours, self.analogies, self.logits, self.vectors, self.lens, self.drift)
+        for panel, name in zip(panels, TAB_NAMES):
             self.tabs.addTab(panel, name)
         self.setCentralWidget(self.tabs)
         self.tour = TourState()
@@ -403,7 +410,8 @@ class MainWindow(QMainWindow):
         return Session(
             model=ModelRef(source=source, name=self.summary.info["name"], fingerprint=self.summary.fingerprint),
             map=self.map_panel.snapshot(), neighbours=self.neighbours.state, analogies=self.analogies.state,
-            logits=self.logits.state, vectors=self.vectors.state, custom_sets=custom, tab=self.tabs.currentIndex(),
+            logits=self.logits.state, vectors=self.vectors.state, lens=self.lens.state, drift=self.drift.state,
+            custom_sets=custom, tab=self.tabs.currentIndex(),
             text_scale=style.text_scale(),
         )
 
@@ -497,7 +505,7 @@ class MainWindow(QMainWindow):
         return {
             rq.Project.channel: self.map_panel, rq.Neighbours.channel: self.neighbours,
             rq.Analogy.channel: self.analogies, rq.Logits.channel: self.logits, rq.Benchmark.channel: self.analogies,
-            rq.VectorStrips.channel: self.vectors,
+            rq.VectorStrips.channel: self.vectors, rq.Lens.channel: self.lens, rq.Drift.channel: self.drift,
         }.get(channel)
 
     def _current(self, rid: int, ended: bool = False) -> bool:
@@ -538,7 +546,7 @@ class MainWindow(QMainWindow):
         elif channel == rq.Benchmark.channel:
             self.analogies.on_benchmark(rid, result)
         elif channel == rq.LoadLanguageModel.channel:
-            self.logits.on_language_model(rid)
+            self.language_model.finished(rid)
         elif (panel := self._panel_for(channel)) is not None:
             panel.on_result(rid, result)
 
@@ -557,7 +565,7 @@ class MainWindow(QMainWindow):
         if channel in (rq.Search.channel, rq.Faithfulness.channel) or channel.startswith(rq.WORDSET_PREFIX):
             self.map_panel.on_failed(rid, message)
         elif channel == rq.LoadLanguageModel.channel:
-            self.logits.on_language_model_failed(rid, message)
+            self.language_model.failed(rid, message)
         elif channel == rq.LessonNumbers.channel:
             self.lessons.on_failed(rid, message)
         elif (panel := self._panel_for(channel)) is not None:
@@ -578,7 +586,7 @@ class MainWindow(QMainWindow):
         if not self._current(rid, ended=True):
             return
         if channel == rq.LoadLanguageModel.channel:
-            self.logits.on_language_model_cancelled(rid)
+            self.language_model.cancelled(rid)
         elif (panel := self._panel_for(channel)) is not None and hasattr(panel, "on_cancelled"):
             panel.on_cancelled(rid)
         elif channel == rq.Search.channel or channel.startswith(rq.WORDSET_PREFIX):
@@ -608,8 +616,11 @@ class MainWindow(QMainWindow):
         self.map_panel.on_model(summary, session and session.map)
         self.neighbours.on_model(summary, session and session.neighbours)
         self.analogies.on_model(summary, session and session.analogies)
+        self.language_model.on_model(summary)  # before the tabs, which may ask for it at once
         self.logits.on_model(summary, session and session.logits)
         self.vectors.on_model(summary, session and session.vectors)
+        self.lens.on_model(summary, session and session.lens)
+        self.drift.on_model(summary, session and session.drift)
         if summary.info["notes"]:
             self.show_message("   •   ".join(summary.info["notes"]), 30000)
         if self.loading_source:

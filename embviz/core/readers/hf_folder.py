@@ -10,6 +10,7 @@ from typing import Any
 
 import torch
 
+from embviz.core.causal_lm import HFLanguageModel
 from embviz.core.device import ensure_fits_in_ram, free_bytes
 from embviz.core.errors import EmbvizError, ProgressFn, first_line, no_progress
 from embviz.core.model import EmbeddingModel
@@ -76,20 +77,6 @@ def load_vocabulary(folder: Path, size: int) -> tuple[Vocabulary, str | None]:
         return vocabulary_from_tokenizer(AutoTokenizer.from_pretrained(str(folder)), size), None
     except Exception as exc:  # tokenizers and transformers raise many types for broken files
         return vocabulary_from_ids(size), f"The tokenizer could not be loaded ({type(exc).__name__}: {first_line(exc, 160)})."
-
-
-class HFLanguageModel:
-    """A transformers causal LM that returns last-position logits."""
-
-    def __init__(self, model: Any, device: torch.device) -> None:
-        self.model = model
-        self.device = device
-
-    @torch.inference_mode()
-    def last_logits(self, ids: list[int]) -> torch.Tensor:
-        input_ids = torch.tensor([ids], dtype=torch.long, device=self.device)
-        out = self.model(input_ids=input_ids, use_cache=False, logits_to_keep=1)
-        return out.logits[0, -1].float()
 
 
 def load_hf_language_model(

@@ -1,0 +1,126 @@
+"""A transformers causal LM as embviz runs it: last-position logits and the residual
+stream (the input of every block and of the final norm), both through a prefix cache.
+
+Typing appends to the text, so the key/value cache of the previous text is kept and
+only the tokens after the common prefix are run: one keystroke on a 500-token text
+costs one token's forward pass instead of 500. Hidden states of earlier positions do
+not change when tokens are appended (causal attention), so they are kept too.
+"""
+
+from __future__ import annotations
+
+import inspect
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from embviz.core.errors import EmbvizError
+
+FINAL_NORM_NAMES = ("norm", "ln_f", "final_layer_norm", "final_layernorm")
+
+
+@dataclass
+class _Prefix:
+    ids: list[int]
+    cache: Any  # transformers' DynamicCache for `ids`
+    residuals: torch.Tensor | None  # (layers + 1, len(ids), D): embedding output, then each block's output
+    logits: torch.Tensor  # (V,) after the last of `ids`
+
+
+def common_prefix(a: list[int], b: list[int]) -> int:
+    n = min(len(a), len(b))
+    for i in range(n):
+        if a[i] != b[i]:
+            return i
+    return n
+
+
+class HFLanguageModel:
+    """The full forward pass of a transformers causal LM, one text at a time."""
+
+    def __init__(self, model: Any, device: torch.device) -> None:
+        self.model = model
+        self.device = device
+        self._prefix: _Prefix | None = None
+        self._lock = threading.Lock()  # the cache belongs to one forward pass at a time
+        self.final_norm = next((m for name in FINAL_NORM_NAMES if (m := getattr(model.base_model, name, None)) is not None), None)
+        self.n_layers = int(getattr(model.config, "num_hidden_layers", 0) or 0)
+        # transformers 5 renamed the argument; 4.x knows only the old name.
+        self._cache_arg = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+        self.tokens_run = 0  # tokens through the blocks so far: what the cache saves shows here
+
+    @property
+    def head(self) -> torch.nn.Module:
+        return self.model.get_output_embeddings()
+
+    def last_logits(self, ids: list[int]) -> torch.Tensor:
+        """Logits (V,) for the token after the last of `ids`."""
+        return self.run(ids).logits
+
+    def residual_stream(self, ids: list[int]) -> torch.Tensor:
+        """(layers + 1, T, D): the embedding output and every block's output, before the final norm."""
+        if self.final_norm is None:
+            raise EmbvizError("The logit lens needs the model's final norm, and this architecture's was not found.")
+        residuals = self.run(ids, residuals=True).residuals
+        assert residuals is not None
+        return residuals
+
+    def uncached_residual_stream(self, ids: list[int]) -> torch.Tensor:
+        """The same, for text that should not replace the typing cache (drift's sentences)."""
+        with self._lock:
+            residuals = self._forward(ids, None, True)[1]
+        assert residuals is not None
+        return residuals
+
+    def run(self, ids: list[int], residuals: bool = False) -> _Prefix:
+        """The prefix for `ids`, running only what the kept one lacks. The residual
+        stream is kept while the lens asks for it; the logits tab alone never pays for it."""
+        if not ids:
+            raise EmbvizError("The text produced no tokens.")
+        with self._lock:
+            old = self._prefix
+            if old is not None and residuals and old.residuals is None:
+                old = None
+            keep = common_prefix(old.ids, ids) if old is not None else 0
+            if old is not None and keep == len(ids) == len(old.ids):
+                return old
+            # Shorter than the old text (a deletion): run its last token again for its logits.
+            keep = min(keep, len(ids) - 1)
+            self._prefix = None  # from here the old cache is being changed: never half-kept
+            if old is None or keep == 0:
+                cache, stream, logits = self._forward(ids, None, residuals)
+            else:
+                if len(old.ids) > keep:
+                    old.cache.crop(keep - len(old.ids))  # negative: drop that many (transformers 4 and 5)
+                with_stream = old.residuals is not None
+                cache, new_stream, logits = self._forward(ids[keep:], old.cache, with_stream)
+                stream = None if old.residuals is None else torch.cat([old.residuals[:, :keep], new_stream], dim=1)
+            self._prefix = _Prefix(list(ids), cache, stream, logits)
+            return self._prefix
+
+    def forget(self) -> None:
+        with self._lock:
+            self._prefix = None
+
+    @torch.inference_mode()
+    def _forward(self, ids: list[int], cache: Any, residuals: bool) -> tuple[Any, torch.Tensor | None, torch.Tensor]:
+        captured: list[torch.Tensor] = []
+        hook = None
+        if residuals and self.final_norm is not None:
+            hook = self.final_norm.register_forward_pre_hook(lambda _m, args: captured.append(args[0]))
+        try:
+            input_ids = torch.tensor([ids], dtype=torch.long, device=self.device)
+            out = self.model(input_ids=input_ids, use_cache=True, output_hidden_states=residuals,
+                             logits_to_keep=1, **{self._cache_arg: cache})
+        finally:
+            if hook is not None:
+                hook.remove()
+        self.tokens_run += len(ids)
+        stream = None
+        if residuals:
+            hidden = list(out.hidden_states[:-1])  # the last entry is after the final norm
+            hidden.append(captured[-1] if captured else out.hidden_states[-1])
+            stream = torch.stack([h[0].float() for h in hidden])
+        return getattr(out, self._cache_arg, None) or out.past_key_values, stream, out.logits[0, -1].float()
