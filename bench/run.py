@@ -477,6 +477,51 @@ def fig_logits_core(args, model) -> None:
         record(7, f"logits, {label} text: the core call (full forward pass + top 10)", t * 1000, "ms")
 
 
+def fig_typing(args, model) -> None:
+    """13: a keystroke at the end of a long text, and the logit lens, with and without the prefix cache."""
+    from embviz.core.lens import logit_lens
+    from embviz.core.logits import encode_prompt, next_token_logits
+
+    lm = model.language_model()
+    long_ids = encode_prompt(model, LOGITS_TEXTS[1][1])[:500]
+    shorter = long_ids[:-1]
+
+    def typed(forget: bool) -> float:
+        times = []
+        for _ in range(args.repeats):
+            lm.forget()
+            lm.last_logits(shorter)  # the text before the keystroke is on screen
+            if forget:
+                lm.forget()
+            t = time.perf_counter()
+            next_token_logits(model, list(long_ids), 10)
+            times.append(time.perf_counter() - t)
+        return statistics.median(times)
+
+    record(13, "logits after one more token on a 500-token text (prefix cache)", typed(False) * 1000, "ms",
+           typed(True) * 1000, "the whole text run again", "≤ 150 ms")
+    text = "The capital of France is Paris, and the capital of Italy is Rome. So the capital of Spain is"
+    n = len(encode_prompt(model, text))
+
+    def lens(forget: bool, grow: bool = False) -> float:
+        times = []
+        for _ in range(args.repeats):
+            lm.forget()
+            model.cache.pop("lens_columns", None)
+            if grow:
+                logit_lens(model, text.rsplit(" ", 1)[0], k=10)
+            t = time.perf_counter()
+            logit_lens(model, text, k=10)
+            times.append(time.perf_counter() - t)
+        return statistics.median(times)
+
+    forward = median_time(lambda: (lm.forget(), lm.last_logits(encode_prompt(model, text))), args.repeats)
+    record(13, f"logit lens of a {n}-token text, every layer, from scratch", lens(True) * 1000, "ms",
+           forward * 1000, "the forward pass alone (last position's logits)", "≤ 300 ms",
+           note=f"{lm.n_layers + 1} layers × {n} positions × {model.vocab_size:,} logits")
+    record(13, "logit lens after typing the last word of that text (cached columns)", lens(False, grow=True) * 1000, "ms")
+
+
 LOGITS_TEXTS = (("5-token", "The capital of France is"), ("500-token", " ".join(["the cat sat on the mat"] * 83) + " and"))
 
 
@@ -498,7 +543,7 @@ def fig_window(args) -> None:
         panel = window.logits
         # The language model is built once, by a job of its own, before the first bars.
         panel.set_text("Hello")
-        wait(app, lambda: not panel.lm_needed and bool(panel.results), 300)
+        wait(app, lambda: not window.language_model.needed and bool(panel.results), 300)
         for label, text in LOGITS_TEXTS:
             times = []
             for i in range(args.repeats * 2):
@@ -602,7 +647,7 @@ def main(argv=None) -> int:
         fig_open(args)
     if want(2):
         fig_table_read(args)
-    if want(3) or want(4) or want(5) or want(8) or want(12) or (want(7) and args.no_gui):
+    if want(3) or want(4) or want(5) or want(8) or want(12) or want(13) or (want(7) and args.no_gui):
         from embviz.core import open_checkpoint
 
         model = open_checkpoint(None, args.device)
@@ -614,6 +659,8 @@ def main(argv=None) -> int:
             fig_faithful(args, model)
         if want(7) and args.no_gui:
             fig_logits_core(args, model)
+        if want(13):
+            fig_typing(args, model)
         del model
         if want(3):
             fig_big_pca(args)

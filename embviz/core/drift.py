@@ -1,6 +1,7 @@
 """Contextual drift: one word in several sentences, followed through the layers.
 
-At the embedding output a token's vector is its static row, the same in every
+At the embedding output a token's vector is its static row (plus a position vector in
+models with learned positions, such as GPT-2), the same in every
 sentence; each block mixes in its context. Per layer: how alike the contexts' vectors
 still are (mean pairwise cosine) and how far each has moved from the static row.
 """

@@ -80,8 +80,8 @@ class DriftPanel(QWidget):
         self.legend.setColumnCount(2)  # a wide, short legend: it sits above the lines (see the y range)
         self.neighbours = ResultsTable(["sentence 1", "sentence 2"])
         self.caption = QLabel(
-            "At the embedding (layer 0) the word's vector is its row of the table, the same in every sentence; each "
-            "block mixes in the context. Black: how alike its vectors in the sentences are. Coloured: each one's "
+            "At the embedding (layer 0) the word's vector is its row of the table, the same in every sentence (models "
+            "with learned positions, such as GPT-2, add a position's vector); each block mixes in the context. Black: how alike its vectors in the sentences are. Coloured: each one's "
             "cosine to the static row. Grey: two unrelated tokens of the sentences, since every vector of a "
             "layer shares a few large directions; the word's own line means something only above it.")
         self.caption.setWordWrap(True)

@@ -116,6 +116,16 @@ def run_screenshots(out: str, model: str | None = None, device: str = "auto", te
     window.tabs.setCurrentWidget(window.vectors)
     _wait(app, lambda: window.vectors.shown is not None or window.vectors.message.text(), "the vector strips")
     save("vectors")
+    window.tabs.setCurrentWidget(window.lens)
+    if window.lens.enabled:
+        window.lens.set_text("The capital of France is")
+    _wait(app, lambda: window.lens.result is not None or window.lens.message.text(), "the logit lens")
+    save("lens")
+    window.tabs.setCurrentWidget(window.drift)
+    if window.drift.enabled:
+        window.drift.set_inputs("bank", ["I sat on the river bank.", "She paid the cash into the bank."])
+    _wait(app, lambda: window.drift.result is not None or window.drift.message.text(), "the drift")
+    save("drift")
     window.tabs.setCurrentWidget(window.logits)  # the presentation picture: the logits at 150 %
     style.set_text_scale(1.5)  # for the back row
     _wait(app, lambda: True, "the larger text")

@@ -1,0 +1,86 @@
+"""The Logit lens and Drift tabs in the real window (pytest-qt, offscreen)."""
+
+from __future__ import annotations
+
+import pytest
+
+from embviz.session import load_session, save_session
+from embviz.state import DriftState, LensState
+
+
+def wait_for(qtbot, predicate, timeout=120_000):
+    qtbot.waitUntil(lambda: bool(predicate()), timeout=timeout)
+
+
+@pytest.fixture
+def smol(qtbot, window):
+    window.open_model(None)
+    wait_for(qtbot, lambda: window.summary is not None and window.summary.info["vocab_size"] == 49152)
+    return window
+
+
+@pytest.mark.default_model
+def test_the_lens_grid_reads_up_to_the_models_answer(qtbot, smol):
+    lens = smol.lens
+    smol.tabs.setCurrentWidget(lens)
+    lens.set_text("The capital of France is")
+    wait_for(qtbot, lambda: lens.result is not None and len(lens.result.tokens) == 5, 300_000)
+    grid = lens.grid
+    assert grid.rowCount() == 31 and grid.columnCount() == 5
+    assert grid.verticalHeaderItem(0).text() == "block 30 = output" and grid.verticalHeaderItem(30).text() == "embedding"
+    assert [grid.horizontalHeaderItem(c).text() for c in range(5)] == ["The", "␣capital", "␣of", "␣France", "␣is"]
+    assert grid.item(0, 4).text() == "␣Paris"
+    # The answer's cell is shown as bars at first: the same top guess as the Logits tab.
+    assert lens.cell == (30, 4) and lens.bars.count == 10 and "block 30" in lens.bars.title
+    # A cell's colour follows its probability: the confident output cell is darker than a doubtful one.
+    top = lens.result.top
+    probs = {(layer, p): top[layer][p][0].prob for layer in range(31) for p in range(5)}
+    low, high = min(probs, key=probs.get), max(probs, key=probs.get)
+    dark = lambda cell: grid.item(lens._row_of(cell[0]), cell[1]).background().color().lightness()  # noqa: E731
+    assert dark(high) < dark(low)
+    grid.cellClicked.emit(lens._row_of(12), 1)  # block 12 after "capital"
+    assert lens.cell == (12, 1) and "block 12" in lens.bars.title and "␣capital" in lens.bars.title
+    assert lens.cell_caption.text().startswith("The top 10 guesses at block 12")
+    lens.final_norm.setChecked(False)
+    wait_for(qtbot, lambda: lens.result is not None and lens.result.final_norm is False, 60_000)
+    assert "no final norm" in lens.caption.text()
+    assert lens.cell == (12, 1)  # the chosen cell stays chosen
+
+
+@pytest.mark.default_model
+def test_drift_draws_one_line_per_sentence_and_names_what_is_wrong(qtbot, smol):
+    drift = smol.drift
+    smol.tabs.setCurrentWidget(drift)
+    drift.set_inputs("bank", ["I sat on the river bank", "She paid the cash into the bank"])
+    wait_for(qtbot, lambda: drift.result is not None, 300_000)
+    names = [label.text for _, label in drift.legend.items]
+    assert names == ["between the sentences", "any two tokens (baseline)",
+                     "sentence 1 to its static row", "sentence 2 to its static row"]
+    assert drift.neighbours.columnCount() == 2 and drift.neighbours.rowCount() == 8
+    assert "through 30 blocks" in drift.heading.text()
+    drift.layer.setValue(3)
+    wait_for(qtbot, lambda: drift.result is not None and drift.result.neighbours_layer == 3, 60_000)
+    assert "block 3" in drift.neighbours_heading.text()
+    drift.set_inputs("bank", ["I sat on the river bank", "Money is nice"])
+    wait_for(qtbot, lambda: "not a token of sentence 2" in drift.message.text(), 60_000)
+    assert drift.result is None and not drift.legend.items
+
+
+def test_lesson_models_explain_that_they_have_no_layers(qtbot, window):
+    window.open_model("spells")
+    wait_for(qtbot, lambda: window.summary is not None, 30_000)
+    for panel in (window.lens, window.drift):
+        assert not panel.enabled and "no blocks" in panel.message.text()
+        assert not panel.message.isHidden()
+    window.lens.set_text("I cast")
+    assert window.lens.request_id == 0  # nothing is asked of a model without layers
+
+
+def test_lens_and_drift_inputs_round_trip_through_a_session(qtbot, window, tmp_path):
+    window.open_model("toy4")
+    wait_for(qtbot, lambda: window.summary is not None, 30_000)
+    window.lens.state.text, window.lens.state.final_norm = "river", False
+    window.drift.state.word, window.drift.state.sentences, window.drift.state.layer = "cat", "a cat\nthe cat", 4
+    session = load_session(save_session(window.session_state(), tmp_path / "s.embviz"))
+    assert session.lens == LensState(text="river", final_norm=False)
+    assert session.drift == DriftState(word="cat", sentences="a cat\nthe cat", layer=4)
