@@ -27,7 +27,7 @@ def test_the_lens_grid_reads_up_to_the_models_answer(qtbot, smol):
     wait_for(qtbot, lambda: lens.result is not None and len(lens.result.tokens) == 5, 300_000)
     grid = lens.grid
     assert grid.rowCount() == 31 and grid.columnCount() == 5
-    assert grid.verticalHeaderItem(0).text() == "block 30 = output" and grid.verticalHeaderItem(30).text() == "embedding"
+    assert grid.verticalHeaderItem(0).text() == "30 = output" and grid.verticalHeaderItem(30).text() == "embedding"
     assert [grid.horizontalHeaderItem(c).text() for c in range(5)] == ["The", "␣capital", "␣of", "␣France", "␣is"]
     assert grid.item(0, 4).text() == "␣Paris"
     # The answer's cell is shown as bars at first: the same top guess as the Logits tab.

@@ -79,11 +79,12 @@ class DriftPanel(QWidget):
         self.legend = item.addLegend(offset=(-10, 6), labelTextColor="k", brush=pg.mkBrush(255, 255, 255, 230))
         self.legend.setColumnCount(2)  # a wide, short legend: it sits above the lines (see the y range)
         self.neighbours = ResultsTable(["sentence 1", "sentence 2"])
+        style.use_font(self.neighbours, style.BASE_POINT_SIZE)  # several columns side by side: a size smaller
         self.caption = QLabel(
-            "At the embedding (layer 0) the word's vector is its row of the table, the same in every sentence (models "
-            "with learned positions, such as GPT-2, add a position's vector); each block mixes in the context. Black: how alike its vectors in the sentences are. Coloured: each one's "
-            "cosine to the static row. Grey: two unrelated tokens of the sentences, since every vector of a "
-            "layer shares a few large directions; the word's own line means something only above it.")
+            "Layer 0 is the word's row of the table, the same in every sentence (GPT-2-style models add a position's "
+            "vector); each block mixes in context. Black: how alike the word's vectors in the sentences are. "
+            "Coloured: each one's cosine to its static row. Grey: unrelated tokens of the sentences, a floor that "
+            "every vector of a layer shares (a few huge directions), so black means something only above grey.")
         self.caption.setWordWrap(True)
         inputs = QHBoxLayout()
         inputs.addWidget(QLabel("Word"))
@@ -217,14 +218,17 @@ class DriftPanel(QWidget):
         label = result.word.replace(" ", "␣")
         self.heading.setText(f"“{label}” in {len(result.sentences)} sentence(s), through {len(layers) - 1} blocks")
         at = result.layer_names[result.neighbours_layer]
-        self.neighbours_heading.setText(f"Nearest rows of the table to the word's vector at {at} (cosine):")
+        self.neighbours_heading.setText(f"Nearest rows of the table to the word's vector at {at}:")
         self.neighbours.headers = [f"sentence {s + 1}" for s in range(len(result.sentences))]
         self.neighbours.setColumnCount(len(self.neighbours.headers))
         self.neighbours.setHorizontalHeaderLabels(self.neighbours.headers)
         depth = max((len(h) for h in result.neighbours), default=0)
-        rows = [tuple(f"{hits[r].token}  {hits[r].score:.2f}" if r < len(hits) else "" for hits in result.neighbours)
-                for r in range(depth)]
+        rows = [tuple(hits[r].token if r < len(hits) else "" for hits in result.neighbours) for r in range(depth)]
         self.neighbours.fill(rows, [result.neighbours[0][r].id if r < len(result.neighbours[0]) else -1 for r in range(depth)])
+        for r in range(depth):  # the cosines as tooltips: the tokens need the width
+            for s, hits in enumerate(result.neighbours):
+                if r < len(hits) and (cell := self.neighbours.item(r, s)) is not None:
+                    cell.setToolTip(f"{hits[r].token} (id {hits[r].id}): cosine {hits[r].score:.3f}")
 
     def on_failed(self, rid: int, message: str) -> None:
         if rid == self.request_id:

@@ -5,10 +5,10 @@ cell for its top guesses as bars."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtGui import QBrush, QColor, QPainter, QPen
 from PySide6.QtWidgets import (
-    QAbstractItemView, QCheckBox, QHBoxLayout, QLabel, QPlainTextEdit, QSplitter, QTableWidget, QTableWidgetItem,
-    QVBoxLayout, QWidget,
+    QAbstractItemView, QCheckBox, QHBoxLayout, QLabel, QPlainTextEdit, QSplitter, QStyledItemDelegate, QTableWidget,
+    QTableWidgetItem, QVBoxLayout, QWidget,
 )
 
 from embviz import requests as rq
@@ -25,6 +25,7 @@ NORM_WHY = ("The model's last block goes through a final norm before the output 
             "the same way is what makes the early ones readable. Untick to see the raw residual stream.")
 # White to dark blue: one hue, so the order reads without colour vision; text turns white on dark cells.
 LIGHT, DARK = QColor("#f7fbff"), QColor("#08306b")
+FRAME = QColor("#E69F00")  # Okabe–Ito orange: visible on white and on dark blue
 
 
 def cell_color(prob: float) -> QColor:
@@ -34,6 +35,22 @@ def cell_color(prob: float) -> QColor:
 
 def short(label: str) -> str:
     return label if len(label) <= CELL_CHARS else label[: CELL_CHARS - 1] + "…"
+
+
+class FramedCell(QStyledItemDelegate):
+    """Draws one cell (row, column) with a thick frame on top of its own colour."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.cell: tuple[int, int] | None = None
+
+    def paint(self, painter: QPainter, option, index) -> None:
+        super().paint(painter, option, index)
+        if self.cell == (index.row(), index.column()):
+            painter.save()
+            painter.setPen(QPen(FRAME, 4))
+            painter.drawRect(option.rect.adjusted(2, 2, -2, -2))
+            painter.restore()
 
 
 class LensPanel(QWidget):
@@ -71,10 +88,13 @@ class LensPanel(QWidget):
         self.message.hide()
         self.grid = QTableWidget(0, 0)
         self.grid.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.grid.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         style.use_font(self.grid, style.BASE_POINT_SIZE)
         style.use_font(self.grid.horizontalHeader(), style.BASE_POINT_SIZE, bold=True)
         style.use_font(self.grid.verticalHeader(), style.BASE_POINT_SIZE, bold=True)
+        # The chosen cell keeps its colour, framed: a selection fill would hide its probability.
+        self.grid.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.frame = FramedCell(self.grid)
+        self.grid.setItemDelegate(self.frame)
         self.grid.cellClicked.connect(lambda row, position: self.show_cell(self._row_of(row), position))
         self.bars = BarChart("Click a cell", style.BAR_PROB)
         self.cell_caption = QLabel("")
@@ -178,7 +198,7 @@ class LensPanel(QWidget):
         self.grid.setColumnCount(positions)
         self.grid.setHorizontalHeaderLabels([label for _, label in result.tokens])
         names = list(result.layer_names)
-        names[-1] += " = output"
+        names[-1] = f"{len(names) - 1} = output"
         self.grid.setVerticalHeaderLabels(names[::-1])
         for layer, row in enumerate(result.top):
             for p, cell in enumerate(row):
@@ -205,7 +225,10 @@ class LensPanel(QWidget):
         if result is None or not (0 <= layer < len(result.top) and 0 <= position < len(result.tokens)):
             return
         self.cell = (layer, position)
-        self.grid.setCurrentCell(self._row_of(layer), position)
+        self.frame.cell = (self._row_of(layer), position)
+        self.grid.viewport().update()
+        if (item := self.grid.item(self._row_of(layer), position)) is not None:
+            self.grid.scrollToItem(item)
         cell = result.top[layer][position]
         probs = [s.prob for s in cell]
         self.bars.set_bars([s.token for s in cell], [100 * p for p in probs], percent_labels(probs))
@@ -239,6 +262,7 @@ class LensPanel(QWidget):
 
     def _clear(self) -> None:
         self.result = None
+        self.frame.cell = None
         self.grid.clear()
         self.grid.setRowCount(0)
         self.grid.setColumnCount(0)
