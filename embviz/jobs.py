@@ -146,7 +146,8 @@ def run_request(model: EmbeddingModel | None, request: rq.Request, progress: Pro
     if isinstance(request, rq.Drift):
         from embviz.core.drift import contextual_drift
 
-        return contextual_drift(model, request.word, request.sentences, request.layer, request.k, load_lm=False)
+        return contextual_drift(model, request.word, request.sentences, request.layer, request.k, load_lm=False,
+                                progress=progress)
     if isinstance(request, rq.Project):
         from embviz.core.projection import project, select_rows
 

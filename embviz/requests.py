@@ -2,8 +2,9 @@
 
 Each request names a `channel`; a newer request on the same channel makes the older
 one stale (dropped if queued, cancelled if running). `lane` says which worker thread
-runs it: "quick" lookups, "long" projections and benchmarks, and "models" for opening
-a model or its language model, so that none of them waits behind another.
+runs it: "quick" lookups, "long" projections and benchmarks, "models" for opening a
+model or its language model, and "layers" for the lens and drift (a forward pass over
+every layer, up to seconds), so that none of them waits behind another.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from dataclasses import dataclass, field
 WORDSET_PREFIX = "wordset:"
 
 
-QUICK, LONG, MODELS = "quick", "long", "models"
+QUICK, LONG, MODELS, LAYERS = "quick", "long", "models", "layers"
 
 
 @dataclass
@@ -87,6 +88,7 @@ class Lens(Request):
     k: int = 10
     final_norm: bool = True
     channel = "lens"
+    lane = LAYERS
 
 
 @dataclass
@@ -98,6 +100,7 @@ class Drift(Request):
     layer: int | None = None  # where to list the nearest vocabulary rows; None: the last block
     k: int = 8
     channel = "drift"
+    lane = LAYERS
 
 
 @dataclass

@@ -1,8 +1,9 @@
 """The compute worker: the only bridge between Qt views and torch.
 
-Three lanes (daemon threads): "quick" for lookups that must feel instant (neighbours,
-analogies, logits, search), "long" for projections and the benchmark, and "models" for
-opening a model or building its language model, so none of them waits behind another.
+Four lanes (daemon threads): "quick" for lookups that must feel instant (neighbours,
+analogies, logits, search), "long" for projections and the benchmark, "models" for
+opening a model or building its language model, and "layers" for the logit lens and
+drift (every layer of a forward pass), so none of them waits behind another.
 
 The model and its generation change together, under one lock. Every request carries
 the generation it was asked of and runs only on that model. Opening a model cancels
@@ -113,7 +114,7 @@ class ComputeWorker(QObject):
         self._ids = itertools.count(1)
         # Re-entrant: a slot connected directly (in the lane's thread) may submit again.
         self._lock = threading.RLock()
-        self._lanes = {name: _Lane(name, self._execute) for name in (rq.QUICK, rq.LONG, rq.MODELS)}
+        self._lanes = {name: _Lane(name, self._execute) for name in (rq.QUICK, rq.LONG, rq.MODELS, rq.LAYERS)}
         for lane in self._lanes.values():
             lane.start()
 

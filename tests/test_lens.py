@@ -120,9 +120,17 @@ def test_models_without_layers_say_why(spells, toy4):
         contextual_drift(toy4, "cat", ["cat dog"])
 
 
-def test_empty_text_is_refused(tiny):
+def test_empty_text_is_refused_and_long_text_is_read_at_its_end(tiny, monkeypatch):
+    from embviz.core import drift as drift_module, lens as lens_module
+
     with pytest.raises(EmbvizError, match="Type some text"):
         logit_lens(tiny, "   ")
+    for module in (lens_module, drift_module):
+        monkeypatch.setattr(module, "MAX_LENS_CONTEXT", 40)  # the tiny model's context is 64
+    long = logit_lens(tiny, "one two three four five six seven . " * 20, k=2)
+    assert len(long.tokens) == 40 and any("last 40 of the text" in n for n in long.notes)
+    with pytest.raises(EmbvizError, match="Sentence 1 is"):
+        contextual_drift(tiny, "king", ["the king " * 30])
 
 
 # --- drift ----------------------------------------------------------------------------------------

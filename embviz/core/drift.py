@@ -14,8 +14,8 @@ from itertools import combinations
 import numpy as np
 import torch
 
-from embviz.core.errors import EmbvizError
-from embviz.core.lens import check_has_layers, layer_names
+from embviz.core.errors import EmbvizError, ProgressFn, no_progress
+from embviz.core.lens import MAX_LENS_CONTEXT, check_has_layers, layer_names
 from embviz.core.logits import prompt_ids
 from embviz.core.model import EmbeddingModel
 from embviz.core.similarity import Hit, nearest_neighbours
@@ -72,7 +72,7 @@ def word_token_ids(model: EmbeddingModel, word: str) -> set[int]:
 
 def contextual_drift(
     model: EmbeddingModel, word: str, sentences: list[str], neighbours_layer: int | None = None, k: int = 8,
-    load_lm: bool = True,
+    load_lm: bool = True, progress: ProgressFn = no_progress,
 ) -> DriftResult:
     check_has_layers(model)
     sentences = [s for s in sentences if s.strip()]
@@ -84,7 +84,10 @@ def contextual_drift(
     lm = model.language_model(load=load_lm)
     vectors, token_ids, positions, others = [], [], [], []
     for n, sentence in enumerate(sentences, 1):
+        progress((n - 1) / len(sentences), f"Sentence {n} of {len(sentences)}", None)  # a cancel stops here
         ids, _, _ = prompt_ids(model, sentence, "drift needs a sentence")
+        if len(ids) > MAX_LENS_CONTEXT:
+            raise EmbvizError(f"Sentence {n} is {len(ids):,} tokens; drift reads sentences of up to {MAX_LENS_CONTEXT}.")
         at = next((p for p, i in enumerate(ids) if i in wanted), None)
         if at is None:
             raise EmbvizError(f"'{word.strip()}' is not a token of sentence {n} (“{sentence.strip()[:60]}”): "

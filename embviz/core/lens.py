@@ -20,7 +20,10 @@ from embviz.core.logits import Prompt, TokenScore, prompt_ids
 from embviz.core.model import EmbeddingModel
 from embviz.core.similarity import check_k
 
-MAX_LENS_POSITIONS = 64  # the lens reads the last this many positions; the whole text is context
+MAX_LENS_POSITIONS = 64  # the lens reads the last this many positions; earlier ones are context
+# ...of at most this many tokens: the residual stream of every layer is kept for each of them
+# (36 MB for SmolLM2), and a forward pass over a whole 8,192-token context would take a minute.
+MAX_LENS_CONTEXT = 512
 ROWS_PER_PRODUCT = 128  # (rows × V) logits at a time: 25 MB for a 49,152-token vocabulary
 
 NO_LAYERS = {
@@ -77,6 +80,9 @@ def logit_lens(
     check_has_layers(model)
     k = check_k(k, model.vocab_size)
     ids, _, notes = prompt_ids(model, text, "the lens reads the model's guess for the token after each one")
+    if len(ids) > MAX_LENS_CONTEXT:
+        notes.append(f"The lens runs on the last {MAX_LENS_CONTEXT} of the text's {len(ids):,} tokens.")
+        ids = ids[-MAX_LENS_CONTEXT:]
     lm = model.language_model(load=load_lm)
     stream = lm.residual_stream(ids)  # (layers + 1, T, D)
     first = max(0, len(ids) - MAX_LENS_POSITIONS)
