@@ -59,6 +59,7 @@ class LensPanel(QWidget):
         self.submit = submit
         self.language_model = language_model
         self.request_id = 0
+        self.shown_id = 0  # the request whose grid is on screen
         self.result = None  # the LensResult on screen
         self.cell: tuple[int, int] | None = None  # (layer, position) whose bars are shown
         self.enabled = False
@@ -191,6 +192,7 @@ class LensPanel(QWidget):
         if rid != self.request_id:
             return
         self.result = result
+        self.shown_id = rid
         self._say("  ".join(result.notes))
         layers, positions = len(result.top), len(result.tokens)
         self.grid.clear()
