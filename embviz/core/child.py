@@ -25,11 +25,11 @@ POLL_SECONDS = 0.25
 
 def run_in_child(
     fn: Callable[..., Any], args: tuple, progress: ProgressFn, stage: str, fraction: float = 0.1,
-    measure: Callable[[], tuple[float, str]] | None = None,
+    measure: Callable[[], tuple[float, str] | tuple[float, str, Any]] | None = None,
 ) -> Any:
     """fn(*args) in a fresh interpreter; `fn` must be a module-level function. `progress`
     is called every POLL_SECONDS with the elapsed time, or with what `measure` reports
-    (fraction, stage); when it raises (a cancel), the child is killed and the exception
+    (fraction, stage, and optionally a preview); when it raises (a cancel), the child is killed and the exception
     goes on."""
     with tempfile.TemporaryDirectory(prefix="embviz-child-") as scratch:
         inp, out, err = (Path(scratch) / name for name in ("in.pickle", "out.pickle", "stderr.txt"))
@@ -47,7 +47,8 @@ def run_in_child(
                     if measure is None:
                         progress(fraction, f"{stage} ({time.monotonic() - began:.0f} s)", None)
                     else:
-                        progress(*measure(), None)
+                        done, now, *preview = measure()
+                        progress(done, now, preview[0] if preview else None)
                     try:
                         child.wait(POLL_SECONDS)
                     except subprocess.TimeoutExpired:

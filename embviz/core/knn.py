@@ -71,13 +71,25 @@ def table_knn(model: EmbeddingModel, ids: np.ndarray, k: int, progress: Progress
     other rows among `ids` by cosine over all of the table's dimensions, exact."""
     ids = np.asarray(ids, dtype=np.int64)
     k = min(k, ids.size - 1)
-    key = _digest(ids)
-    cached = model.cache.get(KNN_CACHE)
-    if cached is not None and cached[0] == key and cached[1] >= k:
-        return cached[2][:, :k], cached[3][:, :k]
+    kept = kept_knn(model, ids, k)
+    if kept is not None:
+        return kept
     positions, cosines = _self_top_k(unit_rows(model, ids), k, progress, span, stage)
-    model.cache[KNN_CACHE] = (key, k, positions, cosines)  # the last graph only: 49k × 90 is 35 MB
+    keep_knn(model, ids, positions, cosines)
     return positions, cosines
+
+
+def kept_knn(model: EmbeddingModel, ids: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """The kept graph of these rows cut to k neighbours, if one with at least k is kept."""
+    cached = model.cache.get(KNN_CACHE)
+    if cached is not None and cached[0] == _digest(np.asarray(ids, dtype=np.int64)) and cached[1] >= k:
+        return cached[2][:, :k], cached[3][:, :k]
+    return None
+
+
+def keep_knn(model: EmbeddingModel, ids: np.ndarray, positions: np.ndarray, cosines: np.ndarray) -> None:
+    """Keep the graph of these rows for the model: the last one only (49k × 90 is 35 MB)."""
+    model.cache[KNN_CACHE] = (_digest(np.asarray(ids, dtype=np.int64)), positions.shape[1], positions, cosines)
 
 
 def _sample_neighbours(model: EmbeddingModel, ids: np.ndarray, picked: np.ndarray, k: int) -> np.ndarray:

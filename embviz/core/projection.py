@@ -20,15 +20,18 @@ import torch
 from embviz.core.child import run_in_child
 from embviz.core.device import compute_threads
 from embviz.core.errors import EmbvizError, ProgressFn, no_progress
-from embviz.core.knn import table_knn, unit_rows
+from embviz.core.knn import keep_knn, kept_knn, table_knn, unit_rows
 from embviz.core.model import EmbeddingModel
 from embviz.core.similarity import UNIT_TABLE, matmul, unit_scales, unit_table
+from embviz.core.tsne_child import PHASES, STEP
 from embviz.core.tsne_gradient import TorchObjective
 
 METHODS = ("pca", "tsne", "umap")
 _CHUNK = 16384
 MIN_TSNE_ROWS = 10
-TSNE_STEP = 25  # iterations between live pictures
+# Above this many rows on a CPU, t-SNE runs in a child process on every core (tsne_child);
+# smaller maps take a second or two in the worker, with openTSNE's Barnes-Hut.
+CHILD_TSNE_ROWS = 1000
 EXACT_KNN_ROWS = 100_000  # above this on a CPU, the exact graph (n² work) gives way to an approximate index
 UMAP_NEIGHBOURS = 15
 
@@ -204,36 +207,46 @@ def _tsne(model, ids, normalize, progress, seed, threads) -> Projection:
     jobs = _threads(threads)
     k = min(n - 1, int(3 * perplexity))
     on_gpu = model.device.type == "cuda"
-    if n <= EXACT_KNN_ROWS or on_gpu:
+    exact = n <= EXACT_KNN_ROWS or on_gpu
+    if not on_gpu and n > CHILD_TSNE_ROWS:
+        from embviz.core.tsne_child import tsne_in_child
+
+        graph = kept_knn(model, ids, k) if exact else None
+        rows = None if graph is not None else unit_rows(model, ids).cpu().numpy()
+        coords, computed = tsne_in_child(rows, graph, init, k, perplexity, seed, exact, progress)
+        if computed is not None:
+            keep_knn(model, ids, *computed)
+        return _finished(ids, coords, notes, progress)
+    if exact:
         positions, cosines = table_knn(model, ids, k, progress, (0.05, 0.3), stage)
-        knn_index = _precomputed_knn_index(positions, cosines)
+        knn_index = precomputed_knn_index(positions, cosines)
         affinities = PerplexityBasedNN(perplexity=perplexity, knn_index=knn_index, n_jobs=jobs, random_state=seed, verbose=False)
     else:  # Annoy on the full unit rows: their euclidean order is the cosine order
         affinities = PerplexityBasedNN(unit_rows(model, ids).cpu().numpy(), perplexity=perplexity, method="annoy", n_jobs=jobs,
                                        random_state=seed, verbose=False)
-    phases = [(250, 12.0, 0.5), (500, 1.0, 0.8)]  # early exaggeration, then the real objective
-    total = sum(p[0] for p in phases)
-    # Ours rather than openTSNE's FFT gradient, which holds the GIL for up to 240 ms an
-    # iteration (bench figure 9); small maps keep openTSNE's Barnes-Hut, quick at that size.
-    method = TorchObjective(model.device) if on_gpu or n > 1000 else "bh"
+    # On a GPU our own FFT gradient (torch, off the GIL); small maps keep openTSNE's Barnes-Hut.
+    method = TorchObjective(model.device) if on_gpu else "bh"
     embedding = TSNEEmbedding(init, affinities, negative_gradient_method=method, n_jobs=jobs, random_state=seed, verbose=False)
-    done = 0
-    for n_iter, exaggeration, momentum in phases:
+    total, done = sum(p[0] for p in PHASES), 0
+    for n_iter, exaggeration, momentum in PHASES:
         # Steps of our own rather than openTSNE callbacks: those also evaluate the KL
         # divergence, which costs time and holds the GIL (bench figure 9).
-        for _ in range(n_iter // TSNE_STEP):
-            embedding = embedding.optimize(TSNE_STEP, exaggeration=exaggeration, momentum=momentum,
+        for _ in range(n_iter // STEP):
+            embedding = embedding.optimize(STEP, exaggeration=exaggeration, momentum=momentum,
                                            learning_rate="auto", inplace=True)
-            done += TSNE_STEP
+            done += STEP
             progress(0.3 + 0.7 * done / total, "t-SNE: optimising", np.asarray(embedding, dtype=np.float32))
-    coords = np.asarray(embedding, dtype=np.float32)
+    return _finished(ids, np.asarray(embedding, dtype=np.float32), notes, progress)
+
+
+def _finished(ids: np.ndarray, coords: np.ndarray, notes: list[str], progress: ProgressFn) -> Projection:
     if not np.isfinite(coords).all():
         raise EmbvizError("t-SNE diverged (NaN coordinates); try PCA or fewer rows.")
     progress(1.0, "t-SNE done", coords)
     return Projection("tsne", ids, coords, notes=notes)
 
 
-def _precomputed_knn_index(positions: np.ndarray, cosines: np.ndarray):
+def precomputed_knn_index(positions: np.ndarray, cosines: np.ndarray):
     """openTSNE's KNNIndex over a graph already computed: each row's neighbours as
     positions and cosines, handed over as euclidean distances between unit rows
     (√(2 − 2·cos)), the geometry of every other view."""

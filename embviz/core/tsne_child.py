@@ -1,0 +1,111 @@
+"""t-SNE of a big map in a child process: openTSNE unmodified, with its C FFT gradient,
+on every core, under its own interpreter lock.
+
+In the window's process the optimiser shares the GIL with the GUI thread and its
+threads with the window's core; here the window's process only polls a progress file
+while the child works, so the window stays responsive and both cores do the work.
+Previews come back through that file (written whole, then renamed), and a cancel kills
+the child at once. The neighbour graph, when the parent has none for these rows, is
+computed in the child too (exact, chunked, every core) and handed back to be kept.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from embviz.core.child import run_in_child
+from embviz.core.errors import ProgressFn
+
+STEP = 25  # iterations between previews
+PHASES = ((250, 12.0, 0.5), (500, 1.0, 0.8))  # early exaggeration, then the real objective
+GRAPH_SPAN = (0.05, 0.3)  # the share of the progress bar the neighbour graph takes
+REPORT_EVERY_S = 0.2  # the child writes the graph's progress at most this often
+
+
+def tsne_in_child(
+    rows: np.ndarray | None, graph: tuple[np.ndarray, np.ndarray] | None, init: np.ndarray, k: int,
+    perplexity: float, seed: int, exact: bool, progress: ProgressFn,
+) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
+    """(coordinates, the graph the child computed or None). Either `graph` (positions,
+    cosines) or the unit `rows` to compute it from; `exact` picks the exact graph over
+    openTSNE's Annoy index for the rows."""
+    with tempfile.TemporaryDirectory(prefix="embviz-tsne-") as folder:
+        report = Path(folder) / "progress.npz"
+        seen = [0.0, (0.05, "t-SNE: starting", None)]
+
+        def measure() -> tuple[float, str, object]:
+            try:
+                stamp = report.stat().st_mtime
+            except FileNotFoundError:
+                return seen[1]
+            if stamp != seen[0]:
+                try:
+                    with np.load(report, allow_pickle=False) as data:
+                        preview = data["coords"] if data["coords"].size else None
+                        seen[1] = (float(data["fraction"]), str(data["stage"]), preview)
+                    seen[0] = stamp
+                except (OSError, ValueError, KeyError):
+                    pass  # renamed in just as we read: the next poll has it
+            fraction, stage, preview = seen[1]
+            seen[1] = (fraction, stage, None)  # each preview is drawn once
+            return fraction, stage, preview
+
+        return run_in_child(optimise, (rows, graph, init, k, perplexity, seed, exact, str(report)), progress,
+                            "t-SNE", measure=measure)
+
+
+def _reporter(path: str):
+    last = [0.0]
+
+    def report(fraction: float, stage: str, coords: np.ndarray | None = None) -> None:
+        now = time.monotonic()
+        if coords is None and now - last[0] < REPORT_EVERY_S:
+            return
+        last[0] = now
+        tmp = path + ".tmp.npz"
+        np.savez(tmp, fraction=np.float64(fraction), stage=np.str_(stage),
+                 coords=np.zeros((0, 2), np.float32) if coords is None else coords.astype(np.float32))
+        os.replace(tmp, path)
+
+    return report
+
+
+def optimise(rows, graph, init, k, perplexity, seed, exact, report_path):
+    """Run in the child: the graph if needed, the affinities, then the optimiser in steps."""
+    import torch
+    from openTSNE import TSNEEmbedding
+    from openTSNE.affinity import PerplexityBasedNN
+
+    from embviz.core.device import limit_compute_threads
+    from embviz.core.knn import _self_top_k
+    from embviz.core.projection import precomputed_knn_index
+
+    threads = limit_compute_threads(os.cpu_count() or 1)  # the window's process is idle meanwhile
+    report = _reporter(report_path)
+    computed = None
+    stage = "t-SNE: each row's nearest rows in the full table"
+    if graph is None and exact:
+        graph = computed = _self_top_k(torch.from_numpy(rows), k, lambda f, s, _p: report(f, s), GRAPH_SPAN, stage)
+    report(GRAPH_SPAN[1], "t-SNE: affinities")
+    if graph is not None:
+        affinities = PerplexityBasedNN(perplexity=perplexity, knn_index=precomputed_knn_index(*graph), n_jobs=threads,
+                                       random_state=seed, verbose=False)
+    else:  # Annoy on the unit rows: their euclidean order is the cosine order
+        affinities = PerplexityBasedNN(rows, perplexity=perplexity, method="annoy", n_jobs=threads,
+                                       random_state=seed, verbose=False)
+    embedding = TSNEEmbedding(init, affinities, negative_gradient_method="fft", n_jobs=threads, random_state=seed,
+                              verbose=False)
+    total, done = sum(p[0] for p in PHASES), 0
+    lo = GRAPH_SPAN[1]
+    for n_iter, exaggeration, momentum in PHASES:
+        for _ in range(n_iter // STEP):
+            embedding = embedding.optimize(STEP, exaggeration=exaggeration, momentum=momentum, learning_rate="auto",
+                                           inplace=True, n_jobs=threads)
+            done += STEP
+            report(lo + (1 - lo) * done / total, "t-SNE: optimising", np.asarray(embedding, dtype=np.float32))
+    return np.asarray(embedding, dtype=np.float32), computed
