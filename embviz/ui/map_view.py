@@ -81,7 +81,7 @@ class MapView(pg.PlotWidget):
         # Colour by (kind, id, length, cluster): a colour code per point, set once per map.
         self._codes: np.ndarray | None = None
         self._brushes: np.ndarray | None = None  # a QBrush per point (object array), for the points drawn
-        self._rgb: np.ndarray | None = None  # (n, 3) float32 colour per point, for the density image
+        self._rgba32: np.ndarray | None = None  # each point's colour as packed RGBA bytes, for the density image
         self._cluster_labels: list[tuple[str, float, float, QColor]] = []
         self._cluster_items: list[pg.TextItem] = []
         self.placed_cluster_labels: list[str] = []
@@ -251,15 +251,16 @@ class MapView(pg.PlotWidget):
         iy = np.minimum(((pts[:, 1] - y0) * (bh / max(y1 - y0, 1e-30))).astype(np.int64), bh - 1)
         cell = iy * bw + ix
         counts = np.bincount(cell, minlength=bw * bh).reshape(bh, bw)
-        rgba = np.empty((bh, bw, 4), dtype=np.uint8)
-        if self._rgb is None:
+        if self._rgba32 is None:
+            rgba = np.empty((bh, bw, 4), dtype=np.uint8)
             color = style.POINT_COLOR
             rgba[..., 0], rgba[..., 1], rgba[..., 2] = color.red(), color.green(), color.blue()
-        else:  # each cell takes the mean colour of its points
-            rgb = self._rgb[inside]
-            for channel in range(3):
-                sums = np.bincount(cell, weights=rgb[:, channel], minlength=bw * bh).reshape(bh, bw)
-                rgba[..., channel] = (sums / np.maximum(counts, 1)).astype(np.uint8)
+        else:
+            # Each 2-pixel cell takes the colour of one of its points: one scatter of packed
+            # pixels (a mean colour per cell took three weighted counts, 45 ms a 400k-point pan step).
+            packed = np.zeros(bw * bh, dtype=np.uint32)
+            packed[cell] = self._rgba32[inside]
+            rgba = packed.view(np.uint8).reshape(bh, bw, 4)
         # One point is as faint as a lone dot; overlapping points darken toward opaque.
         rgba[..., 3] = (255 * (1 - np.exp(-0.8 * counts))).astype(np.uint8)
         self.density.setImage(rgba, autoLevels=False)
@@ -287,11 +288,11 @@ class MapView(pg.PlotWidget):
                 c.setAlpha(style.COLOUR_BY_ALPHA)
             brushes = np.empty(len(colours), dtype=object)
             brushes[:] = [pg.mkBrush(c) for c in colours]
-            rgb = np.array([(c.red(), c.green(), c.blue()) for c in colours], dtype=np.float32)
+            rgba = np.array([(c.red(), c.green(), c.blue(), 255) for c in colours], dtype=np.uint8)
             index = np.where(np.asarray(codes) < 0, len(colours) - 1, np.asarray(codes)).astype(np.int64)
             self._codes = np.asarray(codes)
             self._brushes = brushes[index]
-            self._rgb = rgb[index]
+            self._rgba32 = rgba.view(np.uint32).ravel()[index]
             self._colour_entries = list(legend or [])
         self._subset_rect = None
         self._rebuild_colour_legend()
@@ -299,7 +300,7 @@ class MapView(pg.PlotWidget):
         self._label_timer.start()
 
     def _drop_colours(self) -> None:
-        self._codes = self._brushes = self._rgb = None
+        self._codes = self._brushes = self._rgba32 = None
         self._colour_entries = []
         self._cluster_labels = []
         self._rebuild_colour_legend()
