@@ -83,7 +83,7 @@ def test_colour_by_cluster_names_clusters_on_the_map(qtbot, smol):
     qtbot.wait(100)
     assert view.placed_cluster_labels  # some names fit at this zoom; the others are dropped
     assert set(view.placed_cluster_labels) <= {label for label, *_ in view._cluster_labels}
-    assert view.colour_legend_entries()[0] == "12 clusters (k-means, k = 12), named on the map"
+    assert view.colour_legend_entries()[0] == "12 k-means clusters"
     # HDBSCAN of the map's own points: its noise stays grey.
     choose(panel.cluster_method, "hdbscan")
     assert panel.clusters_k.isHidden()

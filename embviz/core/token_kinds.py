@@ -11,7 +11,7 @@ import numpy as np
 from embviz.core.vocab import Vocabulary
 
 WORD, CONTINUATION, NUMBER, PUNCTUATION, BYTE, SPECIAL = range(6)
-KIND_NAMES = ("word start (␣…)", "continuation", "number", "punctuation and spaces", "byte piece", "special")
+KIND_NAMES = ("word start (␣…)", "continuation", "number", "punctuation, spaces", "byte piece", "special")
 UNREADABLE = (BYTE, SPECIAL)  # never a cluster's name
 
 

@@ -38,8 +38,8 @@ def gradient_colours(values: np.ndarray, what: str) -> Colours:
 
 def cluster_colours(codes: np.ndarray, clusters: list, method: str, k: int | None) -> Colours:
     table = [style.CLUSTER_COLORS[c % len(style.CLUSTER_COLORS)] for c in range(len(clusters))]
-    what = f"k-means, k = {k}" if method == "kmeans" else "HDBSCAN of the map"
-    legend = [(table[0] if table else style.POINT_COLOR, f"{len(clusters)} clusters ({what}), named on the map")]
+    what = "k-means" if method == "kmeans" else "HDBSCAN"
+    legend = [(table[0] if table else style.POINT_COLOR, f"{len(clusters)} {what} clusters")]
     noise = int(np.count_nonzero(codes < 0))
     if noise:
         legend.append((style.POINT_COLOR, f"in no cluster ({noise:,})"))

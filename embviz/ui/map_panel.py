@@ -148,14 +148,14 @@ class MapPanel(QWidget):
         self.sets.itemChanged.connect(self._set_toggled)
         add_set = QPushButton("Add word set…")
         add_set.clicked.connect(self.add_custom_set)
-        self.selection_label = QLabel("Selection: none (pick a drag mode to select)")
+        self.selection_label = QLabel("")
         self.selection_label.setWordWrap(True)
         self.selection_table = ResultsTable(["token", "id"])
         self.selection_table.tokenClicked.connect(lambda token_id: self.view.set_selected([token_id]))
         self.selection_set = QPushButton("Word set…")
         self.selection_set.setToolTip("Save the selected tokens as a word set of your own")
         self.selection_set.clicked.connect(self.word_set_from_selection)
-        self.selection_mean = QPushButton("Neighbours of mean")
+        self.selection_mean = QPushButton("Neighbours")
         self.selection_mean.setToolTip("List the nearest tokens to the mean direction of the selected ones")
         self.selection_mean.clicked.connect(lambda: self.neighboursOf.emit(list(self.state.selection)))
         self.selection_export = QPushButton("CSV…")
@@ -442,9 +442,10 @@ class MapPanel(QWidget):
             self.selection_label.setText(f"Selection: {len(ids):,} tokens")
         else:
             self.view.remove_word_set(SELECTION_SET)
-            self.selection_label.setText("Selection: none (pick a drag mode, then drag on the map)")
-        for button in (self.selection_set, self.selection_mean, self.selection_export):
-            button.setEnabled(bool(ids))
+        # Only a selection takes room from the word sets (a 1024 × 700 screen has little).
+        for widget in (self.selection_label, self.selection_table, self.selection_set, self.selection_mean,
+                       self.selection_export):
+            widget.setVisible(bool(ids))
 
     def selection_rows(self) -> tuple[list[str], list[list[object]]]:
         return ["id", "token"], [[i, label] for label, i in self.selection_table.rows]

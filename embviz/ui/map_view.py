@@ -113,9 +113,9 @@ class MapView(pg.PlotWidget):
         )
         self.legend.setParentItem(item.getViewBox())
         self.legend.hide()  # until a set is shown
-        # The colours' key, top right: the word sets' legend keeps the top left.
+        # The colours' key, bottom right: the word sets' legend keeps the top left.
         self.colour_legend = pg.LegendItem(
-            offset=(-10, 10), labelTextSize=f"{style.LABEL_POINT_SIZE}pt", labelTextColor="k",
+            offset=(-10, -10), labelTextSize=f"{style.LABEL_POINT_SIZE}pt", labelTextColor="k",
             brush=pg.mkBrush(255, 255, 255, 220), pen=pg.mkPen(160, 160, 160),
         )
         self.colour_legend.setParentItem(item.getViewBox())
