@@ -4,7 +4,7 @@ the same process (or the same kind of subprocess), so that ratios survive a nois
     python bench/run.py [--quick] [--json] [--device cpu|cuda] [--only N,N] [--workdir DIR]
                         [--no-gui] [--baseline-bound SECONDS]
 
---no-gui skips the figures that need a window (1, 6, 9, 10, 11) and times figure 7's core call alone:
+--no-gui skips the figures that need a window (1, 6, 9, 10, 11, 14) and times figure 7's core call alone:
 for a GPU machine without Qt.
 """
 
@@ -400,6 +400,75 @@ def fig_render(args) -> None:
         gc.collect()
 
 
+# 13 ------------------------------------------------------------------------------------------
+def fig_clusters(args, model) -> None:
+    from sklearn.cluster import MiniBatchKMeans
+
+    from embviz.core.clusters import _kmeans, hdbscan_clusters
+    from embviz.core.errors import no_progress
+    from embviz.core.projection import project, select_rows
+    from embviz.core.similarity import unit_table
+
+    units = unit_table(model, centered=True).cpu().numpy()  # built once per model, as in the window
+    repeats = 1 if args.quick else 3
+    ours = median_time(lambda: _kmeans(model, 50, no_progress, 0), repeats)
+    base = median_time(lambda: MiniBatchKMeans(50, random_state=0, n_init=1, batch_size=4096).fit(units), repeats)
+    record(13, f"k-means of all {model.vocab_size:,} × {model.dim} rows, k = 50 (5 passes, named)", ours, "s", base,
+           "sklearn MiniBatchKMeans.fit, no progress or cancel", "≤ 5 s")
+    rows = 10_000 if args.quick else model.vocab_size
+    pca = project(model, "pca", select_rows(model, rows))
+    ours = median_time(lambda: hdbscan_clusters(model, pca.ids, pca.coords), 1)  # once: a second would be cached
+    record(13, f"HDBSCAN of the PCA map's {rows:,} points", ours, "s", note="min_cluster_size = n / 500; not cancellable inside")
+
+
+# 14 ------------------------------------------------------------------------------------------
+def fig_coloured_pan(args) -> None:
+    """A 400,000-point map coloured by 50 clusters (with their names) against the same map uncoloured."""
+    from PySide6.QtGui import QColor, QImage, QPainter
+
+    from embviz.ui import style
+    from embviz.ui.app import make_app
+    from embviz.ui.map_view import MapView
+
+    app = make_app()
+    n = 49_152 if args.quick else 400_000
+    rng = np.random.default_rng(0)
+    pts = rng.normal(size=(n, 2)).astype(np.float32)
+    centres = rng.normal(size=(50, 2)).astype(np.float32)
+    codes = np.argmin(((pts[:, None, :] - centres[None]) ** 2).sum(-1), axis=1)  # 50 clusters of the plane
+    table = [style.CLUSTER_COLORS[c % len(style.CLUSTER_COLORS)] for c in range(50)]
+    img = QImage(1000, 700, QImage.Format.Format_ARGB32)
+    times = {}
+    for coloured in (False, True):
+        view = MapView()
+        view.resize(1000, 700)
+        view.set_labels([f"#{i}" for i in range(n)])
+        view.set_points(np.arange(n), pts)
+        if coloured:
+            view.set_colours(codes, table, [(table[0], "50 clusters, named on the map")])
+            view.set_cluster_labels([(f"cluster {c}", float(x), float(y), QColor(table[c])) for c, (x, y) in enumerate(centres)])
+        view.show()
+        app.processEvents()
+
+        def pan_step() -> None:
+            view.vb.translateBy(x=0.01)
+            view._place_labels()  # the names follow each step, as the timer would place them
+            img.fill(0)
+            painter = QPainter(img)
+            view.render(painter)
+            painter.end()
+
+        pan_step()
+        times[coloured] = median_time(pan_step, args.repeats * 4)
+        view.close()
+        view.deleteLater()
+        del view
+        app.processEvents()
+        gc.collect()
+    record(14, f"map pan step, {n:,} points coloured by 50 clusters with their names (render to an image)",
+           times[True] * 1000, "ms", times[False] * 1000, "the same map uncoloured", "≤ 33 ms")
+
+
 # 11 ------------------------------------------------------------------------------------------
 def glove_text(workdir: Path) -> Path:
     """The GloVe example written out in GloVe's own text format (as Stanford ships it)."""
@@ -478,7 +547,7 @@ def fig_logits_core(args, model) -> None:
 
 
 def fig_typing(args, model) -> None:
-    """13: a keystroke at the end of a long text, and the logit lens, with and without the prefix cache."""
+    """15: a keystroke at the end of a long text, and the logit lens, with and without the prefix cache."""
     from embviz.core.lens import logit_lens
     from embviz.core.logits import encode_prompt, next_token_logits
 
@@ -498,7 +567,7 @@ def fig_typing(args, model) -> None:
             times.append(time.perf_counter() - t)
         return statistics.median(times)
 
-    record(13, "logits after one more token on a 500-token text (prefix cache)", typed(False) * 1000, "ms",
+    record(15, "logits after one more token on a 500-token text (prefix cache)", typed(False) * 1000, "ms",
            typed(True) * 1000, "the whole text run again", "≤ 150 ms")
     text = "The capital of France is Paris, and the capital of Italy is Rome. So the capital of Spain is"
     n = len(encode_prompt(model, text))
@@ -516,10 +585,10 @@ def fig_typing(args, model) -> None:
         return statistics.median(times)
 
     forward = median_time(lambda: (lm.forget(), lm.last_logits(encode_prompt(model, text))), args.repeats)
-    record(13, f"logit lens of a {n}-token text, every layer, from scratch", lens(True) * 1000, "ms",
+    record(15, f"logit lens of a {n}-token text, every layer, from scratch", lens(True) * 1000, "ms",
            forward * 1000, "the forward pass alone (last position's logits)", "≤ 300 ms",
            note=f"{lm.n_layers + 1} layers × {n} positions × {model.vocab_size:,} logits")
-    record(13, "logit lens after typing the last word of that text (cached columns)", lens(False, grow=True) * 1000, "ms")
+    record(15, "logit lens after typing the last word of that text (cached columns)", lens(False, grow=True) * 1000, "ms")
 
 
 LOGITS_TEXTS = (("5-token", "The capital of France is"), ("500-token", " ".join(["the cat sat on the mat"] * 83) + " and"))
@@ -564,7 +633,7 @@ def fig_window(args) -> None:
                    statistics.median(times[1:]) * 1000, "ms", core_t * 1000, "the core call on the whole text, no cache",
                    "≤ 150 ms (short text)")
 
-        # 13: a word typed at the end of a 500-token text → bars; the lens tab, from scratch and typing.
+        # 15: a word typed at the end of a 500-token text → bars; the lens tab, from scratch and typing.
         long_text = LOGITS_TEXTS[1][1]
 
         def typed(tab, text: str, shown) -> float:
@@ -578,7 +647,7 @@ def fig_window(args) -> None:
         for i in range(args.repeats):
             typed(panel, long_text, lambda rid: panel.shown_id == rid)
             appended.append(typed(panel, long_text + " sat", lambda rid: panel.shown_id == rid))
-        record(13, "logits: one word typed at the end of a 500-token text → bars drawn in the window",
+        record(15, "logits: one word typed at the end of a 500-token text → bars drawn in the window",
                statistics.median(appended) * 1000, "ms", target="≤ 150 ms")
         lens, lm = window.lens, window.worker.model.language_model()
         lens_text = "The capital of France is Paris, and the capital of Italy is Rome. So the capital of Spain is"
@@ -591,9 +660,9 @@ def fig_window(args) -> None:
             cold.append(typed(lens, lens_text, drawn))
             typed(lens, lens_text.rsplit(" ", 1)[0], drawn)
             warm.append(typed(lens, lens_text, drawn))
-        record(13, "logit lens tab: a 21-token text pasted → grid drawn", statistics.median(cold) * 1000, "ms",
+        record(15, "logit lens tab: a 21-token text pasted → grid drawn", statistics.median(cold) * 1000, "ms",
                target="≤ 300 ms")
-        record(13, "logit lens tab: its last word typed → grid drawn", statistics.median(warm) * 1000, "ms",
+        record(15, "logit lens tab: its last word typed → grid drawn", statistics.median(warm) * 1000, "ms",
                target="≤ 300 ms")
         window.tabs.setCurrentWidget(panel)
 
@@ -667,7 +736,7 @@ def main(argv=None) -> int:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--only", default="", help="comma-separated figure numbers")
     parser.add_argument("--workdir", default=str(Path(tempfile.gettempdir()) / "embviz-bench"))
-    parser.add_argument("--no-gui", action="store_true", help="skip figures 1, 6, 9, 10 and 11; figure 7 times the core call")
+    parser.add_argument("--no-gui", action="store_true", help="skip figures 1, 6, 9, 10, 11 and 14; figure 7 times the core call")
     parser.add_argument("--baseline-bound", type=float, default=None, help="seconds before a slow sklearn baseline is stopped")
     args = parser.parse_args(argv)
     args.repeats = 3 if args.quick else 7
@@ -682,7 +751,7 @@ def main(argv=None) -> int:
         fig_open(args)
     if want(2):
         fig_table_read(args)
-    if want(3) or want(4) or want(5) or want(8) or want(12) or want(13) or (want(7) and args.no_gui):
+    if want(3) or want(4) or want(5) or want(8) or want(12) or want(13) or want(15) or (want(7) and args.no_gui):
         from embviz.core import open_checkpoint
 
         model = open_checkpoint(None, args.device)
@@ -695,13 +764,17 @@ def main(argv=None) -> int:
         if want(7) and args.no_gui:
             fig_logits_core(args, model)
         if want(13):
+            fig_clusters(args, model)
+        if want(15):
             fig_typing(args, model)
         del model
         if want(3):
             fig_big_pca(args)
     if want(6) and not args.no_gui:
         fig_render(args)
-    if (want(7) or want(9) or want(10) or want(13)) and not args.no_gui:
+    if want(14) and not args.no_gui:
+        fig_coloured_pan(args)
+    if (want(7) or want(9) or want(10) or want(15)) and not args.no_gui:
         fig_window(args)
     if want(11) and not args.no_gui and not args.quick:
         fig_glove_text(args)

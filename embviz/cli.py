@@ -75,6 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, default=None, help="only the first N row ids")
     p.add_argument("--words-only", action="store_true", help="only rows that are whole words")
     p.add_argument("--out", required=True)
+    p = add("clusters", "k-means clusters of the rows' directions, each named by its most central tokens")
+    p.add_argument("--k", type=int, default=50, help="number of clusters (default 50)")
+    p.add_argument("--of", nargs="+", default=[], metavar="WORD", help="also say which cluster these tokens are in")
     p = add("analogies", "the Google analogy benchmark (questions-words.txt)")
     p.add_argument("file", nargs="?", default=None)
     p = sub.add_parser("screenshot", help="open the window, drive each panel, save one PNG per panel")
@@ -160,6 +163,8 @@ def run_command(args: argparse.Namespace) -> tuple[Any, str]:
         return result.as_dict(), "\n".join(lines)
     if args.command == "project":
         return _project(model, args)
+    if args.command == "clusters":
+        return _clusters(model, args)
     if args.command == "analogies":
         from embviz.core.analogy_benchmark import evaluate, read_questions
 
@@ -196,6 +201,23 @@ def _project(model, args) -> tuple[Any, str]:
     summary = {"rows": int(proj.ids.size), "out": args.out, "method": proj.method, "explained": proj.explained,
                "faithfulness": None if faithful is None else faithful.as_dict()}
     return summary, f"wrote {proj.ids.size:,} rows to {args.out}"
+
+
+def _clusters(model, args) -> tuple[Any, str]:
+    from embviz.core.clusters import kmeans_clusters
+
+    of_ids = [model.vocab.resolve(word) for word in args.of]  # before the clustering: a typo fails at once
+    clustering = kmeans_clusters(model, args.k)
+    texts = model.vocab.texts
+    clusters = [{"cluster": c, "size": cl.size, "label": cl.label, "examples": [texts[i] for i in cl.examples]}
+                for c, cl in enumerate(clustering.clusters)]
+    of = [{"token": texts[i], "id": i, "cluster": clustering.cluster_of(i)} for i in of_ids]
+    lines = [f"{len(clusters)} clusters (k-means, k = {args.k}) of {model.vocab_size:,} rows, largest first",
+             f"{'cluster':>7}  {'size':>6}  central tokens"]
+    lines += [f"{c['cluster']:>7}  {c['size']:>6,}  {c['label']}" for c in clusters]
+    lines += [f"{model.vocab.label(o['id'])} (id {o['id']}) is in cluster {o['cluster']}: "
+              f"{clusters[o['cluster']]['label']}" for o in of]
+    return {"k": args.k, "clusters": clusters, "of": of}, "\n".join(lines)
 
 
 def _hits_text(hits) -> str:

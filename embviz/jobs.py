@@ -76,6 +76,23 @@ class WordSetView:
     missing: list[str] = field(default_factory=list)
 
 
+@dataclass
+class PointValuesView:
+    by: str  # "kind", "id" or "norm"
+    ids: np.ndarray  # the map's row ids, as asked
+    values: np.ndarray  # one per id: a kind's index into `names`, or a number for a gradient
+    names: list[str] = field(default_factory=list)  # the kinds, for "kind"
+
+
+@dataclass
+class ClustersView:
+    method: str
+    k: int | None
+    ids: np.ndarray  # the map's row ids, as asked
+    codes: np.ndarray  # (len(ids),) int32 cluster of each, -1 for none (HDBSCAN's noise)
+    clusters: list  # list[Cluster], numbered by size: cluster 0 is the largest
+
+
 MAX_STRIPS = 40  # rows of colour strips: more would be too thin to read
 SHOW_WHOLE_TABLE = 50  # a lesson's table this small is shown whole, the fetched rows marked
 TEXT_ROW_NUMBERS = 3  # of a big table's rows, the first few numbers fit beside the tab
@@ -111,6 +128,8 @@ def run_request(model: EmbeddingModel | None, request: rq.Request, progress: Pro
     if isinstance(request, rq.Neighbours):
         from embviz.core.similarity import nearest_neighbours, scores_of
 
+        if isinstance(request.query, (list, tuple)):
+            return mean_neighbours(model, request)
         qid = request.query if isinstance(request.query, int) else resolve_typed(vocab, request.query)
         hits = nearest_neighbours(model, qid, request.k, centered=request.centered,
                                   keep=vocab.special_filter(request.hide_special), by=request.by)
@@ -183,6 +202,10 @@ def run_request(model: EmbeddingModel | None, request: rq.Request, progress: Pro
         from embviz.core.knn import neighbour_preservation
 
         return neighbour_preservation(model, request.ids, request.coords)
+    if isinstance(request, rq.Clusters):
+        return clusters_view(model, request, progress)
+    if isinstance(request, rq.PointValues):
+        return point_values(model, request)
     if isinstance(request, rq.Search):
         from embviz.core.search import search_tokens
 
@@ -200,6 +223,50 @@ def run_request(model: EmbeddingModel | None, request: rq.Request, progress: Pro
 
         return evaluate(model, read_questions(request.path), progress=progress)
     raise EmbvizError(f"Unknown request {type(request).__name__}.")
+
+
+def mean_neighbours(model: EmbeddingModel, request: rq.Neighbours) -> NeighboursView:
+    """Neighbours of the mean unit row of several tokens (a map selection), the tokens themselves left out."""
+    from embviz.core.similarity import mean_query, mean_scores_of, top_k
+
+    ids = [int(i) for i in request.query]
+    scores, raw = mean_query(model, ids, request.centered, request.by)
+    keep = model.vocab.special_filter(request.hide_special)
+    hits = top_k(model, scores, request.k, exclude=ids, keep=keep)
+    index = [h.id for h in hits]
+    cosines, dots, lengths = mean_scores_of(model, ids, index, request.centered)
+    label = f"the mean of {len(ids):,} selected tokens" if len(ids) > 1 else f"the selected token {model.vocab.label(ids[0])}"
+    return NeighboursView(-1, label, hits, request.centered, request.by, cosines, dots, lengths, float(raw.norm()))
+
+
+def clusters_view(model: EmbeddingModel, request: rq.Clusters, progress: ProgressFn) -> ClustersView:
+    from embviz.core.clusters import METHODS, hdbscan_clusters, kmeans_clusters
+
+    if request.method not in METHODS:
+        raise EmbvizError(f"Cluster with {' or '.join(METHODS)}, not {request.method!r}.")
+    ids = np.arange(model.vocab_size) if request.ids is None else np.asarray(request.ids, dtype=np.int64)
+    if request.method == "kmeans":
+        clustering = kmeans_clusters(model, request.k, progress)
+    else:
+        clustering = hdbscan_clusters(model, ids, request.coords, progress)
+    return ClustersView(clustering.method, clustering.k, ids, clustering.codes_for(ids, model.vocab_size), clustering.clusters)
+
+
+def point_values(model: EmbeddingModel, request: rq.PointValues) -> PointValuesView:
+    ids = np.arange(model.vocab_size) if request.ids is None else np.asarray(request.ids, dtype=np.int64)
+    if request.by == "kind":
+        from embviz.core.token_kinds import KIND_NAMES, token_kinds
+
+        kinds = model.derived("token_kinds", lambda: token_kinds(model.vocab))
+        return PointValuesView("kind", ids, kinds[ids], list(KIND_NAMES))
+    if request.by == "id":
+        return PointValuesView("id", ids, ids.astype(np.float32))
+    if request.by == "norm":
+        from embviz.core.similarity import row_norms
+
+        norms = model.derived("row_norms_cpu", lambda: row_norms(model).cpu().numpy())
+        return PointValuesView("norm", ids, np.nan_to_num(norms[ids], nan=0.0, posinf=0.0))
+    raise EmbvizError(f"Colour by kind, id or norm, not {request.by!r}.")
 
 
 def lesson_numbers(model: EmbeddingModel, request: rq.LessonNumbers) -> LessonNumbersView:

@@ -50,7 +50,7 @@ class LoadLanguageModel(Request):
 
 @dataclass
 class Neighbours(Request):
-    query: int | str = ""
+    query: int | str | list[int] = ""  # typed text, a token id, or the ids whose mean unit row is asked (a map selection)
     k: int = 10
     centered: bool = False
     hide_special: bool = True  # hide special tokens and byte pieces that are not whole characters
@@ -140,6 +140,28 @@ class Faithfulness(Request):
     coords: object = None  # and its coordinates
     channel = "faithfulness"
     lane = LONG
+
+
+@dataclass
+class Clusters(Request):
+    """Clusters of the rows on the map: k-means of every row's direction (cached per model
+    and k), or HDBSCAN of the map's own 2-D points; each cluster named by its central tokens."""
+
+    method: str = "kmeans"  # or "hdbscan"
+    k: int = 50
+    ids: object = None  # the map's row ids (numpy)
+    coords: object = None  # and its coordinates (HDBSCAN clusters those)
+    channel = "clusters"
+    lane = LONG
+
+
+@dataclass
+class PointValues(Request):
+    """A value per map point to colour it by: its token kind, its id or its row's length."""
+
+    by: str = "kind"  # or "id", "norm"
+    ids: object = None  # the map's row ids (numpy)
+    channel = "point-values"
 
 
 @dataclass

@@ -34,6 +34,8 @@ MAX_ARRAY_BYTES = 1 * 2**30
 CHOICES = {
     (MapState, "method"): ("pca", "tsne", "umap", "axes"),
     (MapState, "subset"): ("all", "first", "words"),
+    (MapState, "colour_by"): ("none", "kind", "id", "norm", "cluster"),
+    (MapState, "cluster_method"): ("kmeans", "hdbscan"),
     (AnalogyState, "method"): ("add", "mul"),
     (NeighboursState, "by"): ("cosine", "dot"),
 }
@@ -110,7 +112,8 @@ def _to_json(session: Session) -> dict[str, Any]:
         "text_scale": session.text_scale,
         "custom_sets": session.custom_sets,
         "map": {
-            **{f.name: getattr(map_state, f.name) for f in fields(MapState) if f.name not in ("word_sets", "projection")},
+            **{f.name: getattr(map_state, f.name) for f in fields(MapState) if f.name not in ("word_sets", "projection", "selection")},
+            "selection": [int(i) for i in map_state.selection],
             "word_sets": list(map_state.word_sets.ticked),
             "projection": projection,
         },
@@ -182,6 +185,7 @@ def _from_json(doc: Any, arrays: dict[str, np.ndarray] | None) -> Session:
         raise SessionError("map.word_sets is not a list of names")
     map_state.word_sets = WordSetsState(names=list(ticked), ticked=list(ticked))
     map_state.view_range = _view_range(m.get("view_range"))
+    map_state.selection = _ids(m.get("selection", []), fingerprint["vocab_size"], "map.selection")
     map_state.projection = _projection(m.get("projection"), arrays, fingerprint["vocab_size"])
 
     logits = _obj(doc, "logits")
@@ -191,7 +195,9 @@ def _from_json(doc: Any, arrays: dict[str, np.ndarray] | None) -> Session:
     neighbours = _obj(doc, "neighbours")
     neighbours_state = NeighboursState(**_simple_fields(NeighboursState, neighbours, "neighbours"))
     query = neighbours.get("query")
-    if isinstance(query, bool) or not (query is None or isinstance(query, (int, str))):
+    if isinstance(query, list):
+        query = _ids(query, fingerprint["vocab_size"], "neighbours.query") or None
+    elif isinstance(query, bool) or not (query is None or isinstance(query, (int, str))):
         raise SessionError("neighbours.query is neither text nor a token id")
     if isinstance(query, int) and not 0 <= query < fingerprint["vocab_size"]:
         raise SessionError("neighbours.query is not a token id of this model")
@@ -244,6 +250,14 @@ def _simple_fields(cls, data: dict, where: str) -> dict[str, Any]:
             raise SessionError(f"{where}.{f.name} has an unusable value ({value!r})")
         out[f.name] = float(value) if kind is float else value
     return out
+
+
+def _ids(value: Any, vocab_size: int, where: str) -> list[int]:
+    if not isinstance(value, list) or not all(
+        isinstance(i, int) and not isinstance(i, bool) and 0 <= i < vocab_size for i in value
+    ):
+        raise SessionError(f"{where} is not a list of token ids of this model")
+    return list(value)
 
 
 def _view_range(value: Any) -> list[float] | None:

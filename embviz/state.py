@@ -114,12 +114,16 @@ class MapState:
     view_range: list[float] | None = None  # x0, x1, y0, y1 of the zoom shown
     axis_x: str = "man, woman"  # word-pair axes: from, to
     axis_y: str = "man, king"
+    colour_by: str = "none"  # or "kind", "id", "norm", "cluster"
+    cluster_method: str = "kmeans"  # or "hdbscan" (of the map's points)
+    clusters_k: int = 50
+    selection: list[int] = field(default_factory=list)  # ids picked with the rectangle or lasso
 
 
 @dataclass
 class NeighboursState:
     word: str = ""
-    query: int | str | None = None  # the last one asked: typed text, or a clicked id
+    query: int | str | list[int] | None = None  # the last one asked: typed text, a clicked id, or a selection's ids
     k: int = 10
     centered: bool = False
     hide_special: bool = True

@@ -92,7 +92,7 @@ def _rewrite(path, change) -> None:
     (lambda d: d["map"].update(method="magic"), "map.method"),
     (lambda d: d["logits"].update(temperature=float("nan")), "logits.temperature"),
     (lambda d: d["logits"].update(prompt=[["x", 10**9]]), "logits.prompt"),
-    (lambda d: d["neighbours"].update(query=[1]), "neighbours.query"),
+    (lambda d: d["neighbours"].update(query=[1.5]), "neighbours.query"),  # a list must be token ids
     (lambda d: d["map"].update(view_range=[1, 0, 0, 1]), "view_range"),
     (lambda d: d.update(version=99), "newer embviz"),
     (lambda d: d.update(format="something else"), "not an embviz session"),

@@ -101,6 +101,7 @@ class MainWindow(QMainWindow):
 
         self.map_panel.tokenClicked.connect(self._token_clicked)
         self.map_panel.statusMessage.connect(self.show_message)
+        self.map_panel.neighboursOf.connect(self._neighbours_of_selection)
         self.neighbours.highlight.connect(self._highlight)
         self.neighbours.statusMessage.connect(self.show_message)
         self.analogies.highlight.connect(self._highlight)
@@ -244,7 +245,8 @@ class MainWindow(QMainWindow):
 
     def cancel_running(self) -> None:
         """Esc: stop the long job, whichever it is (a map, the benchmark, a model being opened or built)."""
-        for channel in (rq.Project.channel, rq.Benchmark.channel, rq.LoadLanguageModel.channel, rq.LoadModel.channel):
+        for channel in (rq.Project.channel, rq.Clusters.channel, rq.Benchmark.channel, rq.LoadLanguageModel.channel,
+                        rq.LoadModel.channel):
             self.worker.cancel(channel)
 
     def show_help(self) -> None:
@@ -505,7 +507,8 @@ class MainWindow(QMainWindow):
         return {
             rq.Project.channel: self.map_panel, rq.Neighbours.channel: self.neighbours,
             rq.Analogy.channel: self.analogies, rq.Logits.channel: self.logits, rq.Benchmark.channel: self.analogies,
-            rq.VectorStrips.channel: self.vectors, rq.Lens.channel: self.lens, rq.Drift.channel: self.drift,
+            rq.VectorStrips.channel: self.vectors, rq.Clusters.channel: self.map_panel, rq.Lens.channel: self.lens,
+            rq.Drift.channel: self.drift,
         }.get(channel)
 
     def _current(self, rid: int, ended: bool = False) -> bool:
@@ -539,6 +542,10 @@ class MainWindow(QMainWindow):
             self.map_panel.on_search(rid, result)
         elif channel == rq.Faithfulness.channel:
             self.map_panel.on_faithfulness(rid, result)
+        elif channel == rq.Clusters.channel:
+            self.map_panel.on_clusters(rid, result)
+        elif channel == rq.PointValues.channel:
+            self.map_panel.on_point_values(rid, result)
         elif channel == rq.LessonNumbers.channel:
             self.lessons.on_numbers(rid, result)
         elif channel.startswith(rq.WORDSET_PREFIX):
@@ -562,7 +569,7 @@ class MainWindow(QMainWindow):
             return
         if not self._current(rid, ended=True):
             return
-        if channel in (rq.Search.channel, rq.Faithfulness.channel) or channel.startswith(rq.WORDSET_PREFIX):
+        if channel in (rq.Search.channel, rq.Faithfulness.channel, rq.PointValues.channel) or channel.startswith(rq.WORDSET_PREFIX):
             self.map_panel.on_failed(rid, message)
         elif channel == rq.LoadLanguageModel.channel:
             self.language_model.failed(rid, message)
@@ -589,7 +596,7 @@ class MainWindow(QMainWindow):
             self.language_model.cancelled(rid)
         elif (panel := self._panel_for(channel)) is not None and hasattr(panel, "on_cancelled"):
             panel.on_cancelled(rid)
-        elif channel == rq.Search.channel or channel.startswith(rq.WORDSET_PREFIX):
+        elif channel in (rq.Search.channel, rq.PointValues.channel) or channel.startswith(rq.WORDSET_PREFIX):
             self.map_panel.on_cancelled(rid)
 
     def _model_loaded(self, summary) -> None:
@@ -658,6 +665,10 @@ class MainWindow(QMainWindow):
         self.map_panel.view.set_selected(ids)
         if len(ids) == 1:
             self.map_panel.view.reveal(ids[0])
+
+    def _neighbours_of_selection(self, ids: list[int]) -> None:
+        self.tabs.setCurrentWidget(self.neighbours)
+        self.neighbours.query(list(ids))
 
     def _token_clicked(self, token_id: int) -> None:
         self.neighbours.show_token(token_id)

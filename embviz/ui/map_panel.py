@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QHBoxLayout, QInputDialog, QLabel, QLineEdit, QListWidget, QListWidgetItem,
+    QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QInputDialog, QLabel, QLineEdit, QListWidget, QListWidgetItem,
     QProgressBar, QPushButton, QSpinBox, QSplitter, QVBoxLayout, QWidget,
 )
 
 from embviz import requests as rq
 from embviz.state import MapState, ProjectionState
-from embviz.tables import map_rows
-from embviz.ui import style
+from embviz.settings import atomic_write_text
+from embviz.tables import map_rows, rows_to_text
+from embviz.ui import colouring, style
 from embviz.ui.binding import Bindings
 from embviz.ui.map_view import MapView
-from embviz.ui.widgets import flow_row
+from embviz.ui.widgets import ResultsTable, flow_row
 from embviz.wordsets import parse_word_list
 
 METHOD_NAMES = {"pca": "PCA (instant)", "tsne": "t-SNE (minutes)", "umap": "UMAP (minutes)",
@@ -25,12 +28,15 @@ INSTANT = ("pca", "axes")
 SUBSETS = {"all": "All rows", "first": "First N ids", "words": "Whole words only"}
 HOVER_HINT = "Hover over a point to see its token; click it to list its neighbours."
 SEARCH_SET = "search"
+SELECTION_SET = "selection"
+DRAG_MODES = {"pan": "Drag pans", "rect": "Drag selects a rectangle", "lasso": "Drag draws a lasso"}
 SEARCH_DEBOUNCE_MS = 300
 
 
 class MapPanel(QWidget):
     tokenClicked = Signal(int)
     statusMessage = Signal(str)
+    neighboursOf = Signal(list)  # the selection's ids: list the neighbours of their mean
 
     def __init__(self, submit, cancel, settings, presets: dict[str, list[str]], parent=None) -> None:
         super().__init__(parent)
@@ -40,6 +46,7 @@ class MapPanel(QWidget):
         self.request_id = 0
         self.search_id = 0
         self.faithful_id = 0
+        self.colour_id = 0  # the colour-by lookup (values or clusters) on its way
         self.set_ids: dict[int, str] = {}  # word-set lookups on their way: request id → set name
         self.color_of: dict[str, object] = {}
         self.state = MapState()
@@ -50,6 +57,7 @@ class MapPanel(QWidget):
         self.view = MapView()
         self.view.pointClicked.connect(self.tokenClicked)
         self.view.pointHovered.connect(self._hovered)
+        self.view.selectionMade.connect(self.set_selection)
 
         self.method = QComboBox()
         for key, text in METHOD_NAMES.items():
@@ -74,7 +82,7 @@ class MapPanel(QWidget):
         self.run_button.clicked.connect(self.run_projection)
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
-        self.cancel_button.clicked.connect(lambda: cancel(rq.Project.channel))
+        self.cancel_button.clicked.connect(lambda: (cancel(rq.Project.channel), cancel(rq.Clusters.channel)))
         self.fit_button = QPushButton("Fit view")
         self.fit_button.setToolTip("Show every point (Home)")
         self.fit_button.clicked.connect(self.view.fit)
@@ -107,6 +115,30 @@ class MapPanel(QWidget):
         self.bindings.bind(self.substring, "substring")
         for box in (self.regex, self.substring):
             box.toggled.connect(self._search_edited)
+        # Colour by: a value per point, drawn as per-point brushes (and in the density image).
+        self.colour_by = QComboBox()
+        for key, text in colouring.COLOUR_BY.items():
+            self.colour_by.addItem(text, key)
+        self.colour_by.setToolTip("Colour every point: by the kind of token, its id (BPE merge order), "
+                                  "its row's length, or its cluster")
+        self.cluster_method = QComboBox()
+        for key, text in colouring.CLUSTER_METHODS.items():
+            self.cluster_method.addItem(text, key)
+        self.cluster_method.setToolTip("k-means of the rows' directions (all 576 dimensions), "
+                                       "or HDBSCAN of the points as this map places them")
+        self.clusters_k = QSpinBox()
+        self.clusters_k.setRange(2, 1000)
+        self.clusters_k.setValue(50)
+        self.clusters_k.setPrefix("k = ")
+        for widget, attr in ((self.colour_by, "colour_by"), (self.cluster_method, "cluster_method"),
+                             (self.clusters_k, "clusters_k")):
+            self.bindings.bind(widget, attr)
+            (widget.valueChanged if widget is self.clusters_k else widget.currentIndexChanged).connect(self.apply_colour_by)
+        self.drag_mode = QComboBox()
+        for key, text in DRAG_MODES.items():
+            self.drag_mode.addItem(text, key)
+        self.drag_mode.setToolTip("Pan the map, or select the points inside a rectangle or a lasso you draw")
+        self.drag_mode.currentIndexChanged.connect(lambda: self.view.set_select_mode(self.drag_mode.currentData()))
         self.hover_label = QLabel(HOVER_HINT)
         self.hover_label.setWordWrap(True)
         style.use_font(self.hover_label, style.LABEL_POINT_SIZE, bold=True)
@@ -116,10 +148,26 @@ class MapPanel(QWidget):
         self.sets.itemChanged.connect(self._set_toggled)
         add_set = QPushButton("Add word set…")
         add_set.clicked.connect(self.add_custom_set)
+        self.selection_label = QLabel("")
+        self.selection_label.setWordWrap(True)
+        self.selection_table = ResultsTable(["token", "id"])
+        self.selection_table.tokenClicked.connect(lambda token_id: self.view.set_selected([token_id]))
+        self.selection_set = QPushButton("Word set…")
+        self.selection_set.setToolTip("Save the selected tokens as a word set of your own")
+        self.selection_set.clicked.connect(self.word_set_from_selection)
+        self.selection_mean = QPushButton("Neighbours")
+        self.selection_mean.setToolTip("List the nearest tokens to the mean direction of the selected ones")
+        self.selection_mean.clicked.connect(lambda: self.neighboursOf.emit(list(self.state.selection)))
+        self.selection_export = QPushButton("CSV…")
+        self.selection_export.setToolTip("Export the selected tokens with their ids")
+        self.selection_export.clicked.connect(self.export_selection_dialog)
         side = QVBoxLayout()
         side.addWidget(QLabel("Highlight word sets"))
-        side.addWidget(self.sets)
+        side.addWidget(self.sets, 1)
         side.addWidget(add_set)
+        side.addWidget(self.selection_label)
+        side.addWidget(self.selection_table, 1)
+        side.addLayout(flow_row(self.selection_set, self.selection_mean, self.selection_export))
         side_widget = QWidget()
         side_widget.setLayout(side)
 
@@ -140,6 +188,8 @@ class MapPanel(QWidget):
         progress_row = QHBoxLayout()
         progress_row.addWidget(self.progress)
         progress_row.addWidget(self.status, 1)
+        colour_row = flow_row(QLabel("Colour by"), self.colour_by, self.cluster_method, self.clusters_k, self.drag_mode)
+        self._show_cluster_controls()
         search_row = QHBoxLayout()
         search_row.addWidget(self.search, 1)
         search_row.addWidget(self.regex)
@@ -151,11 +201,13 @@ class MapPanel(QWidget):
         splitter.setStretchFactor(0, 1)
         layout = QVBoxLayout(self)
         layout.addLayout(controls)
+        layout.addLayout(colour_row)
         layout.addLayout(progress_row)
         layout.addLayout(search_row)
         layout.addWidget(self.hover_label)
         layout.addWidget(splitter, 1)
         self._fill_sets()
+        self._show_selection()
 
     def set_text_scale(self, scale: float) -> None:
         self.sets.setMaximumWidth(round(260 * scale))
@@ -165,8 +217,10 @@ class MapPanel(QWidget):
         """A new model: nothing of the old one stays (points, sets, rings, arrows, hover).
         With `restore` (a saved session of this model) its controls, sets, search and
         map come back, the map as saved rather than computed again."""
-        self.request_id = self.search_id = self.faithful_id = 0
+        self.request_id = self.search_id = self.faithful_id = self.colour_id = 0
         self.summary_ready = True
+        self.state.selection = []  # ids of the old vocabulary
+        self._show_selection()
         self.set_ids.clear()
         self.word_sets.model_changed()
         self.view.clear_map()
@@ -188,10 +242,12 @@ class MapPanel(QWidget):
             self.run_search()
 
     def _restore(self, saved: MapState) -> None:
-        for name in ("method", "subset", "limit", "labels_on", "search", "regex", "substring", "axis_x", "axis_y"):
+        for name in ("method", "subset", "limit", "labels_on", "search", "regex", "substring", "axis_x", "axis_y",
+                     "colour_by", "cluster_method", "clusters_k", "selection"):
             setattr(self.state, name, getattr(saved, name))
         self.bindings.push()
         self._show_axes_fields()
+        self._show_cluster_controls()
         self.limit.setEnabled(self.state.subset == "first")
         self.view.set_labels_on(self.state.labels_on)
         self.word_sets.ticked = [n for n in saved.word_sets.ticked if n in self.word_sets.names]
@@ -207,6 +263,8 @@ class MapPanel(QWidget):
             x0, x1, y0, y1 = saved.view_range
             self.view.vb.setRange(xRange=(x0, x1), yRange=(y0, y1), padding=0)
         self.status.setText(projection.caption)
+        self.apply_colour_by()
+        self._show_selection()
         self.run_button.setText("Draw map" if (projection.method, projection.subset, projection.limit) ==
                                 (self.state.method, self.state.subset, self.state.limit) else "Draw map (settings changed)")
 
@@ -254,6 +312,9 @@ class MapPanel(QWidget):
         self.progress.hide()
 
     def on_progress(self, rid: int, fraction: float, stage: str, preview) -> None:
+        if rid == self.colour_id:
+            self.statusMessage.emit(f"Clusters: {stage} — {fraction:.0%}")
+            return
         if rid != self.request_id:
             return
         self.progress.setValue(int(fraction * 1000))
@@ -277,6 +338,8 @@ class MapPanel(QWidget):
                                                 self.status.text())
         for note in projection.notes:
             self.statusMessage.emit(note)
+        self.apply_colour_by()  # the new map's points, coloured as asked
+        self._show_selection()
         # Drawn first, measured next (a second, on the long lane): how faithful is this picture?
         self.faithful_id = self.submit(rq.Faithfulness(ids=projection.ids, coords=projection.coords))
 
@@ -296,6 +359,11 @@ class MapPanel(QWidget):
             self.statusMessage.emit(message)
         elif rid == self.faithful_id:
             self.statusMessage.emit(f"Could not measure how faithful the map is: {message}")
+        elif rid == self.colour_id:
+            self.colour_id = 0
+            self.cancel_button.setEnabled(self.progress.isVisible())
+            self.view.set_colours(None)
+            self.statusMessage.emit(f"Colour by {colouring.COLOUR_BY[self.state.colour_by].lower()}: {message}")
         elif (name := self.set_ids.pop(rid, None)) is not None:
             self.statusMessage.emit(f"{name}: {message}")
 
@@ -308,7 +376,102 @@ class MapPanel(QWidget):
                 self.status.setText(f"Cancelled: back to the last finished map. {done.caption}")
             else:
                 self.status.setText("Cancelled: the last picture is kept")
+        elif rid == self.colour_id:
+            self.colour_id = 0
+            self.cancel_button.setEnabled(self.progress.isVisible())
+            self.statusMessage.emit("Clustering cancelled: the map is drawn without its colours.")
         self.set_ids.pop(rid, None)
+
+    # --- colour by ----------------------------------------------------------------------------
+    def _show_cluster_controls(self) -> None:
+        clusters = self.state.colour_by == "cluster"
+        self.cluster_method.setVisible(clusters)
+        self.clusters_k.setVisible(clusters and self.state.cluster_method == "kmeans")
+
+    def apply_colour_by(self) -> None:
+        """Ask for the values that colour the map on screen (clusters on the long lane)."""
+        self._show_cluster_controls()
+        self.colour_id = 0
+        view = self.view
+        if self.state.colour_by == "none" or not len(view.ids):
+            view.set_colours(None)
+            return
+        if self.state.colour_by == "cluster":
+            self.colour_id = self.submit(rq.Clusters(method=self.state.cluster_method, k=self.state.clusters_k,
+                                                     ids=view.ids, coords=view.coords))
+            self.cancel_button.setEnabled(True)
+            self.statusMessage.emit("Clusters: starting…")
+        else:
+            self.colour_id = self.submit(rq.PointValues(by=self.state.colour_by, ids=view.ids))
+
+    def _same_map(self, ids: np.ndarray) -> bool:
+        return ids.shape == self.view.ids.shape and np.array_equal(ids, self.view.ids)
+
+    def on_point_values(self, rid: int, values) -> None:
+        if rid != self.colour_id or not self._same_map(values.ids):
+            return
+        self.colour_id = 0
+        if values.by == "kind":
+            self.view.set_colours(*colouring.kind_colours(values.values, values.names))
+        else:
+            self.view.set_colours(*colouring.gradient_colours(values.values, values.by))
+
+    def on_clusters(self, rid: int, found) -> None:
+        if rid != self.colour_id or not self._same_map(found.ids):
+            return
+        self.colour_id = 0
+        self.cancel_button.setEnabled(self.progress.isVisible())
+        codes, table, legend = colouring.cluster_colours(found.codes, found.clusters, found.method, found.k)
+        self.view.set_colours(codes, table, legend)
+        self.view.set_cluster_labels(colouring.cluster_centres(codes, self.view.coords, found.clusters, table))
+        self.statusMessage.emit(f"{len(found.clusters)} clusters: the largest is {found.clusters[0].label}"
+                                if found.clusters else "No clusters found on this map.")
+
+    # --- selection ------------------------------------------------------------------------------
+    def set_selection(self, ids: list[int]) -> None:
+        """The tokens inside a drawn rectangle or lasso (or a restored session's)."""
+        self.state.selection = [int(i) for i in ids]
+        self._show_selection()
+
+    def _show_selection(self) -> None:
+        ids = [i for i in self.state.selection if self.view.position_of(i) is not None]
+        labels = self.view.labels
+        self.selection_table.fill([(labels[i] if i < len(labels) else f"#{i}", i) for i in ids], ids)
+        if ids:
+            self.view.set_word_set(SELECTION_SET, ids, style.SELECTION_COLOR)
+            self.selection_label.setText(f"Selection: {len(ids):,} tokens")
+        else:
+            self.view.remove_word_set(SELECTION_SET)
+        # Only a selection takes room from the word sets (a 1024 × 700 screen has little).
+        for widget in (self.selection_label, self.selection_table, self.selection_set, self.selection_mean,
+                       self.selection_export):
+            widget.setVisible(bool(ids))
+
+    def selection_rows(self) -> tuple[list[str], list[list[object]]]:
+        return ["id", "token"], [[i, label] for label, i in self.selection_table.rows]
+
+    def export_selection(self, path: str | Path) -> Path:
+        path = Path(path)
+        atomic_write_text(path, rows_to_text(*self.selection_rows()))
+        return path
+
+    def export_selection_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export the selection", "embviz-selection.csv", "CSV table (*.csv)")
+        if path:
+            try:
+                self.statusMessage.emit(f"Saved {self.export_selection(path)}")
+            except OSError as exc:
+                self.statusMessage.emit(f"Could not save the selection: {exc}")
+
+    def word_set_from_selection(self) -> None:
+        number = 1 + sum(name.startswith("selection ") for name in self.settings.word_sets)
+        name, ok = QInputDialog.getText(self, "Word set from the selection", "Name of the set:", text=f"selection {number}")
+        if ok and name.strip():
+            self.add_selection_set(name.strip())
+
+    def add_selection_set(self, name: str) -> None:
+        """The selected tokens as a word set (their labels: ␣ marks the leading space)."""
+        self.add_word_set(name, [label for label, _ in self.selection_table.rows])
 
     # --- export ---------------------------------------------------------------------------------
     def picture(self) -> tuple[QWidget, str]:

@@ -11,6 +11,7 @@ from PySide6.QtGui import QColor, QFontMetricsF
 from scipy.spatial import cKDTree
 
 from embviz.ui import style
+from embviz.ui.map_select import SelectViewBox, points_in_polygon
 
 HOVER_RADIUS_PX = 8
 # Above this many points in view, the map draws a density image (a ScatterPlotItem of
@@ -60,9 +61,10 @@ def place_labels(candidates: list[tuple[float, float, float, float]], width: flo
 class MapView(pg.PlotWidget):
     pointHovered = Signal(int)  # row id, or -1 when nothing is under the mouse
     pointClicked = Signal(int)
+    selectionMade = Signal(list)  # row ids inside a drawn rectangle or lasso
 
     def __init__(self, parent=None) -> None:
-        super().__init__(parent, background=style.BACKGROUND)
+        super().__init__(parent, background=style.BACKGROUND, viewBox=SelectViewBox())
         self.ids = np.zeros(0, dtype=np.int64)
         self.coords = np.zeros((0, 2), dtype=np.float32)
         self.labels: list[str] = []
@@ -76,6 +78,13 @@ class MapView(pg.PlotWidget):
         self._label_items: list[pg.TextItem] = []
         self.placed_labels: list[int] = []  # ids labelled on screen now, for tests and export
         self._scale = 1.0
+        # Colour by (kind, id, length, cluster): a colour code per point, set once per map.
+        self._codes: np.ndarray | None = None
+        self._brushes: np.ndarray | None = None  # a QBrush per point (object array), for the points drawn
+        self._rgba32: np.ndarray | None = None  # each point's colour as packed RGBA bytes, for the density image
+        self._cluster_labels: list[tuple[str, float, float, QColor]] = []
+        self._cluster_items: list[pg.TextItem] = []
+        self.placed_cluster_labels: list[str] = []
         item = self.getPlotItem()
         item.hideAxis("left")
         item.hideAxis("bottom")
@@ -104,6 +113,15 @@ class MapView(pg.PlotWidget):
         )
         self.legend.setParentItem(item.getViewBox())
         self.legend.hide()  # until a set is shown
+        # The colours' key, bottom right: the word sets' legend keeps the top left.
+        self.colour_legend = pg.LegendItem(
+            offset=(-10, -10), labelTextSize=f"{style.LABEL_POINT_SIZE}pt", labelTextColor="k",
+            brush=pg.mkBrush(255, 255, 255, 220), pen=pg.mkPen(160, 160, 160),
+        )
+        self.colour_legend.setParentItem(item.getViewBox())
+        self.colour_legend.hide()
+        self._colour_entries: list[tuple[QColor, str]] = []
+        self.vb.polygonDrawn.connect(self.select_polygon)
         self.hover_text = pg.TextItem("", color=(0, 0, 0), fill=pg.mkBrush(255, 255, 230, 230), border=pg.mkPen(120, 120, 120))
         style.use_font(self.hover_text, style.LABEL_POINT_SIZE, bold=True)
         self.hover_text.setZValue(100)
@@ -118,6 +136,8 @@ class MapView(pg.PlotWidget):
         self._scale = scale
         self.points.setSize(marker_size(len(self.coords)) * scale)
         self.legend.setLabelTextSize(f"{style.pt(style.LABEL_POINT_SIZE)}pt")
+        self.colour_legend.setLabelTextSize(f"{style.pt(style.LABEL_POINT_SIZE)}pt")
+        self._rebuild_colour_legend()
         for name in self._sets:
             self._sets[name][0].setSize(highlight_size(len(self.coords)) * scale)
         self._redraw_overlays()
@@ -138,6 +158,7 @@ class MapView(pg.PlotWidget):
         self._rebuild_legend()
         self._selected = []
         self._arrows = []
+        self.set_colours(None)
         self.hover_text.hide()
         self.set_points(np.zeros(0, np.int64), np.zeros((0, 2), np.float32))
         self._place_labels()  # now, not after the timer: nothing of the old map may show
@@ -154,6 +175,7 @@ class MapView(pg.PlotWidget):
             # A few big markers read best solid; a cloud of dots needs them faint to show density.
             few = len(self.ids) <= 50
             self.points.setBrush(pg.mkBrush(style.FEW_POINTS_COLOR if few else style.POINT_COLOR))
+            self._drop_colours()  # they were of the previous map's rows
         self._tree = None  # built on the first hover: t-SNE previews arrive faster than they are hovered
         self._subset_rect = None
         self._redraw_overlays()
@@ -171,6 +193,11 @@ class MapView(pg.PlotWidget):
         span = np.maximum(hi - lo, 1e-6 * max(float(np.abs(hi).max()), 1.0))
         pad = FIT_PADDING * span + (0.5 * span if len(self.coords) <= 50 else 0)  # room for the lessons' labels
         (x0, y0), (x1, y1) = (lo - pad).tolist(), (hi + pad).tolist()
+        width = self.vb.width()
+        if self.colour_legend.isVisible() and width > 0:
+            # Room on the right for the colours' key, so it covers no point.
+            share = min((self.colour_legend.boundingRect().width() + 2 * LABEL_GAP_PX) / width, 0.4)
+            x1 = x0 + (x1 - x0) / (1 - share)
         self.vb.setRange(xRange=(x0, x1), yRange=(y0, y1), padding=0)
 
     def reveal(self, token_id: int) -> None:
@@ -206,7 +233,10 @@ class MapView(pg.PlotWidget):
         near = (x >= rect[0]) & (x <= rect[1]) & (y >= rect[2]) & (y <= rect[3])
         if int(np.count_nonzero(near)) > 2 * DENSITY_ABOVE:
             near, rect = inside, (x0, x1, y0, y1)
-        self.points.setData(pos=self.coords[near])
+        if self._brushes is None:
+            self.points.setData(pos=self.coords[near])
+        else:
+            self.points.setData(pos=self.coords[near], brush=self._brushes[near])
         self._subset_rect = rect
         self.density.hide()
         self.points.show()
@@ -219,10 +249,18 @@ class MapView(pg.PlotWidget):
         pts = self.coords[inside]
         ix = np.minimum(((pts[:, 0] - x0) * (bw / max(x1 - x0, 1e-30))).astype(np.int64), bw - 1)
         iy = np.minimum(((pts[:, 1] - y0) * (bh / max(y1 - y0, 1e-30))).astype(np.int64), bh - 1)
-        counts = np.bincount(iy * bw + ix, minlength=bw * bh).reshape(bh, bw)
-        color = style.POINT_COLOR
-        rgba = np.empty((bh, bw, 4), dtype=np.uint8)
-        rgba[..., 0], rgba[..., 1], rgba[..., 2] = color.red(), color.green(), color.blue()
+        cell = iy * bw + ix
+        counts = np.bincount(cell, minlength=bw * bh).reshape(bh, bw)
+        if self._rgba32 is None:
+            rgba = np.empty((bh, bw, 4), dtype=np.uint8)
+            color = style.POINT_COLOR
+            rgba[..., 0], rgba[..., 1], rgba[..., 2] = color.red(), color.green(), color.blue()
+        else:
+            # Each 2-pixel cell takes the colour of one of its points: one scatter of packed
+            # pixels (a mean colour per cell took three weighted counts, 45 ms a 400k-point pan step).
+            packed = np.zeros(bw * bh, dtype=np.uint32)
+            packed[cell] = self._rgba32[inside]
+            rgba = packed.view(np.uint8).reshape(bh, bw, 4)
         # One point is as faint as a lone dot; overlapping points darken toward opaque.
         rgba[..., 3] = (255 * (1 - np.exp(-0.8 * counts))).astype(np.uint8)
         self.density.setImage(rgba, autoLevels=False)
@@ -235,6 +273,68 @@ class MapView(pg.PlotWidget):
     def position_of(self, token_id: int) -> np.ndarray | None:
         row = self._row_of.get(int(token_id))
         return None if row is None else self.coords[row]
+
+    # --- colour by ---------------------------------------------------------------
+    def set_colours(self, codes: np.ndarray | None, table: list[QColor] | None = None,
+                    legend: list[tuple[QColor, str]] | None = None) -> None:
+        """Colour each point by `table[codes[row]]` (a code of -1: the plain grey), with
+        `legend` as the key; None for the plain grey map. Brushes are made once here, so
+        a pan only picks among them."""
+        if codes is None or table is None or len(codes) != len(self.ids):
+            self._drop_colours()
+        else:
+            colours = [QColor(c) for c in table] + [style.POINT_COLOR]  # index -1: no colour
+            for c in colours[:-1]:
+                c.setAlpha(style.COLOUR_BY_ALPHA)
+            brushes = np.empty(len(colours), dtype=object)
+            brushes[:] = [pg.mkBrush(c) for c in colours]
+            rgba = np.array([(c.red(), c.green(), c.blue(), 255) for c in colours], dtype=np.uint8)
+            index = np.where(np.asarray(codes) < 0, len(colours) - 1, np.asarray(codes)).astype(np.int64)
+            self._codes = np.asarray(codes)
+            self._brushes = brushes[index]
+            self._rgba32 = rgba.view(np.uint32).ravel()[index]
+            self._colour_entries = list(legend or [])
+        self._subset_rect = None
+        self._rebuild_colour_legend()
+        self._update_detail()
+        self._label_timer.start()
+
+    def _drop_colours(self) -> None:
+        self._codes = self._brushes = self._rgba32 = None
+        self._colour_entries = []
+        self._cluster_labels = []
+        self._rebuild_colour_legend()
+
+    def colour_codes(self) -> np.ndarray | None:
+        return self._codes
+
+    def colour_legend_entries(self) -> list[str]:
+        return [name for _, name in self._colour_entries]
+
+    def _rebuild_colour_legend(self) -> None:
+        self.colour_legend.clear()
+        size = highlight_size(len(self.coords)) * self._scale
+        for colour, name in self._colour_entries:
+            sample = pg.ScatterPlotItem(size=size, pen=pg.mkPen(60, 60, 60, width=1), brush=pg.mkBrush(colour))
+            self.colour_legend.addItem(sample, name)
+        self.colour_legend.setVisible(bool(self._colour_entries))
+
+    def set_cluster_labels(self, labels: list[tuple[str, float, float, QColor]]) -> None:
+        """Names drawn at the clusters' centres, (text, x, y, colour), most important first;
+        like the token labels, those that would overlap are dropped at this zoom."""
+        self._cluster_labels = list(labels)
+        self._label_timer.start()
+
+    # --- selection ----------------------------------------------------------------
+    def set_select_mode(self, mode: str) -> None:
+        """"pan" (a drag pans), "rect" or "lasso" (a drag selects)."""
+        self.vb.set_mode(mode)
+
+    def select_polygon(self, polygon: np.ndarray) -> list[int]:
+        """The rows inside `polygon` (data coordinates), announced as the selection."""
+        ids = self.ids[points_in_polygon(self.coords, polygon)].tolist() if len(self.coords) else []
+        self.selectionMade.emit(ids)
+        return ids
 
     # --- overlays -------------------------------------------------------------
     def set_word_set(self, name: str, ids: list[int], color: QColor) -> None:
@@ -329,7 +429,9 @@ class MapView(pg.PlotWidget):
     def _place_labels(self) -> None:
         self._label_timer.stop()
         self.placed_labels = []
+        self.placed_cluster_labels = []
         chosen: list[tuple[int, float, float]] = []
+        clusters: list[tuple[int, float, float]] = []  # (index into _cluster_labels, x, y)
         width, height = self.vb.width(), self.vb.height()
         if self.labels_on and len(self.coords) and width > 0 and height > 0:
             (x0, x1), (y0, y1) = self.vb.viewRange()
@@ -346,8 +448,8 @@ class MapView(pg.PlotWidget):
                 rect = metrics.boundingRect(self.labels[token_id])
                 cands.append((px, py, rect.width() + 8, metrics.height() + 4))
                 ids.append(token_id)
-            legend = self.legend.geometry() if self.legend.isVisible() else None
-            taken = [(legend.x(), legend.y(), legend.width(), legend.height())] if legend is not None else []
+            taken = [(g.x(), g.y(), g.width(), g.height())
+                     for g in (lg.geometry() for lg in (self.legend, self.colour_legend) if lg.isVisible())]
             # Labels keep off the highlighted markers, their own included (not off every plain
             # point: among a crowd of neighbours the ringed word would find no room at all).
             radius = (highlight_size(len(self.coords)) * self._scale) / 2
@@ -355,15 +457,34 @@ class MapView(pg.PlotWidget):
             important |= {i for _, members, _ in self._sets.values() for i in members}
             taken += [(px - radius, py - radius, 2 * radius, 2 * radius)
                       for (px, py, _, _), token_id in zip(cands, ids) if token_id in important]
-            for token_id, spot in zip(ids, place_labels(cands, width, height, taken, gap=radius + 3)):
-                if spot is not None and len(chosen) < MAX_LABELS:
-                    chosen.append((token_id, x0 + spot[0] / sx, y1 - spot[1] / sy))
+            # Cluster names after the highlighted tokens' labels, before those of plain points.
+            first = [k for k, token_id in enumerate(ids) if token_id in important]
+            rest = [k for k, token_id in enumerate(ids) if token_id not in important]
+            named = []
+            for c, (text, cx, cy, _) in enumerate(self._cluster_labels):
+                px, py = (cx - x0) * sx, (y1 - cy) * sy
+                if 0 <= px <= width and 0 <= py <= height:
+                    rect = metrics.boundingRect(text)
+                    named.append((c, (px, py, rect.width() + 12, metrics.height() + 8)))
+            order = [("token", k) for k in first] + [("cluster", k) for k in range(len(named))] + [("token", k) for k in rest]
+            boxes = [cands[k] if kind == "token" else named[k][1] for kind, k in order]
+            for (kind, k), spot in zip(order, place_labels(boxes, width, height, taken, gap=radius + 3)):
+                if spot is None:
+                    continue
+                if kind == "cluster":
+                    clusters.append((named[k][0], x0 + spot[0] / sx, y1 - spot[1] / sy))
+                elif len(chosen) < MAX_LABELS:
+                    chosen.append((ids[k], x0 + spot[0] / sx, y1 - spot[1] / sy))
+        label_font = style.font(style.LABEL_POINT_SIZE, bold=True)
+        self._show_token_labels(chosen, label_font)
+        self._show_cluster_labels(clusters, label_font)
+
+    def _show_token_labels(self, chosen: list[tuple[int, float, float]], label_font) -> None:
         while len(self._label_items) < len(chosen):
             text = pg.TextItem("", color=(0, 0, 0), anchor=(0, 0), fill=pg.mkBrush(255, 255, 255, 210))
             text.setZValue(40)
             self.addItem(text, ignoreBounds=True)
             self._label_items.append(text)
-        label_font = style.font(style.LABEL_POINT_SIZE, bold=True)
         for i, text in enumerate(self._label_items):
             if i < len(chosen):
                 token_id, lx, ly = chosen[i]
@@ -374,6 +495,26 @@ class MapView(pg.PlotWidget):
                 self.placed_labels.append(token_id)
             else:
                 text.hide()
+
+    def _show_cluster_labels(self, chosen: list[tuple[int, float, float]], label_font) -> None:
+        """A cluster's name in a box framed in its colour: told apart from a token's label."""
+        for item in self._cluster_items[len(chosen):]:
+            item.hide()
+        for i, (c, lx, ly) in enumerate(chosen):
+            text, _, _, colour = self._cluster_labels[c]
+            if i == len(self._cluster_items):
+                item = pg.TextItem("", color=(0, 0, 0), anchor=(0, 0))
+                item.setZValue(45)
+                self.addItem(item, ignoreBounds=True)
+                self._cluster_items.append(item)
+            item = self._cluster_items[i]
+            item.fill = pg.mkBrush(255, 255, 255, 235)
+            item.border = pg.mkPen(QColor(colour.red(), colour.green(), colour.blue()), width=3)
+            item.setFont(label_font)
+            item.setText(text)
+            item.setPos(lx, ly)
+            item.show()
+            self.placed_cluster_labels.append(text)
 
     def zoom_to(self, ids: list[int]) -> None:
         pts = np.array([p for p in (self.position_of(i) for i in ids) if p is not None], dtype=np.float32).reshape(-1, 2)

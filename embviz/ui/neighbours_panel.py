@@ -51,6 +51,7 @@ class NeighboursPanel(QWidget):
         go.clicked.connect(self.run)
         self.heading = QLabel(HEADING_HINT)
         style.use_font(self.heading, style.LABEL_POINT_SIZE + 2, bold=True)
+        self.heading.setWordWrap(True)  # a selection's heading is long: it must not widen the window
         self.message = QLabel("")
         self.message.setWordWrap(True)
         self.message.setStyleSheet(style.ERROR_STYLE)
@@ -103,7 +104,8 @@ class NeighboursPanel(QWidget):
     def run(self) -> None:
         self.query(self.state.word)
 
-    def query(self, query: int | str) -> None:
+    def query(self, query: int | str | list[int]) -> None:
+        """A typed word, a clicked token id, or the ids of a map selection (their mean)."""
         self.state.query = query
         self.request_id = self.submit(rq.Neighbours(
             query=query, k=self.state.k, centered=self.state.centered, hide_special=self.state.hide_special,
@@ -120,11 +122,15 @@ class NeighboursPanel(QWidget):
         self.message.setText("")
         kind = "cosine" if view.by == "cosine" else "dot product"
         kind = f"mean-centred {kind}" if view.centered else kind
-        self.heading.setText(f"Nearest to {view.query_label} (id {view.query_id}, length {view.query_length:.3g}) by {kind}")
+        if view.query_id < 0:  # a selection's mean: no single token, and the tokens themselves are left out
+            self.heading.setText(f"Nearest to {view.query_label} (its mean row's length {view.query_length:.3g}; "
+                                 f"the selected tokens left out) by {kind}")
+        else:
+            self.heading.setText(f"Nearest to {view.query_label} (id {view.query_id}, length {view.query_length:.3g}) by {kind}")
         rows = [(h.token, h.id, cos, dot, length) for h, cos, dot, length in zip(view.hits, view.cosines, view.dots, view.lengths)]
         self.table.fill(rows, [h.id for h in view.hits])
         # Ringed on the map: where the picture puts the table's true nearest rows.
-        self.highlight.emit([view.query_id] + [h.id for h in view.hits[:10]])
+        self.highlight.emit([view.query_id] * (view.query_id >= 0) + [h.id for h in view.hits[:10]])
 
     def on_failed(self, rid: int, message: str) -> None:
         if rid == self.request_id:

@@ -42,6 +42,28 @@ def _lesson_steps(app, window, save) -> None:
     window.lessons_dock.hide()
 
 
+def _colour_by(app, panel, save) -> None:
+    """colour_by_kind.png, then clusters.png (k-means, k = 50, named at their centres), then back to plain."""
+    view = panel.view
+    panel.colour_by.setCurrentIndex(panel.colour_by.findData("kind"))
+    _wait(app, lambda: view.colour_codes() is not None, "the token kinds")
+    view.fit()  # with room for the colours' key
+    _wait(app, lambda: True, "the fit")
+    save("colour_by_kind")
+    for name in DEMO_SETS:  # the clusters' names alone: the sets' labels would crowd them out
+        panel.show_word_set(name, False)
+    panel.colour_by.setCurrentIndex(panel.colour_by.findData("cluster"))
+    _wait(app, lambda: view.colour_codes() is not None and view.placed_cluster_labels, "the clusters")
+    view.fit()
+    _wait(app, lambda: True, "the fit")
+    save("clusters")
+    panel.colour_by.setCurrentIndex(panel.colour_by.findData("none"))
+    for name in DEMO_SETS:
+        panel.show_word_set(name)
+    _wait(app, lambda: not panel.set_ids and len(view.word_set_names()) >= len(DEMO_SETS), "the word sets")
+    view.fit()
+
+
 def run_screenshots(out: str, model: str | None = None, device: str = "auto", text_size: float = 1.0) -> int:
     import tempfile
 
@@ -80,6 +102,7 @@ def run_screenshots(out: str, model: str | None = None, device: str = "auto", te
 
     save("map")
     view = panel.view
+    _colour_by(app, panel, save)
     view.zoom_to(view._sets["weekdays"][1])  # few points in view: every one labelled
     _wait(app, lambda: len(view.placed_labels) >= 7, "the labels")
     save("map_labels")

@@ -24,6 +24,16 @@ SET_COLORS = [
     QColor("#D55E00"), QColor("#0072B2"), QColor("#009E73"), QColor("#CC79A7"), QColor("#E69F00"),
     QColor("#56B4E9"), QColor("#000000"), QColor("#F0E442"),
 ]
+# Colour by: token kinds in the same palette, in KIND_NAMES' order (word start, continuation,
+# number, punctuation, byte piece, special); clusters cycle through it (without yellow);
+# gradients (id, row length) run through cividis, which reads the same to every eye.
+KIND_COLORS = [QColor("#0072B2"), QColor("#E69F00"), QColor("#009E73"), QColor("#CC79A7"), QColor("#56B4E9"),
+               QColor("#D55E00")]
+CLUSTER_COLORS = SET_COLORS[:7]
+GRADIENT_MAP = "cividis"
+GRADIENT_STEPS = 64
+COLOUR_BY_ALPHA = 170  # coloured points stay under the outlined highlights drawn on top
+SELECTION_COLOR = QColor("#FFFFFF")  # filled white, outlined: unlike any colour of the palette
 ARROW_COLORS = [SET_COLORS[1], SET_COLORS[0]]  # B→A, then C→answer
 SEARCH_COLOR = QColor("#CC79A7")
 SELECT_COLOR = QColor("#000000")
