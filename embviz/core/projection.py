@@ -213,10 +213,10 @@ def _tsne(model, ids, normalize, progress, seed, threads) -> Projection:
 
         graph = kept_knn(model, ids, k) if exact else None
         rows = None if graph is not None else unit_rows(model, ids).cpu().numpy()
-        coords, computed = tsne_in_child(rows, graph, init, k, perplexity, seed, exact, progress)
+        coords, computed, stopped = tsne_in_child(rows, graph, init, k, perplexity, seed, exact, progress)
         if computed is not None:
             keep_knn(model, ids, *computed)
-        return _finished(ids, coords, notes, progress)
+        return _finished(ids, coords, notes + ([stopped] if stopped else []), progress)
     if exact:
         positions, cosines = table_knn(model, ids, k, progress, (0.05, 0.3), stage)
         knn_index = precomputed_knn_index(positions, cosines)

@@ -23,6 +23,14 @@ from embviz.core.errors import ProgressFn
 
 STEP = 25  # iterations between previews
 PHASES = ((250, 12.0, 0.5), (500, 1.0, 0.8))  # early exaggeration, then the real objective
+# The convergence stop: after the exaggeration, every CHECK_EVERY iterations the map's
+# share of kept true 10-NN is measured on CHECK_SAMPLE rows; the run ends once CHECK_EVERY
+# iterations gained less than STOP_GAIN of it. On all 49,152 SmolLM2 rows the share is
+# 0.360 at 500 iterations and 0.367 at 750, which took 47 s more.
+CHECK_EVERY = 50
+CHECK_FROM = 350  # iterations before the first check
+CHECK_SAMPLE = 2000
+STOP_GAIN = 0.003
 GRAPH_SPAN = (0.05, 0.3)  # the share of the progress bar the neighbour graph takes
 REPORT_EVERY_S = 0.2  # the child writes the graph's progress at most this often
 
@@ -30,10 +38,10 @@ REPORT_EVERY_S = 0.2  # the child writes the graph's progress at most this often
 def tsne_in_child(
     rows: np.ndarray | None, graph: tuple[np.ndarray, np.ndarray] | None, init: np.ndarray, k: int,
     perplexity: float, seed: int, exact: bool, progress: ProgressFn,
-) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
-    """(coordinates, the graph the child computed or None). Either `graph` (positions,
-    cosines) or the unit `rows` to compute it from; `exact` picks the exact graph over
-    openTSNE's Annoy index for the rows."""
+) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None, str | None]:
+    """(coordinates, the graph the child computed or None, a note on an early stop).
+    Either `graph` (positions, cosines) or the unit `rows` to compute it from; `exact`
+    picks the exact graph over openTSNE's Annoy index for the rows."""
     with tempfile.TemporaryDirectory(prefix="embviz-tsne-") as folder:
         report = Path(folder) / "progress.npz"
         seen = [0.0, (0.05, "t-SNE: starting", None)]
@@ -102,10 +110,37 @@ def optimise(rows, graph, init, k, perplexity, seed, exact, report_path):
                               verbose=False)
     total, done = sum(p[0] for p in PHASES), 0
     lo = GRAPH_SPAN[1]
+    check = _kept_share(graph[0], seed) if graph is not None else None
+    shares: list[float] = []
     for n_iter, exaggeration, momentum in PHASES:
         for _ in range(n_iter // STEP):
             embedding = embedding.optimize(STEP, exaggeration=exaggeration, momentum=momentum, learning_rate="auto",
                                            inplace=True, n_jobs=threads)
             done += STEP
-            report(lo + (1 - lo) * done / total, "t-SNE: optimising", np.asarray(embedding, dtype=np.float32))
-    return np.asarray(embedding, dtype=np.float32), computed
+            coords = np.asarray(embedding, dtype=np.float32)
+            report(lo + (1 - lo) * done / total, "t-SNE: optimising", coords)
+            if check is not None and done >= CHECK_FROM and done % CHECK_EVERY == 0:
+                shares.append(check(coords))
+                if len(shares) > 1 and shares[-1] - shares[-2] < STOP_GAIN:
+                    note = (f"t-SNE stopped after {done} of {total} iterations: the last {CHECK_EVERY} kept only "
+                            f"{max(0.0, shares[-1] - shares[-2]):.1%} more of each row's 10 nearest rows.")
+                    return coords, computed, note
+    return np.asarray(embedding, dtype=np.float32), computed, None
+
+
+def _kept_share(positions: np.ndarray, seed: int):
+    """A function of a map: the share of each sampled row's 10 nearest rows in the table
+    (the graph's first 10) that are among its 10 nearest points on the map."""
+    from scipy.spatial import cKDTree
+
+    n = positions.shape[0]
+    k = min(10, positions.shape[1], n - 1)
+    picked = np.random.default_rng(seed).choice(n, min(CHECK_SAMPLE, n), replace=False)
+    truth = positions[picked, :k]
+
+    def share(coords: np.ndarray) -> float:
+        _, near = cKDTree(coords).query(coords[picked], k + 1)
+        near = near[:, 1:]  # the point itself comes first
+        return float((near[:, :, None] == truth[:, None, :]).any(-1).sum(1).mean() / k)
+
+    return share
