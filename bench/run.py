@@ -252,8 +252,17 @@ t = time.perf_counter(); PCA(2, svd_solver='full').fit_transform(x); print(json.
 def fig_tsne(args, model) -> None:
     from embviz.core.projection import project, select_rows
 
+    import shutil
+
+    from embviz.core import knn
+    from embviz.core.cache import cache_root
+
     n = 3000 if args.quick else model.vocab_size
     ids = select_rows(model, limit=n)
+    # A first t-SNE of these rows: no graph kept in memory or on disk from an earlier run.
+    model.cache.pop(knn.KNN_CACHE, None)
+    for entry in (cache_root() / "knn").glob(knn._disk_key(model, ids) + "-k*"):
+        shutil.rmtree(entry, ignore_errors=True)
     first = []
     t = time.perf_counter()
 
@@ -282,6 +291,19 @@ def fig_tsne(args, model) -> None:
         pass
     record(5, f"t-SNE of {n:,} rows drawn again: first live picture", again[0] if again else None, "s",
            target="≤ 30 s", note="the same rows' graph is kept")
+    from embviz.core import open_checkpoint
+
+    later = open_checkpoint(None, args.device)  # another session: nothing in memory, the graph on disk
+    again.clear()
+    t = time.perf_counter()
+    try:
+        project(later, "tsne", ids, progress=stop_at_first)
+    except Cancelled:
+        pass
+    record(5, f"t-SNE of {n:,} rows in a later session: first live picture", again[0] if again else None, "s",
+           target="≤ 30 s", note="model opened before the clock starts; its graph read from the disk cache"
+           if n >= knn.DISK_ROWS else "too few rows for the disk cache")
+    del later
     bound = args.baseline_bound or (max(60.0, 2 * total) if args.quick else 300.0)
     code = LIMIT + f"""
 import time, json

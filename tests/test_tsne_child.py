@@ -92,3 +92,27 @@ def test_the_convergence_stop(tmp_path, monkeypatch, gain, stops):
         assert note is None
     with np.load(tmp_path / "p.npz") as report:
         assert report["stage"] == "t-SNE: optimising" and report["coords"].shape == (300, 2)
+
+
+def test_a_big_graph_is_kept_on_disk_for_the_next_session(tmp_path, monkeypatch):
+    from embviz.core import knn
+
+    monkeypatch.setenv("EMBVIZ_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(knn, "DISK_ROWS", 100)
+    first = clustered_model(300)
+    ids = np.arange(300)
+    positions, cosines = knn.table_knn(first, ids, 20)
+    assert len(list((tmp_path / "knn").glob("*-k20"))) == 1
+    again = clustered_model(300)  # the same table, opened afresh: nothing in memory
+
+    def no_compute(*_a, **_k):
+        raise AssertionError("the graph was computed again")
+
+    monkeypatch.setattr(knn, "_self_top_k", no_compute)
+    kept = knn.kept_knn(again, ids, 10)
+    assert kept is not None and (kept[0] == positions[:, :10]).all() and np.allclose(kept[1], cosines[:, :10])
+    assert knn.kept_knn(again, ids, 30) is None  # kept with 20 neighbours only
+    other = clustered_model(300)
+    other.table[5, 0] += 1e-3  # one value of another table
+    assert knn.kept_knn(other, ids, 10) is None
+    assert knn.kept_knn(again, ids[:-1], 10) is None  # other rows

@@ -11,16 +11,20 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
 from scipy.spatial import cKDTree
 
+from embviz.core.cache import cache_root, keep_in_cache
 from embviz.core.errors import ProgressFn, no_progress
 from embviz.core.model import EmbeddingModel
 from embviz.core.similarity import UNIT_TABLE, matmul, unit_scales, unit_table
 
 KNN_CACHE = "table_knn"  # model.cache key: (ids digest, k, positions, cosines) of the last graph
+TABLE_DIGEST = "table_sha256"  # model.cache key: a digest of every value of the table
+DISK_ROWS = 10_000  # graphs of this many rows or more are kept on disk too: they take seconds to minutes
 BLOCK = 1 << 24  # scores per chunk (64 MB of float32), one buffer reused
 FAITHFUL_K = 10
 FAITHFUL_SAMPLE = 1000
@@ -80,16 +84,56 @@ def table_knn(model: EmbeddingModel, ids: np.ndarray, k: int, progress: Progress
 
 
 def kept_knn(model: EmbeddingModel, ids: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray] | None:
-    """The kept graph of these rows cut to k neighbours, if one with at least k is kept."""
+    """The kept graph of these rows cut to k neighbours, if one with at least k is kept:
+    in memory, or on disk from an earlier session for a big one."""
     cached = model.cache.get(KNN_CACHE)
-    if cached is not None and cached[0] == _digest(np.asarray(ids, dtype=np.int64)) and cached[1] >= k:
-        return cached[2][:, :k], cached[3][:, :k]
-    return None
+    key = _digest(np.asarray(ids, dtype=np.int64))
+    if cached is None or cached[0] != key or cached[1] < k:
+        cached = _read_disk(model, ids, k)
+        if cached is None:
+            return None
+        model.cache[KNN_CACHE] = cached
+    return cached[2][:, :k], cached[3][:, :k]
 
 
 def keep_knn(model: EmbeddingModel, ids: np.ndarray, positions: np.ndarray, cosines: np.ndarray) -> None:
-    """Keep the graph of these rows for the model: the last one only (49k × 90 is 35 MB)."""
+    """Keep the graph of these rows for the model: the last one only (49k × 90 is 35 MB),
+    and a big one on disk too, so a t-SNE in a later session skips it."""
     model.cache[KNN_CACHE] = (_digest(np.asarray(ids, dtype=np.int64)), positions.shape[1], positions, cosines)
+    if len(ids) >= DISK_ROWS:
+        def write(scratch: Path) -> None:
+            np.savez(scratch / "graph.npz", positions=positions.astype(np.int32), cosines=cosines.astype(np.float32))
+
+        keep_in_cache(cache_root() / "knn", f"{_disk_key(model, ids)}-k{positions.shape[1]}", write)
+
+
+def _disk_key(model: EmbeddingModel, ids: np.ndarray) -> str:
+    """The exact table (every value) and the rows: a graph read back is this table's."""
+    def table_digest() -> str:
+        digest = hashlib.sha256()
+        digest.update(np.ascontiguousarray(model.table.detach().float().cpu().numpy()))
+        return digest.hexdigest()[:24]
+
+    return f"{model.derived(TABLE_DIGEST, table_digest)}-{_digest(np.asarray(ids, dtype=np.int64))[:16]}"
+
+
+def _read_disk(model: EmbeddingModel, ids: np.ndarray, k: int) -> tuple | None:
+    if len(ids) < DISK_ROWS:
+        return None
+    prefix = _disk_key(model, ids) + "-k"
+    folder = cache_root() / "knn"
+    for entry in sorted(folder.glob(prefix + "*")) if folder.is_dir() else []:
+        try:
+            kept = int(entry.name[len(prefix):])
+            if kept < k:
+                continue
+            with np.load(entry / "graph.npz", allow_pickle=False) as data:
+                positions, cosines = data["positions"].astype(np.int64), data["cosines"]
+        except (OSError, ValueError, KeyError):
+            continue  # a damaged entry: the graph is computed again
+        if positions.shape == cosines.shape == (len(ids), kept) and (positions >= 0).all() and (positions < len(ids)).all():
+            return _digest(np.asarray(ids, dtype=np.int64)), kept, positions, cosines
+    return None
 
 
 def _sample_neighbours(model: EmbeddingModel, ids: np.ndarray, picked: np.ndarray, k: int) -> np.ndarray:
