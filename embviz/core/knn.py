@@ -43,10 +43,10 @@ def unit_rows(model: EmbeddingModel, ids: np.ndarray) -> torch.Tensor:
 
 
 def _self_top_k(rows: torch.Tensor, k: int, progress: ProgressFn, span: tuple[float, float],
-                stage: str) -> tuple[np.ndarray, np.ndarray]:
-    """(positions, cosines) of each row's k best other rows, chunk by chunk."""
+                stage: str, block: int = BLOCK) -> tuple[np.ndarray, np.ndarray]:
+    """(positions, cosines) of each row's k best other rows, chunk by chunk of `block` scores."""
     n = rows.shape[0]
-    chunk = max(1, min(n, BLOCK // n))
+    chunk = max(1, min(n, block // n))
     scores = torch.empty((chunk, n), dtype=rows.dtype, device=rows.device)
     positions = np.empty((n, k), dtype=np.int64)
     cosines = np.empty((n, k), dtype=np.float32)

@@ -186,9 +186,6 @@ def _threads(threads: int | None) -> int:
 
 
 def _tsne(model, ids, normalize, progress, seed, threads) -> Projection:
-    from openTSNE import TSNEEmbedding
-    from openTSNE.affinity import PerplexityBasedNN
-
     n = ids.size
     if n < MIN_TSNE_ROWS:
         raise EmbvizError(f"t-SNE needs at least {MIN_TSNE_ROWS} rows; this selection has {n}. Use PCA instead.")
@@ -217,6 +214,10 @@ def _tsne(model, ids, normalize, progress, seed, threads) -> Projection:
         if computed is not None:
             keep_knn(model, ids, *computed)
         return _finished(ids, coords, notes + ([stopped] if stopped else []), progress)
+    # Imported here, not above: a big map's child imports openTSNE itself (a second here).
+    from openTSNE import TSNEEmbedding
+    from openTSNE.affinity import PerplexityBasedNN
+
     if exact:
         positions, cosines = table_knn(model, ids, k, progress, (0.05, 0.3), stage)
         knn_index = precomputed_knn_index(positions, cosines)

@@ -22,6 +22,8 @@ from embviz.core.child import run_in_child
 from embviz.core.errors import ProgressFn
 
 STEP = 25  # iterations between previews
+FIRST_STEP = 10  # the first preview comes sooner: the map starts to move
+CHILD_BLOCK = 1 << 26  # scores per chunk of the graph (256 MB): larger products run nearer the core's peak
 PHASES = ((250, 12.0, 0.5), (500, 1.0, 0.8))  # early exaggeration, then the real objective
 # The convergence stop: after the exaggeration, every CHECK_EVERY iterations the map's
 # share of kept true 10-NN is measured on CHECK_SAMPLE rows; the run ends once CHECK_EVERY
@@ -98,7 +100,8 @@ def optimise(rows, graph, init, k, perplexity, seed, exact, report_path):
     computed = None
     stage = "t-SNE: each row's nearest rows in the full table"
     if graph is None and exact:
-        graph = computed = _self_top_k(torch.from_numpy(rows), k, lambda f, s, _p: report(f, s), GRAPH_SPAN, stage)
+        graph = computed = _self_top_k(torch.from_numpy(rows), k, lambda f, s, _p: report(f, s), GRAPH_SPAN, stage,
+                                       block=CHILD_BLOCK)
     report(GRAPH_SPAN[1], "t-SNE: affinities")
     if graph is not None:
         affinities = PerplexityBasedNN(perplexity=perplexity, knn_index=precomputed_knn_index(*graph), n_jobs=threads,
@@ -113,10 +116,11 @@ def optimise(rows, graph, init, k, perplexity, seed, exact, report_path):
     check = _kept_share(graph[0], seed) if graph is not None else None
     shares: list[float] = []
     for n_iter, exaggeration, momentum in PHASES:
-        for _ in range(n_iter // STEP):
-            embedding = embedding.optimize(STEP, exaggeration=exaggeration, momentum=momentum, learning_rate="auto",
+        steps = [FIRST_STEP, STEP - FIRST_STEP] + [STEP] * (n_iter // STEP - 1) if done == 0 else [STEP] * (n_iter // STEP)
+        for step in steps:
+            embedding = embedding.optimize(step, exaggeration=exaggeration, momentum=momentum, learning_rate="auto",
                                            inplace=True, n_jobs=threads)
-            done += STEP
+            done += step
             coords = np.asarray(embedding, dtype=np.float32)
             report(lo + (1 - lo) * done / total, "t-SNE: optimising", coords)
             if check is not None and done >= CHECK_FROM and done % CHECK_EVERY == 0:
