@@ -20,6 +20,15 @@ def smol(qtbot, window):
 
 
 @pytest.mark.default_model
+def test_the_tabs_ask_nothing_until_they_are_shown(qtbot, smol):
+    assert smol.lens.stale and smol.drift.stale
+    assert smol.lens.request_id == smol.drift.request_id == 0  # no forward pass for a tab nobody looks at
+    smol.tabs.setCurrentWidget(smol.drift)
+    wait_for(qtbot, lambda: smol.drift.result is not None, 300_000)
+    assert not smol.drift.stale and smol.lens.stale and smol.lens.request_id == 0
+
+
+@pytest.mark.default_model
 def test_the_lens_grid_reads_up_to_the_models_answer(qtbot, smol):
     lens = smol.lens
     smol.tabs.setCurrentWidget(lens)

@@ -22,6 +22,7 @@ from embviz.core.child import run_in_child
 from embviz.core.errors import ProgressFn
 
 STEP = 25  # iterations between previews
+CHILD_NICENESS = 10
 FIRST_STEP = 10  # the first preview comes sooner: the map starts to move
 CHILD_BLOCK = 1 << 26  # scores per chunk of the graph (256 MB): larger products run nearer the core's peak
 PHASES = ((250, 12.0, 0.5), (500, 1.0, 0.8))  # early exaggeration, then the real objective
@@ -96,6 +97,12 @@ def optimise(rows, graph, init, k, perplexity, seed, exact, report_path):
     from embviz.core.projection import precomputed_knn_index
 
     threads = limit_compute_threads(os.cpu_count() or 1)  # the window's process is idle meanwhile
+    # ...but not always: a lookup's forward pass holds the window's interpreter lock, and
+    # preempted by this child it would hold the GUI thread up too. The window goes first.
+    try:
+        os.nice(CHILD_NICENESS)
+    except OSError:
+        pass
     report = _reporter(report_path)
     computed = None
     stage = "t-SNE: each row's nearest rows in the full table"

@@ -34,6 +34,7 @@ class DriftPanel(QWidget):
         self.request_id = 0
         self.result = None
         self.enabled = False
+        self.stale = False  # a new model's answer is still to be asked for
         self.state = DriftState()
         self.word = WordField("Word, e.g. bank")
         self.word.setText(self.state.word)
@@ -149,16 +150,26 @@ class DriftPanel(QWidget):
             w.setEnabled(self.enabled)
         if not self.enabled:
             self._say(summary.lens_reason)
-        elif self.state.word.strip() and sentences_of(self.state.sentences):
-            self.run()
+        else:
+            # Asked when the tab is first shown: every layer of a forward pass (and, the first
+            # time, building the full model) is not worth paying for a tab nobody looks at.
+            self.stale = bool(self.state.word.strip() and sentences_of(self.state.sentences))
+            if self.stale and self.isVisible():
+                self.run()
 
     def set_inputs(self, word: str, sentences: list[str]) -> None:
         self.state.word, self.state.sentences = word, "\n".join(sentences)
         self.bindings.push()
         self.run()
 
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if self.stale:
+            self.run()
+
     def run(self) -> None:
         self.timer.stop()
+        self.stale = False
         if not self.enabled:
             return
         sentences = sentences_of(self.state.sentences)

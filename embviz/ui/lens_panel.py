@@ -63,6 +63,7 @@ class LensPanel(QWidget):
         self.result = None  # the LensResult on screen
         self.cell: tuple[int, int] | None = None  # (layer, position) whose bars are shown
         self.enabled = False
+        self.stale = False  # a new model's answer is still to be asked for
         self.state = LensState()
         self.text = QPlainTextEdit()
         style.use_font(self.text, style.LABEL_POINT_SIZE + 4)
@@ -154,16 +155,26 @@ class LensPanel(QWidget):
         self.final_norm.setEnabled(self.enabled)
         if not self.enabled:
             self._say(summary.lens_reason)
-        elif self.state.text.strip():
-            self.run()
+        else:
+            # Asked when the tab is first shown: every layer of a forward pass (and, the first
+            # time, building the full model) is not worth paying for a tab nobody looks at.
+            self.stale = bool(self.state.text.strip())
+            if self.stale and self.isVisible():
+                self.run()
 
     def set_text(self, text: str) -> None:
         self.state.text = text
         self.bindings.push()
         self.run()
 
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if self.stale:
+            self.run()
+
     def run(self) -> None:
         self.timer.stop()
+        self.stale = False
         if not self.enabled:
             return
         if not self.state.text.strip():
