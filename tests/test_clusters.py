@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from embviz.core.clusters import hdbscan_clusters, kmeans_clusters
+from embviz.core.clusters import NAME_CHARS, _short, hdbscan_clusters, kmeans_clusters
 from embviz.core.errors import Cancelled, EmbvizError
 from embviz.core.token_kinds import BYTE, CONTINUATION, NUMBER, PUNCTUATION, SPECIAL, WORD, token_kinds
 
@@ -43,7 +43,8 @@ def test_kmeans_on_smollm2_sizes_sum_to_the_rows_and_names_are_central(default_m
     for c, cluster in enumerate(found.clusters):
         assert all(found.assignment[i] == c for i in cluster.examples)  # examples are members
         assert all(kinds[i] not in (BYTE, SPECIAL) for i in cluster.examples)
-        assert cluster.label == " ".join(vocab.label(i) for i in cluster.examples[:3])
+        assert cluster.label == " ".join(_short(vocab.label(i)) for i in cluster.examples[:3])
+        assert all(len(part) <= NAME_CHARS for part in cluster.label.split(" "))
     # The name is what lies closest to the cluster's mean direction.
     from embviz.core.similarity import unit_table
 

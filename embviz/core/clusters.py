@@ -20,6 +20,7 @@ MAX_K = 1000
 KMEANS_PASSES = 5  # passes of mini-batches over the table: measured to settle at 49,152 rows
 KMEANS_BATCH = 4096
 NAME_TOKENS = 3
+NAME_CHARS = 12  # a token longer than this is cut in a name ("~~~~~~~~~~~…"); its examples keep it whole
 EXAMPLES = 8
 NOISE = -1  # HDBSCAN's points that belong to no cluster
 
@@ -137,5 +138,10 @@ def _named(model: EmbeddingModel, method: str, k: int | None, ids: np.ndarray, f
         readable = [int(i) for i in ranked
                     if kinds[i] not in UNREADABLE and not (kinds[i] == PUNCTUATION and texts[i].strip() == "")]
         central = (readable or ranked.tolist())[:EXAMPLES]
-        clusters.append(Cluster(int(len(members)), " ".join(model.vocab.label(i) for i in central[:NAME_TOKENS]), central))
+        clusters.append(Cluster(int(len(members)), " ".join(_short(model.vocab.label(i)) for i in central[:NAME_TOKENS]),
+                                central))
     return Clustering(method, k, ids, assignment, clusters)
+
+
+def _short(label: str) -> str:
+    return label if len(label) <= NAME_CHARS else label[: NAME_CHARS - 1] + "…"

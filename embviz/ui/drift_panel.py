@@ -79,7 +79,7 @@ class DriftPanel(QWidget):
             item.getAxis(name).setPen("k")
         self.legend = item.addLegend(offset=(-10, 6), labelTextColor="k", brush=pg.mkBrush(255, 255, 255, 230))
         self.legend.setColumnCount(2)  # a wide, short legend: it sits above the lines (see the y range)
-        self.neighbours = ResultsTable(["sentence 1", "sentence 2"])
+        self.neighbours = ResultsTable(["1", "2"])
         style.use_font(self.neighbours, style.BASE_POINT_SIZE)  # several columns side by side: a size smaller
         self.caption = QLabel(
             "Layer 0 is the word's row of the table, the same in every sentence (GPT-2-style models add a position's "
@@ -93,6 +93,7 @@ class DriftPanel(QWidget):
         inputs.addWidget(self.layer)
         inputs.addStretch(1)
         right = QWidget()
+        right.setMinimumWidth(260)  # two columns of tokens, readable beside the chart at 1024 px
         right_layout = QVBoxLayout(right)
         right_layout.setContentsMargins(0, 0, 0, 0)
         self.neighbours_heading = QLabel("")
@@ -229,8 +230,9 @@ class DriftPanel(QWidget):
         label = result.word.replace(" ", "␣")
         self.heading.setText(f"“{label}” in {len(result.sentences)} sentence(s), through {len(layers) - 1} blocks")
         at = result.layer_names[result.neighbours_layer]
-        self.neighbours_heading.setText(f"Nearest rows of the table to the word's vector at {at}:")
-        self.neighbours.headers = [f"sentence {s + 1}" for s in range(len(result.sentences))]
+        self.neighbours_heading.setText(f"Nearest rows of the table to the word's vector at {at}, "
+                                        "one column per sentence:")
+        self.neighbours.headers = [str(s + 1) for s in range(len(result.sentences))]
         self.neighbours.setColumnCount(len(self.neighbours.headers))
         self.neighbours.setHorizontalHeaderLabels(self.neighbours.headers)
         depth = max((len(h) for h in result.neighbours), default=0)
