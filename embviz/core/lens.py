@@ -126,7 +126,6 @@ def _ranked(model: EmbeddingModel, head: torch.nn.Module, rows: torch.Tensor, k:
     On the CPU the products run on every core: a lens is a short burst, and one core
     would take twice as long."""
     chunks = list(rows.split(ROWS_PER_PRODUCT))
-    done = [0]
 
     def rank(chunk: torch.Tensor) -> list[list[TokenScore]]:
         with torch.inference_mode():
@@ -135,22 +134,13 @@ def _ranked(model: EmbeddingModel, head: torch.nn.Module, rows: torch.Tensor, k:
             lse = torch.logsumexp(logits, dim=-1, keepdim=True)
             values, top_ids = logits.topk(k, dim=-1)
             probs = torch.exp(values - lse)
-        out = []
-        for vals, tids, ps in zip(values.tolist(), top_ids.tolist(), probs.tolist()):
-            out.append([TokenScore(i, model.vocab.label(i), v, p, model.vocab.texts[i]) for v, i, p in zip(vals, tids, ps)])
-        return out
+        return [[TokenScore(i, model.vocab.label(i), v, p, model.vocab.texts[i]) for v, i, p in zip(vals, tids, ps)]
+                for vals, tids, ps in zip(values.tolist(), top_ids.tolist(), probs.tolist())]
 
     workers = min(len(chunks), os.cpu_count() or 1) if rows.device.type == "cpu" else 1
     results: list[list[TokenScore]] = []
-    if workers <= 1:
-        for chunk in chunks:
-            results += rank(chunk)
-            done[0] += 1
-            progress(done[0] / len(chunks), "Reading every layer", None)
-        return results
     with ThreadPoolExecutor(workers, thread_name_prefix="embviz-lens") as pool:
-        for part in pool.map(rank, chunks):
+        for n, part in enumerate(pool.map(rank, chunks), 1):
             results += part
-            done[0] += 1
-            progress(done[0] / len(chunks), "Reading every layer", None)
+            progress(n / len(chunks), "Reading every layer", None)  # a cancel stops here
     return results
