@@ -77,7 +77,8 @@ class DriftPanel(QWidget):
         for name in ("left", "bottom"):
             item.getAxis(name).setTextPen("k")
             item.getAxis(name).setPen("k")
-        self.legend = item.addLegend(offset=(-10, 6), labelTextColor="k", brush=pg.mkBrush(255, 255, 255, 230))
+        self.legend = item.addLegend(offset=(-10, 6), labelTextColor="k", brush=pg.mkBrush(255, 255, 255, 230),
+                                     labelTextSize=f"{style.pt(style.BASE_POINT_SIZE)}pt")
         self.legend.setColumnCount(2)  # a wide, short legend: it sits above the lines (see the y range)
         self.neighbours = ResultsTable(["1", "2"])
         style.use_font(self.neighbours, style.BASE_POINT_SIZE)  # several columns side by side: a size smaller
@@ -120,6 +121,7 @@ class DriftPanel(QWidget):
         for name in ("left", "bottom"):
             item.getAxis(name).setTickFont(style.font(style.BASE_POINT_SIZE))
             item.getAxis(name).label.setFont(style.font(style.BASE_POINT_SIZE))
+        self.legend.setLabelTextSize(f"{style.pt(style.BASE_POINT_SIZE)}pt")
         if self.result is not None:
             self._draw()
 
