@@ -18,6 +18,7 @@ import torch
 
 from embviz.core.errors import EmbvizError
 
+STREAM_TOKENS = 1024  # longest text whose residual stream is kept without the lens asking (73 MB for SmolLM2)
 FINAL_NORM_NAMES = ("norm", "ln_f", "final_layer_norm", "final_layernorm")
 
 
@@ -94,9 +95,10 @@ class HFLanguageModel:
             else:
                 if len(old.ids) > keep:
                     old.cache.crop(keep - len(old.ids))  # negative: drop that many (transformers 4 and 5)
-                with_stream = old.residuals is not None
+                # Kept while the lens may ask again, but not for a long text of the logits tab alone.
+                with_stream = old.residuals is not None and (residuals or len(ids) <= STREAM_TOKENS)
                 cache, new_stream, logits = self._forward(ids[keep:], old.cache, with_stream)
-                stream = None if old.residuals is None else torch.cat([old.residuals[:, :keep], new_stream], dim=1)
+                stream = None if not with_stream else torch.cat([old.residuals[:, :keep], new_stream], dim=1)
             self._prefix = _Prefix(list(ids), cache, stream, logits)
             return self._prefix
 
