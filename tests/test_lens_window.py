@@ -7,16 +7,7 @@ import pytest
 from embviz.session import load_session, save_session
 from embviz.state import DriftState, LensState
 
-
-def wait_for(qtbot, predicate, timeout=120_000):
-    qtbot.waitUntil(lambda: bool(predicate()), timeout=timeout)
-
-
-@pytest.fixture
-def smol(qtbot, window):
-    window.open_model(None)
-    wait_for(qtbot, lambda: window.summary is not None and window.summary.info["vocab_size"] == 49152)
-    return window
+from test_gui import smol, wait_for  # noqa: F401 - smol is a fixture
 
 
 @pytest.mark.default_model

@@ -12,16 +12,7 @@ from embviz.core.token_kinds import KIND_NAMES
 from embviz.ui import style
 from embviz.ui.map_select import points_in_polygon, rectangle
 
-
-def wait_for(qtbot, predicate, timeout=120_000):
-    qtbot.waitUntil(lambda: bool(predicate()), timeout=timeout)
-
-
-@pytest.fixture
-def smol(qtbot, window):
-    window.open_model(None)
-    wait_for(qtbot, lambda: "PCA of 49,152 rows" in window.map_panel.status.text())
-    return window
+from test_gui import smol, wait_for  # noqa: F401 - smol is a fixture
 
 
 def choose(combo, key) -> None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from embviz.core.causal_lm import common_prefix
 from embviz.core.errors import EmbvizError, ProgressFn, no_progress
 from embviz.core.logits import Prompt, TokenScore, prompt_ids
 from embviz.core.model import EmbeddingModel
@@ -100,8 +101,6 @@ def logit_lens(
 def _lens_columns(model, lm, ids, stream, first, k, final_norm, progress) -> dict[int, list[list[TokenScore]]]:
     """Every layer's top k at positions first…, keeping the columns of the previous text's
     common prefix: a position's column depends only on the tokens up to it."""
-    from embviz.core.causal_lm import common_prefix
-
     key = (final_norm, k)
     kept_key, kept_ids, kept = model.cache.get("lens_columns", (None, [], {}))
     same = common_prefix(kept_ids, ids) if kept_key == key else 0

@@ -12,7 +12,7 @@ from embviz import requests as rq
 from embviz.state import DriftState
 from embviz.ui import style
 from embviz.ui.binding import Bindings
-from embviz.ui.language_model import LOADING_TEXT, LanguageModelLoader, LoadingRow
+from embviz.ui.language_model import LanguageModelLoader, LanguageModelTab
 from embviz.ui.widgets import ResultsTable, WordField
 
 DEBOUNCE_MS = 300
@@ -26,15 +26,12 @@ def sentences_of(text: str) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip()]
 
 
-class DriftPanel(QWidget):
+class DriftPanel(LanguageModelTab):
+    CANCELLED = "Loading the language model was cancelled. Edit a sentence to try again."
+
     def __init__(self, submit, cancel, language_model: LanguageModelLoader, parent=None) -> None:
-        super().__init__(parent)
-        self.submit = submit
-        self.language_model = language_model
-        self.request_id = 0
+        super().__init__(submit, cancel, language_model, parent)
         self.result = None
-        self.enabled = False
-        self.stale = False  # a new model's answer is still to be asked for
         self.state = DriftState()
         self.word = WordField("Word, e.g. bank")
         self.word.setText(self.state.word)
@@ -59,10 +56,6 @@ class DriftPanel(QWidget):
         self.word.textChanged.connect(self.timer.start)
         self.sentences.textChanged.connect(self.timer.start)
         self.layer.valueChanged.connect(self.timer.start)
-        self.loading = LoadingRow(cancel)
-        self.message = QLabel("")
-        self.message.setWordWrap(True)
-        self.message.hide()
         self.heading = QLabel("")
         self.heading.setWordWrap(True)
         style.use_font(self.heading, style.LABEL_POINT_SIZE + 2, bold=True)
@@ -148,27 +141,13 @@ class DriftPanel(QWidget):
             self.state.layer = restore.layer
         self.layer.setMaximum(MAX_LAYER)  # until an answer says how many this model has
         self.bindings.push()
-        self.enabled = summary.lens_reason is None
-        for w in (self.word, self.sentences, self.layer):
-            w.setEnabled(self.enabled)
-        if not self.enabled:
-            self._say(summary.lens_reason)
-        else:
-            # Asked when the tab is first shown: every layer of a forward pass (and, the first
-            # time, building the full model) is not worth paying for a tab nobody looks at.
-            self.stale = bool(self.state.word.strip() and sentences_of(self.state.sentences))
-            if self.stale and self.isVisible():
-                self.run()
+        self.enable_for(summary.lens_reason, [self.word, self.sentences, self.layer],
+                        bool(self.state.word.strip() and sentences_of(self.state.sentences)))
 
     def set_inputs(self, word: str, sentences: list[str]) -> None:
         self.state.word, self.state.sentences = word, "\n".join(sentences)
         self.bindings.push()
         self.run()
-
-    def showEvent(self, event) -> None:
-        super().showEvent(event)
-        if self.stale:
-            self.run()
 
     def run(self) -> None:
         self.timer.stop()
@@ -180,23 +159,9 @@ class DriftPanel(QWidget):
             self._clear()
             self._say("Type a word and, one per line, sentences that use it.")
             return
-        if self.language_model.needed:
-            self.language_model.ensure(self)
-            self.loading.show_loading(True, LOADING_TEXT)
-            return
-        layer = None if self.state.layer < 0 else self.state.layer
-        self.request_id = self.submit(rq.Drift(word=self.state.word, sentences=sentences, layer=layer))
-
-    def on_language_model(self) -> None:
-        self.loading.show_loading(False)
-        self.run()
-
-    def on_language_model_failed(self, message: str) -> None:
-        self.loading.show_loading(False)
-        self._say(message, error=True)
-
-    def on_language_model_cancelled(self) -> None:
-        self.loading.show_loading(False, "Loading the language model was cancelled. Edit a sentence to try again.")
+        if self.language_model_ready():
+            layer = None if self.state.layer < 0 else self.state.layer
+            self.request_id = self.submit(rq.Drift(word=self.state.word, sentences=sentences, layer=layer))
 
     # --- results ------------------------------------------------------------------------------
     def on_result(self, rid: int, result) -> None:
@@ -259,7 +224,3 @@ class DriftPanel(QWidget):
         self.neighbours.fill([], [])
         self._say("")
 
-    def _say(self, text: str, error: bool = False) -> None:
-        self.message.setStyleSheet(style.ERROR_STYLE if error else style.NOTE_STYLE)
-        self.message.setText(text)
-        self.message.setVisible(bool(text))

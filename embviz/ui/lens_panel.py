@@ -17,7 +17,7 @@ from embviz.state import LensState
 from embviz.ui import style
 from embviz.ui.bar_chart import BarChart
 from embviz.ui.binding import Bindings
-from embviz.ui.language_model import LOADING_TEXT, LanguageModelLoader, LoadingRow
+from embviz.ui.language_model import LanguageModelLoader, LanguageModelTab
 
 DEBOUNCE_MS = 150
 CELL_CHARS = 9  # a cell shows this many characters of its token; the tooltip has all of it
@@ -53,17 +53,12 @@ class FramedCell(QStyledItemDelegate):
             painter.restore()
 
 
-class LensPanel(QWidget):
+class LensPanel(LanguageModelTab):
     def __init__(self, submit, cancel, language_model: LanguageModelLoader, parent=None) -> None:
-        super().__init__(parent)
-        self.submit = submit
-        self.language_model = language_model
-        self.request_id = 0
+        super().__init__(submit, cancel, language_model, parent)
         self.shown_id = 0  # the request whose grid is on screen
         self.result = None  # the LensResult on screen
         self.cell: tuple[int, int] | None = None  # (layer, position) whose bars are shown
-        self.enabled = False
-        self.stale = False  # a new model's answer is still to be asked for
         self.state = LensState()
         self.text = QPlainTextEdit()
         style.use_font(self.text, style.LABEL_POINT_SIZE + 4)
@@ -84,10 +79,6 @@ class LensPanel(QWidget):
         self.final_norm.toggled.connect(self.run)
         why = QLabel(NORM_WHY)
         why.setWordWrap(True)
-        self.loading = LoadingRow(cancel)
-        self.message = QLabel("")
-        self.message.setWordWrap(True)
-        self.message.hide()
         self.grid = QTableWidget(0, 0)
         self.grid.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         style.use_font(self.grid, style.BASE_POINT_SIZE)
@@ -150,27 +141,12 @@ class LensPanel(QWidget):
         if restore is not None:
             self.state.text, self.state.final_norm = restore.text, restore.final_norm
             self.bindings.push()
-        self.enabled = summary.lens_reason is None
-        self.text.setEnabled(self.enabled)
-        self.final_norm.setEnabled(self.enabled)
-        if not self.enabled:
-            self._say(summary.lens_reason)
-        else:
-            # Asked when the tab is first shown: every layer of a forward pass (and, the first
-            # time, building the full model) is not worth paying for a tab nobody looks at.
-            self.stale = bool(self.state.text.strip())
-            if self.stale and self.isVisible():
-                self.run()
+        self.enable_for(summary.lens_reason, [self.text, self.final_norm], bool(self.state.text.strip()))
 
     def set_text(self, text: str) -> None:
         self.state.text = text
         self.bindings.push()
         self.run()
-
-    def showEvent(self, event) -> None:
-        super().showEvent(event)
-        if self.stale:
-            self.run()
 
     def run(self) -> None:
         self.timer.stop()
@@ -181,22 +157,8 @@ class LensPanel(QWidget):
             self._clear()
             self._say("Type some text: each layer's guess for the token after each of its tokens appears here.")
             return
-        if self.language_model.needed:
-            self.language_model.ensure(self)
-            self.loading.show_loading(True, LOADING_TEXT)
-            return
-        self.request_id = self.submit(rq.Lens(text=self.state.text, final_norm=self.state.final_norm))
-
-    def on_language_model(self) -> None:
-        self.loading.show_loading(False)
-        self.run()
-
-    def on_language_model_failed(self, message: str) -> None:
-        self.loading.show_loading(False)
-        self._say(message, error=True)
-
-    def on_language_model_cancelled(self) -> None:
-        self.loading.show_loading(False, "Loading the language model was cancelled. Edit the text to try again.")
+        if self.language_model_ready():
+            self.request_id = self.submit(rq.Lens(text=self.state.text, final_norm=self.state.final_norm))
 
     # --- results ------------------------------------------------------------------------------
     def on_result(self, rid: int, result) -> None:
@@ -285,7 +247,3 @@ class LensPanel(QWidget):
         self.caption.setText("")
         self._say("")
 
-    def _say(self, text: str, error: bool = False) -> None:
-        self.message.setStyleSheet(style.ERROR_STYLE if error else style.NOTE_STYLE)
-        self.message.setText(text)
-        self.message.setVisible(bool(text))

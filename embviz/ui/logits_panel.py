@@ -18,19 +18,19 @@ from embviz.state import LogitsState
 from embviz.ui import style
 from embviz.ui.bar_chart import BarChart
 from embviz.ui.binding import Bindings
-from embviz.ui.language_model import LOADING_TEXT, LanguageModelLoader, LoadingRow
+from embviz.ui.language_model import LOADING_TEXT, LanguageModelLoader, LanguageModelTab
 from embviz.ui.widgets import flow_row
 
 DEBOUNCE_MS = 120
 
 
-class LogitsPanel(QWidget):
+class LogitsPanel(LanguageModelTab):
+    LOADING = LOADING_TEXT[:-1] + "; the direct path works meanwhile)"
+    CANCELLED = "Loading the language model was cancelled. Edit the text to try again, or pick the direct path."
+    FAILED_SUFFIX = " The direct path still works."
+
     def __init__(self, submit, cancel, language_model: LanguageModelLoader, parent=None) -> None:
-        super().__init__(parent)
-        self.submit = submit
-        self.cancel = cancel
-        self.language_model = language_model
-        self.request_id = 0
+        super().__init__(submit, cancel, language_model, parent)
         self.shown_id = 0  # the request whose bars are on screen
         self.shown: list = []  # the bars on screen, in their order
         self.last = None  # the last answer
@@ -80,10 +80,6 @@ class LogitsPanel(QWidget):
         self.tokens = QLabel("")
         style.use_font(self.tokens, style.LABEL_POINT_SIZE)
         self.tokens.setWordWrap(True)
-        self.loading = LoadingRow(cancel)
-        self.message = QLabel("")
-        self.message.setWordWrap(True)
-        self.message.hide()
         self.caption = QLabel("")
         self.caption.setWordWrap(True)
         self.logit_chart = BarChart("Logits (raw scores)", style.BAR_LOGIT)
@@ -164,12 +160,6 @@ class LogitsPanel(QWidget):
         self.prob_chart.clear_bars()
         self.charts.hide()
 
-    def _say(self, text: str, error: bool = False) -> None:
-        """A note in dark grey, a problem in red."""
-        self.message.setStyleSheet(style.ERROR_STYLE if error else style.NOTE_STYLE)
-        self.message.setText(text)
-        self.message.setVisible(bool(text))  # an empty line would leave a gap above the bars
-
     # --- the prompt -------------------------------------------------------------------------
     def set_text(self, text: str) -> None:
         self.text.setPlainText(text)
@@ -200,26 +190,11 @@ class LogitsPanel(QWidget):
         if not self.text.toPlainText().strip():
             self._say("Type some text: the model predicts the token that comes after it.")
             return
-        if not self.state.direct and self.language_model.needed:
-            self.language_model.ensure(self)
-            self.loading.show_loading(True, LOADING_TEXT[:-1] + "; the direct path works meanwhile)")
-            return
-        self.request_id = self.submit(rq.Logits(
-            text=self.prompt.request_prompt(), k=self.state.k, temperature=self.state.temperature, direct=self.state.direct,
-        ))
-
-    # --- the language model -------------------------------------------------------------------
-    def on_language_model(self) -> None:
-        self.loading.show_loading(False)
-        self.run()
-
-    def on_language_model_failed(self, message: str) -> None:
-        self.loading.show_loading(False)
-        self._say(message + " The direct path still works.", error=True)
-
-    def on_language_model_cancelled(self) -> None:
-        self.loading.show_loading(False, "Loading the language model was cancelled. Edit the text to try again, "
-                                         "or pick the direct path.")
+        if self.state.direct or self.language_model_ready():
+            self.request_id = self.submit(rq.Logits(
+                text=self.prompt.request_prompt(), k=self.state.k, temperature=self.state.temperature,
+                direct=self.state.direct,
+            ))
 
     # --- results ------------------------------------------------------------------------------
     def on_result(self, rid: int, result) -> None:
