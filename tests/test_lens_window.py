@@ -26,7 +26,7 @@ def test_the_lens_grid_reads_up_to_the_models_answer(qtbot, smol):
     lens.set_text("The capital of France is")
     wait_for(qtbot, lambda: lens.result is not None and len(lens.result.tokens) == 5, 300_000)
     grid = lens.grid
-    assert grid.rowCount() == 31 and grid.columnCount() == 5
+    assert grid.rowCount() == 31 and grid.columnCount() == 5 and not lens.splitter.isHidden()
     assert grid.verticalHeaderItem(0).text() == "30 = output" and grid.verticalHeaderItem(30).text() == "embedding"
     assert [grid.horizontalHeaderItem(c).text() for c in range(5)] == ["The", "␣capital", "␣of", "␣France", "␣is"]
     assert grid.item(0, 4).text() == "␣Paris"
@@ -71,7 +71,7 @@ def test_lesson_models_explain_that_they_have_no_layers(qtbot, window):
     wait_for(qtbot, lambda: window.summary is not None, 30_000)
     for panel in (window.lens, window.drift):
         assert not panel.enabled and "no blocks" in panel.message.text()
-        assert not panel.message.isHidden()
+        assert not panel.message.isHidden() and panel.splitter.isHidden()  # no empty axes
     window.lens.set_text("I cast")
     assert window.lens.request_id == 0  # nothing is asked of a model without layers
 

@@ -12,7 +12,7 @@ from embviz import requests as rq
 from embviz.state import DriftState
 from embviz.ui import style
 from embviz.ui.binding import Bindings
-from embviz.ui.language_model import LanguageModelLoader, LanguageModelTab
+from embviz.ui.language_model import HIDDEN_SPACE_STRETCH, LanguageModelLoader, LanguageModelTab
 from embviz.ui.widgets import ResultsTable, WordField
 
 DEBOUNCE_MS = 300
@@ -105,8 +105,9 @@ class DriftPanel(LanguageModelTab):
         layout.addWidget(self.loading)
         layout.addWidget(self.message)
         layout.addWidget(self.heading)
-        layout.addWidget(self.splitter, 1)
+        layout.addWidget(self.splitter, HIDDEN_SPACE_STRETCH)
         layout.addWidget(self.caption)
+        layout.addStretch(1)  # holds the space while the answer is hidden; a sliver of it otherwise
         style.follow_scale(self)
 
     def set_text_scale(self, scale: float) -> None:
@@ -169,6 +170,8 @@ class DriftPanel(LanguageModelTab):
             return
         self.result = result
         self._say("")
+        for widget in (self.splitter, self.caption):
+            widget.show()
         self.layer.blockSignals(True)
         self.layer.setMaximum(len(result.layer_names) - 1)
         self.layer.blockSignals(False)
@@ -217,6 +220,8 @@ class DriftPanel(LanguageModelTab):
 
     def _clear(self) -> None:
         self.result = None
+        for widget in (self.splitter, self.caption):
+            widget.hide()  # no empty axes before an answer
         self.plot.getPlotItem().clear()
         self.legend.clear()
         self.heading.setText("")

@@ -12,6 +12,9 @@ from embviz import requests as rq
 from embviz.ui import style
 
 LOADING_TEXT = "Loading the language model… (once per model)"
+# A tab's answer area against a trailing stretch that holds the space while the answer is
+# hidden: the messages then stay at the top rather than float mid-tab.
+HIDDEN_SPACE_STRETCH = 100
 
 
 class LanguageModelLoader:

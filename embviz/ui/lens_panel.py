@@ -17,7 +17,7 @@ from embviz.state import LensState
 from embviz.ui import style
 from embviz.ui.bar_chart import BarChart
 from embviz.ui.binding import Bindings
-from embviz.ui.language_model import LanguageModelLoader, LanguageModelTab
+from embviz.ui.language_model import HIDDEN_SPACE_STRETCH, LanguageModelLoader, LanguageModelTab
 
 DEBOUNCE_MS = 150
 CELL_CHARS = 9  # a cell shows this many characters of its token; the tooltip has all of it
@@ -112,8 +112,9 @@ class LensPanel(LanguageModelTab):
         layout.addLayout(options)
         layout.addWidget(self.loading)
         layout.addWidget(self.message)
-        layout.addWidget(self.splitter, 1)
+        layout.addWidget(self.splitter, HIDDEN_SPACE_STRETCH)
         layout.addWidget(self.caption)
+        layout.addStretch(1)  # holds the space while the answer is hidden; a sliver of it otherwise
         style.follow_scale(self)
 
     def set_text_scale(self, scale: float) -> None:
@@ -166,6 +167,7 @@ class LensPanel(LanguageModelTab):
             return
         self.result = result
         self.shown_id = rid
+        self.splitter.show()  # first, so the columns are fitted to the grid's real width
         self._say("  ".join(result.notes))
         layers, positions = len(result.top), len(result.tokens)
         self.grid.clear()
@@ -237,6 +239,7 @@ class LensPanel(LanguageModelTab):
 
     def _clear(self) -> None:
         self.result = None
+        self.splitter.hide()  # no empty grid or axes before an answer
         self.frame.cell = None
         self.grid.clear()
         self.grid.setRowCount(0)
