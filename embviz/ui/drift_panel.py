@@ -16,7 +16,7 @@ from embviz.ui.language_model import HIDDEN_SPACE_STRETCH, LanguageModelLoader, 
 from embviz.ui.widgets import ResultsTable, WordField
 
 DEBOUNCE_MS = 300
-LEGEND_ROOM = 1.35  # the y axis runs past cosine 1 to leave the legend a band of its own
+LEGEND_ROOM = 1.5  # the y axis runs past cosine 1 to leave the legend (two rows at the text size) a band of its own
 MAX_LAYER = 200  # the spin box's bound before the model's depth is known
 BETWEEN_COLOR = style.SET_COLORS[6]  # black: the line the chart is about
 BASELINE_COLOR = "#888888"
