@@ -92,9 +92,9 @@ import time, os
 os.environ['QT_QPA_PLATFORM'] = 'offscreen'
 t0 = time.perf_counter()
 from embviz.core import open_checkpoint
-from embviz.core.projection import project
+from embviz.core.maps.projection import project
 from embviz.ui.app import make_app
-from embviz.ui.map_view import MapView
+from embviz.ui.plots.map_view import MapView
 from PySide6.QtGui import QImage, QPainter
 app = make_app()
 t1 = time.perf_counter()
@@ -173,9 +173,9 @@ print(json.dumps({{'s': time.perf_counter() - t, 'rss': peak()}}))
 def fig_core(args, model) -> None:
     from sklearn.decomposition import PCA
 
-    from embviz.core.analogy_benchmark import evaluate, read_questions, token_form
-    from embviz.core.projection import pca
-    from embviz.core.similarity import nearest_neighbours, unit_table
+    from embviz.core.table.analogy_benchmark import evaluate, read_questions, token_form
+    from embviz.core.maps.projection import pca
+    from embviz.core.table.similarity import nearest_neighbours, unit_table
 
     ids = np.arange(model.vocab_size)
     units = unit_table(model)
@@ -224,7 +224,7 @@ def fig_big_pca(args) -> None:
     rows, dim = QUICK if args.quick else FULL
     folder = getattr(args, "synthetic", None) or write_checkpoint(Path(args.workdir) / f"synthetic-{rows}x{dim}", rows, dim)
     from embviz.core import open_checkpoint
-    from embviz.core.projection import pca
+    from embviz.core.maps.projection import pca
 
     model = open_checkpoint(folder, args.device)
     ids = np.arange(model.vocab_size)
@@ -250,11 +250,11 @@ t = time.perf_counter(); PCA(2, svd_solver='full').fit_transform(x); print(json.
 
 # 5 -------------------------------------------------------------------------------------------
 def fig_tsne(args, model) -> None:
-    from embviz.core.projection import project, select_rows
+    from embviz.core.maps.projection import project, select_rows
 
     import shutil
 
-    from embviz.core import knn
+    from embviz.core.maps import knn
     from embviz.core.cache import cache_root
 
     n = 3000 if args.quick else model.vocab_size
@@ -308,7 +308,7 @@ def fig_tsne(args, model) -> None:
     code = LIMIT + f"""
 import time, json
 from embviz.core import open_checkpoint
-from embviz.core.similarity import unit_table
+from embviz.core.table.similarity import unit_table
 from sklearn.manifold import TSNE
 x = unit_table(open_checkpoint(None, 'cpu')).numpy()[:{n}]
 t = time.perf_counter(); TSNE(2, init='pca', random_state=0).fit_transform(x); print(json.dumps({{'s': time.perf_counter() - t}}))
@@ -328,9 +328,9 @@ def fig_faithful(args, model) -> None:
     import openTSNE
     import umap
 
-    from embviz.core.knn import neighbour_preservation, table_knn
-    from embviz.core.projection import pca, project, select_rows
-    from embviz.core.similarity import unit_table
+    from embviz.core.maps.knn import neighbour_preservation, table_knn
+    from embviz.core.maps.projection import pca, project, select_rows
+    from embviz.core.table.similarity import unit_table
 
     n = 1500 if args.quick else 10_000
     ids = select_rows(model, limit=n)
@@ -378,7 +378,7 @@ def fig_render(args) -> None:
     from PySide6.QtGui import QImage, QPainter
 
     from embviz.ui.app import make_app
-    from embviz.ui.map_view import MapView
+    from embviz.ui.plots.map_view import MapView
 
     app = make_app()
     for n in (49_152, 262_144, 400_000):  # 400,000: the GloVe example's vocabulary
@@ -426,10 +426,10 @@ def fig_render(args) -> None:
 def fig_clusters(args, model) -> None:
     from sklearn.cluster import MiniBatchKMeans
 
-    from embviz.core.clusters import _kmeans, hdbscan_clusters
+    from embviz.core.maps.clusters import _kmeans, hdbscan_clusters
     from embviz.core.errors import no_progress
-    from embviz.core.projection import project, select_rows
-    from embviz.core.similarity import unit_table
+    from embviz.core.maps.projection import project, select_rows
+    from embviz.core.table.similarity import unit_table
 
     units = unit_table(model, centered=True).cpu().numpy()  # built once per model, as in the window
     repeats = 1 if args.quick else 3
@@ -450,7 +450,7 @@ def fig_coloured_pan(args) -> None:
 
     from embviz.ui import style
     from embviz.ui.app import make_app
-    from embviz.ui.map_view import MapView
+    from embviz.ui.plots.map_view import MapView
 
     app = make_app()
     n = 49_152 if args.quick else 400_000
@@ -522,9 +522,9 @@ def fig_glove_text(args) -> None:
 import time, os
 os.environ['QT_QPA_PLATFORM'] = 'offscreen'
 from embviz.core import open_checkpoint
-from embviz.core.projection import project
+from embviz.core.maps.projection import project
 from embviz.ui.app import make_app
-from embviz.ui.map_view import MapView
+from embviz.ui.plots.map_view import MapView
 from PySide6.QtGui import QImage, QPainter
 app = make_app()
 t1 = time.perf_counter()
@@ -560,7 +560,7 @@ print(json.dumps({{'open': time.perf_counter() - t}}))
 
 # 7 without a window -----------------------------------------------------------------------------
 def fig_logits_core(args, model) -> None:
-    from embviz.core.logits import next_token_logits
+    from embviz.core.lm.logits import next_token_logits
 
     lm = model.language_model()
     for label, text in LOGITS_TEXTS:
@@ -570,8 +570,8 @@ def fig_logits_core(args, model) -> None:
 
 def fig_typing(args, model) -> None:
     """15: a keystroke at the end of a long text, and the logit lens, with and without the prefix cache."""
-    from embviz.core.lens import logit_lens
-    from embviz.core.logits import encode_prompt, next_token_logits
+    from embviz.core.lm.lens import logit_lens
+    from embviz.core.lm.logits import encode_prompt, next_token_logits
 
     lm = model.language_model()
     long_ids = encode_prompt(model, LOGITS_TEXTS[1][1])[:500]
@@ -620,7 +620,7 @@ LOGITS_TEXTS = (("5-token", "The capital of France is"), ("500-token", " ".join(
 def fig_window(args) -> None:
     from PySide6.QtCore import QElapsedTimer, QTimer
 
-    from embviz.settings import Settings
+    from embviz.state.settings import Settings
     from embviz.ui.app import make_app
     from embviz.ui.main_window import MainWindow
 
@@ -646,7 +646,7 @@ def fig_window(args) -> None:
                 rid = panel.request_id
                 wait(app, lambda: panel.shown_id == rid, 120)
                 times.append(time.perf_counter() - t)
-            from embviz.core.logits import next_token_logits
+            from embviz.core.lm.logits import next_token_logits
 
             model = window.worker.model
             lm = model.language_model()

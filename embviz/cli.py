@@ -111,7 +111,7 @@ def run_command(args: argparse.Namespace) -> tuple[Any, str]:
         ] + [f"note            {n}" for n in info["notes"]]
         return info, "\n".join(lines)
     if args.command == "neighbors":
-        from embviz.core.similarity import nearest_neighbours
+        from embviz.core.table.similarity import nearest_neighbours
 
         hits = nearest_neighbours(model, vocab.resolve(args.word), args.k, centered=args.centered,
                                   keep=vocab.special_filter(args.hide_special), by=args.by)
@@ -119,12 +119,12 @@ def run_command(args: argparse.Namespace) -> tuple[Any, str]:
         head = f"(mean-centred {kind})\n" if args.centered else ("(dot product)\n" if args.by == "dot" else "")
         return {"results": [h.as_dict() for h in hits], "centered": args.centered, "by": args.by}, head + _hits_text(hits)
     if args.command == "similarity":
-        from embviz.core.similarity import similarity
+        from embviz.core.table.similarity import similarity
 
         score = similarity(model, vocab.resolve(args.word1), vocab.resolve(args.word2), centered=args.centered)
         return {"score": score}, f"{score:.4f}"
     if args.command == "analogy":
-        from embviz.core.analogy import analogy, parse_inputs
+        from embviz.core.table.analogy import analogy, parse_inputs
 
         a, b, c = parse_inputs(model, [args.a, args.b, args.c])
         result = analogy(model, a, b, c, k=args.k, exclude_inputs=not args.include_inputs, method=args.method,
@@ -133,7 +133,7 @@ def run_command(args: argparse.Namespace) -> tuple[Any, str]:
         text = _hits_text(result.results) + "\n" + ("inputs and their variants excluded; " if result.exclude_variants else "inputs excluded; " if result.exclude_inputs else "inputs included; ") + "without exclusion:\n" + ranks
         return result.as_dict(), text
     if args.command == "logits":
-        from embviz.core.logits import next_token_logits
+        from embviz.core.lm.logits import next_token_logits
 
         result = next_token_logits(model, args.text, k=args.k, temperature=args.temperature, direct=args.direct)
         lines = ["tokens: " + " | ".join(label for _, label in result.tokens)]
@@ -141,7 +141,7 @@ def run_command(args: argparse.Namespace) -> tuple[Any, str]:
         lines += [f"{r.id:>7}  {r.token!s:<20} logit {r.logit:9.3f}   p {r.prob:.4f}" for r in result.results]
         return result.as_dict(), "\n".join(lines)
     if args.command == "lens":
-        from embviz.core.lens import logit_lens
+        from embviz.core.lm.lens import logit_lens
 
         result = logit_lens(model, args.text, k=args.k, final_norm=not args.raw)
         width = max(len(name) for name in result.layer_names)
@@ -151,7 +151,7 @@ def run_command(args: argparse.Namespace) -> tuple[Any, str]:
                   for name, row in zip(result.layer_names, result.top)]
         return result.as_dict(), "\n".join(lines)
     if args.command == "drift":
-        from embviz.core.drift import contextual_drift
+        from embviz.core.lm.drift import contextual_drift
 
         result = contextual_drift(model, args.word, args.sentences, args.layer, args.k)
         lines = [f"'{vocab.label(result.token_ids[0])}' in {len(result.sentences)} sentence(s); cosines per layer:",
@@ -166,7 +166,7 @@ def run_command(args: argparse.Namespace) -> tuple[Any, str]:
     if args.command == "clusters":
         return _clusters(model, args)
     if args.command == "analogies":
-        from embviz.core.analogy_benchmark import evaluate, read_questions
+        from embviz.core.table.analogy_benchmark import evaluate, read_questions
 
         result = evaluate(model, read_questions(args.file))
         lines = [f"{result.kept:,} of {result.total:,} questions have four single-token words"
@@ -183,8 +183,8 @@ def run_command(args: argparse.Namespace) -> tuple[Any, str]:
 def _project(model, args) -> tuple[Any, str]:
     import csv
 
-    from embviz.core.knn import neighbour_preservation
-    from embviz.core.projection import project, select_rows
+    from embviz.core.maps.knn import neighbour_preservation
+    from embviz.core.maps.projection import project, select_rows
 
     keep = model.vocab.mask(words_only=True) if args.words_only else None
     proj = project(model, args.method, select_rows(model, args.limit, keep))
@@ -204,7 +204,7 @@ def _project(model, args) -> tuple[Any, str]:
 
 
 def _clusters(model, args) -> tuple[Any, str]:
-    from embviz.core.clusters import kmeans_clusters
+    from embviz.core.maps.clusters import kmeans_clusters
 
     of_ids = [model.vocab.resolve(word) for word in args.of]  # before the clustering: a typo fails at once
     clustering = kmeans_clusters(model, args.k)

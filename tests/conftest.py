@@ -91,7 +91,7 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture
 def window(qapp, tmp_path):
     """A real main window with its own settings file, closed after the test."""
-    from embviz.settings import Settings
+    from embviz.state.settings import Settings
     from embviz.ui.main_window import MainWindow
 
     win = MainWindow(settings=Settings(tmp_path / "config" / "settings.json"), device="cpu")

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from embviz.core.analogy import analogy_plane, pair_axes
+from embviz.core.table.analogy import analogy_plane, pair_axes
 from embviz.core.errors import EmbvizError
-from embviz.core.similarity import unit_table
+from embviz.core.table.similarity import unit_table
 
 from test_core import table_model
 from test_gui import smol, wait_for  # noqa: F401 - smol is a fixture

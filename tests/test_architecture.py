@@ -1,39 +1,122 @@
-"""The rooms stay apart: the core never imports Qt, the views never import torch."""
+"""The rooms stay apart, with rules derived from the packages rather than hand-kept module lists.
+
+embviz/core    torch and numpy, no Qt; imports nothing from the layers above it
+embviz/state   no Qt; may use the core's plain types
+embviz/bridge  Qt at its edge only; imports core and state, never ui
+embviz/ui      Qt; never torch; talks to the core through the bridge
+"""
 
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent / "embviz"
-QT = ("PySide6", "pyqtgraph", "superqt", "shiboken6")
+QT = {"PySide6", "pyqtgraph", "superqt", "shiboken6"}
+LAYERS = ("core", "state", "bridge", "ui")
+# What each layer may import from embviz (besides itself).
+MAY_IMPORT = {"core": set(), "state": {"core"}, "bridge": {"core", "state"}, "ui": {"bridge", "state", "core"}}
+# The few core modules a view may use: plain types and texts, no computation.
+UI_CORE_ALLOWED = {"embviz.core.errors", "embviz.core.lessons"}
 
 
-def imported_modules(path: Path) -> set[str]:
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+@cache
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for p in ROOT.rglob("*.py")}
+
+
+@cache
+def imports_of(path: Path) -> frozenset[str]:
+    """Every module `path` imports, at the top or inside a function, resolved to module names."""
     names: set[str] = set()
+    known = modules()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names.add(node.module)
-    return names
+            names.update(f"{node.module}.{a.name}" for a in node.names if f"{node.module}.{a.name}" in known)
+    return frozenset(names)
 
 
-def test_core_has_no_qt():
-    for path in (ROOT / "core").rglob("*.py"):
-        bad = {m for m in imported_modules(path) if m.split(".")[0] in QT}
-        assert not bad, f"{path.relative_to(ROOT)} imports {bad}"
+def layer_of(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[0] == "embviz" and parts[1] in LAYERS else None
+
+
+def test_every_module_lives_in_a_layer():
+    loose = {m for m in modules() if layer_of(m) is None} - {"embviz", "embviz.__main__", "embviz.cli"}
+    assert not loose, f"modules outside core/state/bridge/ui: {sorted(loose)}"
+
+
+def test_layers_import_only_downwards():
+    for module, path in modules().items():
+        layer = layer_of(module)
+        if layer is None:
+            continue
+        for name in imports_of(path):
+            other = layer_of(name)
+            if other is not None and other != layer:
+                assert other in MAY_IMPORT[layer], f"{module} ({layer}) imports {name} ({other})"
+            if name == "embviz.cli":
+                raise AssertionError(f"{module} imports the command line")
+
+
+def test_qt_only_in_bridge_and_ui():
+    for module, path in modules().items():
+        if layer_of(module) in ("bridge", "ui"):
+            continue
+        bad = {m for m in imports_of(path) if m.split(".")[0] in QT}
+        assert not bad, f"{module} imports {bad}"
 
 
 def test_views_have_no_torch_and_no_core_compute():
-    for path in (ROOT / "ui").rglob("*.py"):
-        mods = imported_modules(path)
-        assert not {m for m in mods if m.split(".")[0] == "torch"}, f"{path.name} imports torch"
-        compute = {m for m in mods if m.startswith("embviz.core.") and m not in ("embviz.core.errors", "embviz.core.lessons")}
-        assert not compute, f"{path.name} imports {compute}: views talk to the worker, not the core"
+    for module, path in modules().items():
+        if layer_of(module) != "ui":
+            continue
+        mods = imports_of(path)
+        assert not {m for m in mods if m.split(".")[0] == "torch"}, f"{module} imports torch"
+        compute = {m for m in mods if layer_of(m) == "core"} - UI_CORE_ALLOWED - {"embviz.core"}
+        assert not compute and "embviz.core" not in mods, f"{module} imports {compute}: views talk to the worker"
 
 
-def test_jobs_and_cli_have_no_qt():
-    for name in ("jobs.py", "cli.py", "requests.py", "settings.py", "wordsets.py", "state.py"):
-        bad = {m for m in imported_modules(ROOT / name) if m.split(".")[0] in QT}
-        assert not bad, f"{name} imports {bad}"
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return None
+
+
+def test_no_import_cycles():
+    known = modules()
+    # A package's __init__ re-exporting its own modules is not a cycle between modules.
+    graph = {m: {n for n in imports_of(p) if n in known and n != m and not m.startswith(n + ".")}
+             for m, p in known.items()}
+    cycle = find_cycle(graph)
+    assert cycle is None, "import cycle: " + " → ".join(cycle)
+
+
+def test_cycle_finder_finds_a_cycle():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": set()}) is None

@@ -11,10 +11,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication
 
-from embviz.formatting import logit_labels, percent_labels
-from embviz.tables import map_rows, rows_to_text
+from embviz.ui.formatting import logit_labels, percent_labels
+from embviz.ui.tables import map_rows, rows_to_text
 from embviz.ui import style
-from embviz.ui.map_view import place_labels
+from embviz.ui.plots.map_view import place_labels
 
 from test_gui import menu_action, smol, wait_for  # noqa: F401 - smol is a fixture
 
@@ -61,7 +61,7 @@ def test_tables_export_exact_rows():
 
 
 def test_find_matches_whole_tokens_with_an_optional_leading_space(default_model):
-    from embviz.core.search import search_tokens
+    from embviz.core.table.search import search_tokens
 
     vocab = default_model.vocab
     whole = search_tokens(vocab, "king")
@@ -77,7 +77,7 @@ def test_find_matches_whole_tokens_with_an_optional_leading_space(default_model)
 # --- the window ---------------------------------------------------------------------------------
 
 def test_text_size_scales_fonts_rows_markers_and_is_remembered(qtbot, window):
-    from embviz.settings import Settings
+    from embviz.state.settings import Settings
 
     table = window.neighbours.table
     base_font, base_row = table.font().pointSize(), table.verticalHeader().defaultSectionSize()

@@ -39,8 +39,8 @@ def test_neighbors_json_shape(default_model):
 
 def test_hide_special_gives_the_windows_answer():
     from embviz.core import open_checkpoint
-    from embviz.jobs import run_request
-    from embviz.requests import Neighbours
+    from embviz.bridge.handlers import run_request
+    from embviz.bridge.requests import Neighbours
 
     literal = run_json("--model", "spells", "neighbors", "I", "--k", "4")
     hidden = run_json("--model", "spells", "neighbors", "I", "--k", "4", "--hide-special")

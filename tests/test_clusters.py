@@ -9,9 +9,9 @@ import sys
 import numpy as np
 import pytest
 
-from embviz.core.clusters import NAME_CHARS, _short, hdbscan_clusters, kmeans_clusters
+from embviz.core.maps.clusters import NAME_CHARS, _short, hdbscan_clusters, kmeans_clusters
 from embviz.core.errors import Cancelled, EmbvizError
-from embviz.core.token_kinds import BYTE, CONTINUATION, NUMBER, PUNCTUATION, SPECIAL, WORD, token_kinds
+from embviz.core.table.token_kinds import BYTE, CONTINUATION, NUMBER, PUNCTUATION, SPECIAL, WORD, token_kinds
 
 
 def test_token_kinds_of_real_smollm2_tokens(default_model):
@@ -46,7 +46,7 @@ def test_kmeans_on_smollm2_sizes_sum_to_the_rows_and_names_are_central(default_m
         assert cluster.label == " ".join(_short(vocab.label(i)) for i in cluster.examples[:3])
         assert all(len(part) <= NAME_CHARS for part in cluster.label.split(" "))
     # The name is what lies closest to the cluster's mean direction.
-    from embviz.core.similarity import unit_table
+    from embviz.core.table.similarity import unit_table
 
     units = unit_table(default_model, centered=True).numpy()
     members = np.flatnonzero(found.assignment == 0)
@@ -87,8 +87,8 @@ def test_hdbscan_of_a_map_finds_its_blobs(toy4):
 
 
 def test_point_values_and_clusters_requests(toy4):
-    from embviz import requests as rq
-    from embviz.jobs import run_request
+    from embviz.bridge import requests as rq
+    from embviz.bridge.handlers import run_request
 
     ids = np.array([3, 1])
     norms = run_request(toy4, rq.PointValues(by="norm", ids=ids), None)
@@ -132,8 +132,8 @@ def test_clusters_command_text_and_messages():
 
 
 def test_session_keeps_colour_by_clusters_and_selection(tmp_path):
-    from embviz.session import ModelRef, Session, SessionError, load_session, save_session
-    from embviz.state import MapState, NeighboursState
+    from embviz.state.session import ModelRef, Session, SessionError, load_session, save_session
+    from embviz.state.tabs import MapState, NeighboursState
 
     ref = ModelRef(source="toy4", name="toy4", fingerprint={"vocab_size": 4, "dim": 2})
     state = MapState(colour_by="cluster", cluster_method="hdbscan", clusters_k=12, selection=[3, 1])

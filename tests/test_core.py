@@ -7,12 +7,12 @@ import pytest
 import torch
 
 from embviz.core import Cancelled, EmbvizError
-from embviz.core.analogy import analogy
-from embviz.core.analogy_benchmark import Question, evaluate, read_questions
-from embviz.core.projection import project, select_rows
+from embviz.core.table.analogy import analogy
+from embviz.core.table.analogy_benchmark import Question, evaluate, read_questions
+from embviz.core.maps.projection import project, select_rows
 from embviz.core.readers.assemble import assemble
-from embviz.core.similarity import cosine_scores, nearest_neighbours, similarity
-from embviz.core.vocab import vocabulary_from_words, visible
+from embviz.core.table.similarity import cosine_scores, nearest_neighbours, similarity
+from embviz.core.table.vocab import vocabulary_from_words, visible
 
 
 def table_model(rows, words=None):
@@ -177,8 +177,8 @@ def test_default_pca_of_unit_rows_matches_sklearn_over_several_chunks(monkeypatc
     table: it must equal PCA of the normalised rows."""
     from sklearn.decomposition import PCA
 
-    from embviz.core import projection
-    from embviz.core.similarity import UNIT_TABLE
+    from embviz.core.maps import projection
+    from embviz.core.table.similarity import UNIT_TABLE
 
     monkeypatch.setattr(projection, "_CHUNK", 64)  # 500 rows: eight chunks, the last one short
     g = torch.Generator().manual_seed(5)
@@ -196,7 +196,7 @@ def test_default_pca_of_unit_rows_matches_sklearn_over_several_chunks(monkeypatc
 
 
 def test_non_finite_logits_keep_the_other_probabilities_finite():
-    from embviz.core.logits import next_token_logits
+    from embviz.core.lm.logits import next_token_logits
 
     words = ["a", "b", "c", "d", "e"]
     table = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.5, 0.5], [2.0, 0.0]])
@@ -266,8 +266,8 @@ def test_visible_labels():
 
 
 def test_table_knn_is_exact_cosine_over_every_dimension_and_kept(monkeypatch):
-    from embviz.core import knn
-    from embviz.core.knn import table_knn
+    from embviz.core.maps import knn
+    from embviz.core.maps.knn import table_knn
 
     monkeypatch.setattr(knn, "BLOCK", 300 * 64)  # 64 rows per chunk: 5 chunks, the last one short
     model = random_model(n=300, d=7, seed=5)
@@ -280,7 +280,7 @@ def test_table_knn_is_exact_cosine_over_every_dimension_and_kept(monkeypatch):
     assert (positions == ref.indices.numpy()).all()
     np.testing.assert_allclose(cosines, ref.values.numpy(), atol=1e-5)
     # Kept for the model: a second map of the same rows (fewer neighbours too) skips it.
-    monkeypatch.setattr(knn, "_self_top_k", lambda *a, **k: pytest.fail("computed again"))
+    monkeypatch.setattr(knn, "self_top_k", lambda *a, **k: pytest.fail("computed again"))
     again, _ = table_knn(model, ids, 3)
     assert (again == positions[:, :3]).all()
     # A subset: positions index into it, true ids never renumbered.
@@ -292,7 +292,7 @@ def test_table_knn_is_exact_cosine_over_every_dimension_and_kept(monkeypatch):
 
 
 def test_neighbour_preservation_counts_the_true_neighbours_a_map_keeps():
-    from embviz.core.knn import neighbour_preservation
+    from embviz.core.maps.knn import neighbour_preservation
 
     # A 20 × 20 grid on a sphere's small patch, rotated into 9 dimensions: its true
     # neighbours are its grid neighbours, so the grid itself keeps all of them.
@@ -314,8 +314,8 @@ def test_tsne_and_umap_take_their_graph_from_the_full_table(monkeypatch):
     """The graph is asked of the full table (3 × perplexity neighbours for t-SNE), even
     for a table whose loud first 60 dimensions fill PCA-50, and the maps keep more of
     the table's neighbours than PCA does."""
-    from embviz.core import projection
-    from embviz.core.knn import neighbour_preservation
+    from embviz.core.maps import projection
+    from embviz.core.maps.knn import neighbour_preservation
 
     rng = np.random.default_rng(3)
     labels = np.repeat(np.arange(6), 60)
@@ -345,7 +345,7 @@ def test_torch_tsne_gradient_matches_opentsne():
     """Our objective is openTSNE's math: on the same grid the gradients agree to rounding."""
     from openTSNE.tsne import kl_divergence_fft
 
-    from embviz.core.tsne_gradient import TorchObjective
+    from embviz.core.maps.tsne_gradient import TorchObjective
 
     rng = np.random.default_rng(0)
     P = _tsne_affinities(rng.normal(size=(1500, 10))).P
@@ -363,7 +363,7 @@ def test_repulsive_gradient_on_a_wide_map_is_as_accurate_as_opentsne():
     interpolation error against the exact O(n²) sum is no worse than openTSNE's own."""
     from openTSNE import _tsne
 
-    from embviz.core.tsne_gradient import repulsive_gradient
+    from embviz.core.maps.tsne_gradient import repulsive_gradient
 
     y = torch.from_numpy(np.random.default_rng(1).normal(size=(3000, 2)) * 60)
     q = 1 / (1 + torch.cdist(y, y) ** 2)
@@ -384,7 +384,7 @@ def test_repulsive_gradient_on_a_wide_map_is_as_accurate_as_opentsne():
 def test_tsne_with_the_torch_objective_separates_clusters():
     from openTSNE import TSNEEmbedding
 
-    from embviz.core.tsne_gradient import TorchObjective
+    from embviz.core.maps.tsne_gradient import TorchObjective
 
     rng = np.random.default_rng(2)
     labels = np.repeat(np.arange(3), 200)

@@ -6,11 +6,11 @@ import pytest
 import torch
 
 from embviz.core import open_checkpoint
-from embviz.core.analogy import analogy, parse_inputs
+from embviz.core.table.analogy import analogy, parse_inputs
 from embviz.core.default_model import default_model_path
-from embviz.core.logits import next_token_logits
+from embviz.core.lm.logits import next_token_logits
 from embviz.core.readers import gguf
-from embviz.core.similarity import nearest_neighbours, similarity
+from embviz.core.table.similarity import nearest_neighbours, similarity
 
 pytestmark = pytest.mark.default_model
 
@@ -83,7 +83,7 @@ def test_gguf_labels_match_the_transformers_tokenizer(default_model):
     """The labels read from the file's own token list equal those of transformers' GGUF tokenizer."""
     from transformers import AutoTokenizer
 
-    from embviz.core.vocab import vocabulary_from_tokenizer
+    from embviz.core.table.vocab import vocabulary_from_tokenizer
 
     path = default_model_path()
     reference = vocabulary_from_tokenizer(AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name), 49152)

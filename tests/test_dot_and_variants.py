@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from embviz import requests as rq
-from embviz.core.analogy import analogy, variants_of
-from embviz.core.similarity import nearest_neighbours, scores_of
-from embviz.jobs import run_request
+from embviz.bridge import requests as rq
+from embviz.core.table.analogy import analogy, variants_of
+from embviz.core.table.similarity import nearest_neighbours, scores_of
+from embviz.bridge.handlers import run_request
 from embviz.core.errors import no_progress
 
 from test_core import table_model

@@ -158,8 +158,8 @@ def test_lesson_model_from_the_menu(qtbot, window):
 def test_big_maps_draw_a_density_image_and_points_when_zoomed_in(qtbot):
     import numpy as np
 
-    from embviz.ui import map_view
-    from embviz.ui.map_view import MapView
+    from embviz.ui.plots import map_view
+    from embviz.ui.plots.map_view import MapView
 
     view = MapView()
     qtbot.addWidget(view)

@@ -22,14 +22,14 @@ from safetensors.torch import save_file
 
 from embviz.cli import main as cli_main
 from embviz.core import EmbvizError, open_checkpoint
-from embviz.core.analogy import analogy
-from embviz.core.analogy_benchmark import read_questions
-from embviz.core.logits import next_token_logits
-from embviz.core.projection import project
+from embviz.core.table.analogy import analogy
+from embviz.core.table.analogy_benchmark import read_questions
+from embviz.core.lm.logits import next_token_logits
+from embviz.core.maps.projection import project
 from embviz.core.readers.assemble import assemble
-from embviz.core.similarity import cosine_scores, nearest_neighbours
-from embviz.core.vocab import vocabulary_from_ids, vocabulary_from_words
-from embviz.settings import Settings
+from embviz.core.table.similarity import cosine_scores, nearest_neighbours
+from embviz.core.table.vocab import vocabulary_from_ids, vocabulary_from_words
+from embviz.state.settings import Settings
 from tests.conftest import make_tiny_model
 
 
@@ -192,7 +192,7 @@ def test_folder_without_tokenizer_still_maps(capsys, tmp_path):
     assert project(model, "pca").coords.shape == (model.vocab_size, 2)
     with pytest.raises(EmbvizError, match="no tokenizer"):
         next_token_logits(model, "hello")
-    from embviz.jobs import summarise
+    from embviz.bridge.handlers import summarise
 
     assert not summarise(model).text_enabled and "tokenizer" in summarise(model).text_disabled_reason
 

@@ -10,10 +10,10 @@ import sys
 import pytest
 import torch
 
-from embviz.core.drift import contextual_drift
+from embviz.core.lm.drift import contextual_drift
 from embviz.core.errors import EmbvizError
-from embviz.core.lens import logit_lens
-from embviz.core.logits import next_token_logits
+from embviz.core.lm.lens import logit_lens
+from embviz.core.lm.logits import next_token_logits
 
 from conftest import make_tiny_model
 
@@ -121,7 +121,7 @@ def test_models_without_layers_say_why(spells, toy4):
 
 
 def test_empty_text_is_refused_and_long_text_is_read_at_its_end(tiny, monkeypatch):
-    from embviz.core import drift as drift_module, lens as lens_module
+    from embviz.core.lm import drift as drift_module, lens as lens_module
 
     with pytest.raises(EmbvizError, match="Type some text"):
         logit_lens(tiny, "   ")

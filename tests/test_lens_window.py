@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from embviz.session import load_session, save_session
-from embviz.state import DriftState, LensState
+from embviz.state.session import load_session, save_session
+from embviz.state.tabs import DriftState, LensState
 
 from test_gui import smol, wait_for  # noqa: F401 - smol is a fixture
 

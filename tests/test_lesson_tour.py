@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from embviz.lesson_tour import STEPS, TourState
+from embviz.state.lesson_tour import STEPS, TourState
 
 from test_gui import menu_action, wait_for
 

@@ -4,10 +4,10 @@ import math
 
 import torch
 
-from embviz.core.logits import direct_logits, next_token_logits, softmax
-from embviz.core.similarity import similarity
+from embviz.core.lm.logits import direct_logits, next_token_logits, softmax
+from embviz.core.table.similarity import similarity
 from embviz.core.readers.assemble import assemble
-from embviz.core.vocab import vocabulary_from_ids
+from embviz.core.table.vocab import vocabulary_from_ids
 
 
 def test_spells_logits_at_cast_are_exact(spells):

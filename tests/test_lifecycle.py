@@ -11,9 +11,9 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
-from embviz import requests as rq
-from embviz import worker as worker_module
-from embviz.worker import ComputeWorker
+from embviz.bridge import requests as rq
+from embviz.bridge import worker as worker_module
+from embviz.bridge.worker import ComputeWorker
 
 END_SIGNALS = ("finished", "failed", "cancelled")
 

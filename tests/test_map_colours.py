@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from PySide6.QtWidgets import QApplication
 
-from embviz.core.token_kinds import KIND_NAMES
+from embviz.core.table.token_kinds import KIND_NAMES
 from embviz.ui import style
-from embviz.ui.map_select import points_in_polygon, rectangle
+from embviz.ui.plots.map_select import points_in_polygon, rectangle
 
 from test_gui import smol, wait_for  # noqa: F401 - smol is a fixture
 

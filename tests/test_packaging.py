@@ -13,10 +13,10 @@ ROOT = Path(__file__).resolve().parent.parent
 
 CHECK = """
 import embviz
-from embviz.asset_files import assets_dir
+from embviz.core.resources import assets_dir
 from embviz.core import open_checkpoint
-from embviz.core.analogy_benchmark import read_questions
-from embviz.wordsets import preset_word_sets
+from embviz.core.table.analogy_benchmark import read_questions
+from embviz.state.word_sets import preset_word_sets
 print(embviz.__file__)
 print(assets_dir())
 print(open_checkpoint("spells", "cpu").vocab.labels)

@@ -10,7 +10,7 @@ import torch
 from safetensors.torch import save_file
 
 from embviz.core import EmbvizError, open_checkpoint
-from embviz.core.logits import next_token_logits
+from embviz.core.lm.logits import next_token_logits
 from embviz.core.readers import safetensors_file
 from tests.conftest import make_tiny_model
 
@@ -158,11 +158,11 @@ def test_gpu_path_matches_the_cpu(gpt2_dir):
     import numpy as np
     from openTSNE.affinity import PerplexityBasedNN
 
-    from embviz.core.analogy_benchmark import Question, evaluate
-    from embviz.core.knn import table_knn
-    from embviz.core.projection import project
-    from embviz.core.similarity import nearest_neighbours, unit_table
-    from embviz.core.tsne_gradient import TorchObjective
+    from embviz.core.table.analogy_benchmark import Question, evaluate
+    from embviz.core.maps.knn import table_knn
+    from embviz.core.maps.projection import project
+    from embviz.core.table.similarity import nearest_neighbours, unit_table
+    from embviz.core.maps.tsne_gradient import TorchObjective
 
     folder, _ = gpt2_dir
     cpu, gpu = open_checkpoint(folder, "cpu"), open_checkpoint(folder, "cuda")

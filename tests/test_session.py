@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from embviz import requests as rq
+from embviz.bridge import requests as rq
 from embviz.core.fingerprint import model_fingerprint, same_model
-from embviz.session import ModelRef, Session, SessionError, load_session, save_session
-from embviz.state import (
+from embviz.state.session import ModelRef, Session, SessionError, load_session, save_session
+from embviz.state.tabs import (
     AnalogyState, LogitsState, MapState, NeighboursState, ProjectionState, PromptState, VectorsState, WordSetsState,
 )
 from embviz.ui import style
@@ -174,7 +174,7 @@ def _submitted(window) -> list:
 
 @pytest.mark.default_model
 def test_the_window_saves_and_restores_every_tab_without_recomputing_the_map(qtbot, smol, qapp, tmp_path):
-    from embviz.settings import Settings
+    from embviz.state.settings import Settings
     from embviz.ui.main_window import MainWindow
 
     window = smol

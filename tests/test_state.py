@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from embviz.state import PromptState, WordSetsState
+from embviz.state.tabs import PromptState, WordSetsState
 
 
 def test_word_sets_follow_ticks_through_adds_late_answers_and_model_changes():

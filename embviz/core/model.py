@@ -10,7 +10,7 @@ from typing import Any, Callable, Protocol, TypeVar
 import torch
 
 from embviz.core.errors import EmbvizError, ProgressFn, no_progress
-from embviz.core.vocab import Vocabulary
+from embviz.core.table.vocab import Vocabulary
 
 T = TypeVar("T")
 

@@ -16,26 +16,26 @@ from PySide6.QtWidgets import (
     QDockWidget, QFileDialog, QInputDialog, QMainWindow, QMessageBox, QProgressBar, QPushButton, QSizePolicy, QTabWidget,
 )
 
-from embviz import requests as rq
+from embviz.bridge import requests as rq
 from embviz.core.lessons import EXAMPLES, LESSONS
-from embviz.lesson_tour import LessonStep, TourState
-from embviz.session import SUFFIX, ModelRef, Session, SessionError, load_session, save_session
-from embviz.settings import Settings, atomic_write_text
-from embviz.tables import rows_to_text
+from embviz.state.lesson_tour import LessonStep, TourState
+from embviz.state.session import SUFFIX, ModelRef, Session, SessionError, load_session, save_session
+from embviz.state.settings import Settings, atomic_write_text
+from embviz.ui.tables import rows_to_text
 from embviz.ui import style
-from embviz.ui.analogy_panel import AnalogyPanel
-from embviz.ui.drift_panel import DriftPanel
-from embviz.ui.lessons_panel import LessonsPanel
+from embviz.ui.panels.analogies import AnalogyPanel
+from embviz.ui.panels.drift import DriftPanel
+from embviz.ui.panels.lessons import LessonsPanel
 from embviz.ui.export import export_picture
-from embviz.ui.logits_panel import LogitsPanel
-from embviz.ui.language_model import LanguageModelLoader
-from embviz.ui.lens_panel import LensPanel
-from embviz.ui.map_panel import MapPanel
-from embviz.ui.neighbours_panel import NeighboursPanel
-from embviz.ui.vectors_panel import VectorsPanel
+from embviz.ui.panels.logits import LogitsPanel
+from embviz.ui.panels.language_model import LanguageModelLoader
+from embviz.ui.panels.lens import LensPanel
+from embviz.ui.panels.map import MapPanel
+from embviz.ui.panels.neighbours import NeighboursPanel
+from embviz.ui.panels.vectors import VectorsPanel
 from embviz.ui.widgets import ElidedLabel, MessageLabel
-from embviz.worker import ComputeWorker
-from embviz.wordsets import preset_word_sets
+from embviz.bridge.worker import ComputeWorker
+from embviz.state.word_sets import preset_word_sets
 
 STATUS_BAR_SLACK = 60  # pixels of the status bar that are not the two labels
 TAB_NAMES = ("Map", "Neighbours", "Analogies", "Next-token logits", "Vectors", "Logit lens", "Drift")

@@ -26,7 +26,7 @@ def _wait(app, done, what: str, timeout: float = 600.0) -> None:
 
 def _lesson_steps(app, window, save) -> None:
     """Help ▸ Lessons, each step as a teacher would click it: lesson_01.png, lesson_02.png…"""
-    from embviz.lesson_tour import STEPS
+    from embviz.state.lesson_tour import STEPS
 
     tabs = (lambda: window.map_panel.view.ids.size > 0, lambda: window.neighbours.table.rowCount() > 0,
             lambda: window.analogies.table.rowCount() > 0,
@@ -67,7 +67,7 @@ def _colour_by(app, panel, save) -> None:
 def run_screenshots(out: str, model: str | None = None, device: str = "auto", text_size: float = 1.0) -> int:
     import tempfile
 
-    from embviz.settings import Settings
+    from embviz.state.settings import Settings
     from embviz.ui import style
     from embviz.ui.app import install_excepthook, make_app
     from embviz.ui.main_window import MainWindow

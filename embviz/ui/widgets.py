@@ -9,7 +9,7 @@ from PySide6.QtWidgets import (
     QTableWidget, QTableWidgetItem, QWidget,
 )
 
-from embviz.tables import rows_to_text
+from embviz.ui.tables import rows_to_text
 from embviz.ui import style
 
 def hide_special_switch() -> QCheckBox:

@@ -9,8 +9,8 @@ import torch
 from embviz.core.device import free_bytes, human_bytes
 from embviz.core.errors import EmbvizError
 from embviz.core.model import EmbeddingModel, LanguageModel
-from embviz.core.similarity import ROW_CHECKS, ROW_NORMS, row_checks
-from embviz.core.vocab import Vocabulary
+from embviz.core.table.similarity import ROW_CHECKS, ROW_NORMS, row_checks
+from embviz.core.table.vocab import Vocabulary
 
 
 def _row_report(ids: torch.Tensor, what: str) -> str:

@@ -23,7 +23,7 @@ from embviz.core.errors import EmbvizError, ProgressFn, first_line, no_progress
 from embviz.core.model import EmbeddingModel
 from embviz.core.readers.assemble import assemble
 from embviz.core.readers.gguf_file import TensorInfo, read_header, tensor_bytes
-from embviz.core.vocab import Vocabulary, decode_pieces
+from embviz.core.table.vocab import Vocabulary, decode_pieces
 
 GGUF_MAGIC = b"GGUF"
 TABLE_NAME = "token_embd.weight"

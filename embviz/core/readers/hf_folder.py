@@ -10,7 +10,7 @@ from typing import Any
 
 import torch
 
-from embviz.core.causal_lm import HFLanguageModel
+from embviz.core.lm.causal_lm import HFLanguageModel
 from embviz.core.device import ensure_fits_in_ram, free_bytes
 from embviz.core.errors import EmbvizError, ProgressFn, first_line, no_progress
 from embviz.core.model import EmbeddingModel
@@ -18,7 +18,7 @@ from embviz.core.readers.assemble import assemble
 from embviz.core.readers.names import find_embedding, find_head, find_head_bias
 from embviz.core.readers.torch_pickle import load_torch_state_dict
 from embviz.core.readers.safetensors_file import load_tensor, read_sharded_headers, total_parameters
-from embviz.core.vocab import Vocabulary, vocabulary_from_ids, vocabulary_from_tokenizer
+from embviz.core.table.vocab import Vocabulary, vocabulary_from_ids, vocabulary_from_tokenizer
 
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "tokenizer.model", "spiece.model")
 

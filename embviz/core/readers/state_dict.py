@@ -16,7 +16,7 @@ from embviz.core.readers.assemble import assemble
 from embviz.core.readers.torch_pickle import load_torch_state_dict
 from embviz.core.readers.names import find_embedding, find_head, find_head_bias
 from embviz.core.readers.safetensors_file import load_tensor, read_header
-from embviz.core.vocab import Vocabulary, vocabulary_from_ids, vocabulary_from_words
+from embviz.core.table.vocab import Vocabulary, vocabulary_from_ids, vocabulary_from_words
 
 
 def vocab_file_for(path: Path) -> Path | None:

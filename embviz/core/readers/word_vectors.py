@@ -24,7 +24,7 @@ from embviz.core.errors import EmbvizError, ProgressFn, first_line, no_progress
 from embviz.core.model import EmbeddingModel
 from embviz.core.readers.assemble import assemble
 from embviz.core.readers.gensim_file import is_gensim_file, read_keyed_vectors
-from embviz.core.vocab import vocabulary_from_words
+from embviz.core.table.vocab import vocabulary_from_words
 
 TEXT_SUFFIXES = (".txt", ".vec", ".txt.gz", ".vec.gz")
 BINARY_SUFFIXES = (".bin", ".bin.gz")

@@ -1,0 +1,220 @@
+"""The compute worker: the only bridge between Qt views and torch.
+
+Four lanes (daemon threads): "quick" for lookups that must feel instant (neighbours,
+analogies, logits, search), "long" for projections and the benchmark, "models" for
+opening a model or building its language model, and "layers" for the logit lens and
+drift (every layer of a forward pass), so none of them waits behind another.
+
+The model and its generation change together, under one lock. Every request carries
+the generation it was asked of and runs only on that model. Opening a model cancels
+every job of the old one; of several loads only the last one asked for is installed.
+Every request ends with exactly one signal: finished, failed or cancelled (a queued
+request replaced by a newer one, a stale one and a model-switch drop included).
+Results come back as Qt signals, which Qt queues onto the GUI thread.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import traceback
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Callable
+
+from PySide6.QtCore import QObject, Signal
+
+from embviz.bridge import requests as rq
+from embviz.core.errors import Cancelled, EmbvizError, first_line
+from embviz.core.model import EmbeddingModel
+from embviz.bridge.handlers import open_model, run_request, summarise
+
+
+@dataclass(eq=False)
+class _Job:
+    request: rq.Request
+    cancel: threading.Event = field(default_factory=threading.Event)
+
+
+class _Lane(threading.Thread):
+    """One job at a time; per channel only the newest queued request is kept."""
+
+    def __init__(self, name: str, execute: Callable[[_Job], None]) -> None:
+        super().__init__(name=f"embviz-{name}", daemon=True)
+        self.execute = execute
+        self.pending: OrderedDict[str, _Job] = OrderedDict()
+        self.cond = threading.Condition()
+        self.running: _Job | None = None
+        self.stopping = False
+
+    def submit(self, job: _Job) -> list[_Job]:
+        """Queue `job`; return the queued job it replaces (it never runs)."""
+        with self.cond:
+            replaced = self.pending.pop(job.request.channel, None)
+            self.pending[job.request.channel] = job
+            if self.running is not None and self.running.request.channel == job.request.channel:
+                self.running.cancel.set()
+            self.cond.notify()
+        return [replaced] if replaced is not None else []
+
+    def cancel(self, channel: str | None = None) -> list[_Job]:
+        """Stop the running job of `channel` (every channel when None); return the
+        queued jobs taken off the queue, which never run."""
+        with self.cond:
+            if self.running is not None and channel in (None, self.running.request.channel):
+                self.running.cancel.set()
+            if channel is None:
+                dropped = list(self.pending.values())
+                self.pending.clear()
+            else:
+                dropped = [job] if (job := self.pending.pop(channel, None)) is not None else []
+        for job in dropped:
+            job.cancel.set()
+        return dropped
+
+    def stop(self) -> list[_Job]:
+        dropped = self.cancel()
+        with self.cond:
+            self.stopping = True
+            self.cond.notify()
+        return dropped
+
+    def run(self) -> None:
+        from embviz.core.device import limit_compute_threads
+
+        limit_compute_threads()
+        while True:
+            with self.cond:
+                while not self.pending and not self.stopping:
+                    self.cond.wait()
+                if self.stopping:
+                    return
+                _, job = self.pending.popitem(last=False)
+                self.running = job
+            try:
+                self.execute(job)
+            finally:
+                with self.cond:
+                    self.running = None
+
+
+class ComputeWorker(QObject):
+    """Owns the model and every tensor. Views call `submit` and listen."""
+
+    started = Signal(str, int)  # channel, request id
+    progressed = Signal(str, int, float, str, object)  # channel, id, fraction, stage, preview
+    finished = Signal(str, int, object)  # channel, id, result
+    failed = Signal(str, int, str)  # channel, id, message
+    cancelled = Signal(str, int)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._model: EmbeddingModel | None = None
+        self._generation = 0
+        self._ids = itertools.count(1)
+        # Re-entrant: a slot connected directly (in the lane's thread) may submit again.
+        self._lock = threading.RLock()
+        self._lanes = {name: _Lane(name, self._execute) for name in (rq.QUICK, rq.LONG, rq.MODELS, rq.LAYERS)}
+        for lane in self._lanes.values():
+            lane.start()
+
+    @property
+    def model(self) -> EmbeddingModel | None:
+        return self._model
+
+    @property
+    def generation(self) -> int:
+        """How many models have been installed; 0 before the first."""
+        return self._generation
+
+    def submit(self, request: rq.Request) -> int:
+        """Queue a request; its id comes back with exactly one end signal."""
+        with self._lock:
+            request.request_id = next(self._ids)
+            if request.generation is None:
+                request.generation = self._generation
+            dropped: list[_Job] = []
+            if isinstance(request, rq.LoadModel):
+                # Everything queued or running belongs to the old model (or to a load
+                # that this one supersedes): stop it all, so the load starts at once.
+                for lane in self._lanes.values():
+                    dropped += lane.cancel()
+            dropped += self._lanes[request.lane].submit(_Job(request))
+        self._emit_cancelled(dropped)
+        return request.request_id
+
+    def cancel(self, channel: str) -> None:
+        dropped: list[_Job] = []
+        for lane in self._lanes.values():
+            dropped += lane.cancel(channel)
+        self._emit_cancelled(dropped)
+
+    def shutdown(self, timeout: float = 2.0) -> None:
+        """Cancel everything; lanes are daemon threads, so a job that cannot stop at
+        once never keeps the process alive."""
+        dropped: list[_Job] = []
+        for lane in self._lanes.values():
+            dropped += lane.stop()
+        self._emit_cancelled(dropped)
+        for lane in self._lanes.values():
+            lane.join(timeout)
+
+    def lanes_alive(self) -> dict[str, bool]:
+        return {name: lane.is_alive() for name, lane in self._lanes.items()}
+
+    def _emit_cancelled(self, jobs: list[_Job]) -> None:
+        for job in jobs:
+            self.cancelled.emit(job.request.channel, job.request.request_id)
+
+    def _execute(self, job: _Job) -> None:
+        request = job.request
+        channel, rid = request.channel, request.request_id
+        with self._lock:
+            model, generation = self._model, self._generation
+            stale = job.cancel.is_set() or (request.needs_model and request.generation != generation)
+        if stale:  # asked of a model that is gone, or cancelled while queued
+            self.cancelled.emit(channel, rid)
+            return
+        self.started.emit(channel, rid)
+
+        def progress(fraction: float, stage: str = "", preview: object = None) -> None:
+            if job.cancel.is_set():
+                raise Cancelled()
+            self.progressed.emit(channel, rid, float(fraction), stage, preview)
+
+        try:
+            if isinstance(request, rq.LoadModel):
+                result = open_model(request, progress)
+            else:
+                result = run_request(model, request, progress)
+        except Cancelled:
+            self.cancelled.emit(channel, rid)
+            return
+        except Exception as exc:  # a bug must not kill the lane; the user still gets a message
+            if job.cancel.is_set():
+                self.cancelled.emit(channel, rid)  # it failed because it was stopped
+            else:
+                self.failed.emit(channel, rid, _message(exc))
+            return
+        with self._lock:
+            if job.cancel.is_set():
+                self.cancelled.emit(channel, rid)
+            elif isinstance(request, rq.LoadModel):
+                self._model = result
+                self._generation += 1
+                self.finished.emit(channel, rid, summarise(result, self._generation))
+            elif request.needs_model and generation != self._generation:
+                self.cancelled.emit(channel, rid)  # computed on a model that has just been replaced
+            else:
+                self.finished.emit(channel, rid, result)
+
+
+def _message(exc: Exception) -> str:
+    if isinstance(exc, EmbvizError):
+        return str(exc)
+    if isinstance(exc, MemoryError):
+        return "Out of memory: try a smaller selection or a smaller model."
+    if type(exc).__name__ == "OutOfMemoryError":  # torch's, without importing torch here
+        return "The GPU ran out of memory: try a smaller selection, or --device cpu."
+    traceback.print_exception(exc)
+    return f"Unexpected error ({type(exc).__name__}: {first_line(exc)})."

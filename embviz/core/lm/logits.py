@@ -1,0 +1,195 @@
+"""Next-token logits: the full forward pass at the last position, or the direct
+path (embedding → output head, no blocks); softmax over the whole vocabulary."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import torch
+
+from embviz.core.errors import EmbvizError
+from embviz.core.model import EmbeddingModel
+from embviz.core.table.similarity import check_k
+
+MAX_TEXT_CHARS = 200_000  # tokenising more than this only to drop it would stall the worker
+MAX_NAMED_BAD = 5  # non-finite logits named by id in the note
+
+# Free text, or text and token ids in order: a clicked bar appends its exact id, which
+# re-tokenising its text could not give back (a byte piece decodes to "�").
+Prompt = str | Sequence[str | int]
+
+
+@dataclass(frozen=True)
+class TokenScore:
+    id: int
+    token: str  # readable label
+    logit: float
+    prob: float  # softmax over the whole vocabulary at the chosen temperature
+    text: str = ""  # the token's exact text, e.g. to append it to a prompt
+
+    def as_dict(self) -> dict:
+        return {"id": self.id, "token": self.text, "label": self.token, "logit": self.logit, "prob": self.prob}
+
+
+@dataclass
+class LogitsResult:
+    tokens: list[tuple[int, str]]  # what the model sees, (id, label)
+    results: list[TokenScore]
+    path: str  # "full" or "direct"
+    temperature: float
+    truncated: int = 0  # tokens dropped from the start to fit the context
+    notes: list[str] = field(default_factory=list)
+    token_texts: list[str] = field(default_factory=list)  # exact texts of `tokens`
+    bad_ids: list[int] = field(default_factory=list)  # rows whose logit was NaN or +Inf
+
+    def as_dict(self) -> dict:
+        return {
+            "tokens": list(self.token_texts),
+            "token_labels": [label for _, label in self.tokens],
+            "token_ids": [i for i, _ in self.tokens],
+            "bad_ids": list(self.bad_ids),
+            "results": [r.as_dict() for r in self.results],
+            "path": self.path,
+            "temperature": self.temperature,
+            "truncated": self.truncated,
+            "notes": self.notes,
+        }
+
+
+def check_temperature(temperature: float) -> float:
+    t = float(temperature)
+    if not math.isfinite(t) or t <= 0:
+        raise EmbvizError(f"Temperature must be a positive number (got {temperature}); 1.0 leaves the logits as they are.")
+    return t
+
+
+def direct_logits(model: EmbeddingModel, vector: torch.Tensor) -> torch.Tensor:
+    """logits = head · h (+ bias): the output layer alone, for any vector h (seed 004)."""
+    h = torch.as_tensor(vector, dtype=torch.float32, device=model.device).flatten()
+    if h.numel() != model.dim:
+        raise EmbvizError(f"The vector has {h.numel()} values; this model's width is {model.dim}.")
+    logits = model.output_head @ h
+    if model.head_bias is not None:
+        logits = logits + model.head_bias
+    return logits
+
+
+def softmax(logits: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
+    return torch.softmax(logits.float() / check_temperature(temperature), dim=-1)
+
+
+def rank_logits(model: EmbeddingModel, logits: torch.Tensor, k: int, temperature: float) -> list[TokenScore]:
+    """Top k by logit, with probabilities from a softmax over every finite logit."""
+    k = check_k(k, model.vocab_size)
+    logits = logits.float()
+    probs = softmax(logits, temperature)
+    values, ids = torch.topk(logits, min(k, int(torch.isfinite(logits).sum())) or 1)
+    return [
+        TokenScore(int(i), model.vocab.label(int(i)), float(v), float(probs[int(i)]), model.vocab.texts[int(i)])
+        for v, i in zip(values.tolist(), ids.tolist())
+        if math.isfinite(v)
+    ]
+
+
+def drop_bad_logits(logits: torch.Tensor) -> tuple[torch.Tensor, list[int], str | None]:
+    """(logits with NaN and +Inf set to −Inf, their ids, a note naming them). One bad
+    entry would otherwise turn every probability into NaN; −Inf is a legitimate mask."""
+    bad = torch.isnan(logits) | torch.isposinf(logits)
+    bad_ids = bad.nonzero().flatten().tolist()
+    clean = torch.where(bad, torch.tensor(-torch.inf, device=logits.device, dtype=logits.dtype), logits) if bad_ids else logits
+    if not bool(torch.isfinite(clean).any()):
+        raise EmbvizError("The model produced no finite logits for this text (NaN or Inf everywhere).")
+    if not bad_ids:
+        return logits, [], None
+    named = ", ".join(str(i) for i in bad_ids[:MAX_NAMED_BAD]) + (", …" if len(bad_ids) > MAX_NAMED_BAD else "")
+    note = (f"{len(bad_ids):,} logit{'s are' if len(bad_ids) > 1 else ' is'} NaN or +Inf (id {named}): "
+            "left out of the ranking and the softmax; the other probabilities are exact.")
+    return clean, bad_ids, note
+
+
+def encode_prompt(model: EmbeddingModel, prompt: Prompt) -> list[int]:
+    """Ids as the model sees the prompt: the tokenizer's own special tokens (e.g. BOS) at
+    the start, text pieces tokenised in place, token ids taken as they are."""
+    ids: list[int] = []
+    for part in [prompt] if isinstance(prompt, str) else prompt:
+        if isinstance(part, str):
+            if part:
+                ids += model.vocab.encode(part) if ids else model.vocab.encode_for_model(part)
+        elif 0 <= int(part) < model.vocab_size:
+            ids.append(int(part))
+        else:
+            raise EmbvizError(f"Token id {part} is outside the vocabulary (0–{model.vocab_size - 1}).")
+    return ids
+
+
+def prompt_ids(model: EmbeddingModel, text: Prompt, why: str) -> tuple[list[int], int, list[str]]:
+    """(ids the model sees, tokens dropped from the start to fit its context, notes)."""
+    parts = [text] if isinstance(text, str) else list(text)
+    if not any(isinstance(p, int) or (p and p.strip()) for p in parts):
+        raise EmbvizError(f"Type some text first: {why}.")
+    if not model.vocab.has_text_encoder:
+        raise EmbvizError("This model has no tokenizer, so typed text cannot become tokens.")
+    notes: list[str] = []
+    if sum(len(p) for p in parts if isinstance(p, str)) > MAX_TEXT_CHARS:
+        notes.append(f"Only the last {MAX_TEXT_CHARS:,} characters were read.")
+        parts = _last_chars(parts, MAX_TEXT_CHARS)
+    ids = encode_prompt(model, parts)
+    if not ids:
+        raise EmbvizError("The text produced no tokens.")
+    truncated = 0
+    if model.context_length and len(ids) > model.context_length:
+        truncated = len(ids) - model.context_length
+        ids = ids[truncated:]
+        notes.append(f"The text is longer than the model's context of {model.context_length:,} tokens: "
+                     f"the first {truncated:,} tokens were dropped.")
+    return ids, truncated, notes
+
+
+def next_token_logits(
+    model: EmbeddingModel, text: Prompt, k: int = 10, temperature: float = 1.0, direct: bool = False,
+    load_lm: bool = True,
+) -> LogitsResult:
+    """Top-k next-token logits and probabilities after `text` (a string, or text and ids).
+    With `load_lm=False` a full model that is not loaded yet raises LanguageModelNotLoaded."""
+    check_k(k, model.vocab_size)
+    temperature = check_temperature(temperature)
+    ids, truncated, notes = prompt_ids(model, text, "the model predicts the token that comes after it")
+    use_direct = direct or model.kind == "embedding+linear"
+    if model.kind == "embedding+linear" and not direct:
+        notes.append("This model has no blocks between embedding and head: the logits depend only on the last token.")
+    with torch.inference_mode():
+        if use_direct:
+            logits = direct_logits(model, model.table[ids[-1]])
+        else:
+            lm = model.language_model(load=load_lm)
+            try:
+                logits = lm.last_logits(ids)
+            except torch.OutOfMemoryError as exc:
+                raise EmbvizError("The device ran out of memory running the model on this text; try shorter text.") from exc
+            logits = logits.to(model.device)
+    logits, bad_ids, note = drop_bad_logits(logits)
+    if note:
+        notes.append(note)
+    return LogitsResult(
+        tokens=[(i, model.vocab.label(i)) for i in ids],
+        results=rank_logits(model, logits, k, temperature),
+        path="direct" if use_direct else "full",
+        temperature=temperature,
+        truncated=truncated,
+        notes=notes,
+        token_texts=[model.vocab.texts[i] for i in ids],
+        bad_ids=bad_ids,
+    )
+
+
+def _last_chars(parts: list[str | int], limit: int) -> list[str | int]:
+    """The tail of the prompt holding at most `limit` characters of text."""
+    out: list[str | int] = []
+    for part in reversed(parts):
+        if isinstance(part, str):
+            part = part[-limit:] if limit > 0 else ""
+            limit -= len(part)
+        out.append(part)
+    return out[::-1]

@@ -1,0 +1,212 @@
+"""Each row's nearest rows by cosine in the full table (what the Neighbours tab lists),
+for the maps' neighbour graphs, and how many of them a 2-D map keeps.
+
+t-SNE and UMAP used to take their neighbours from a 50-component PCA, which keeps only
+about a sixth of each token's true 10 nearest: their "local structure" was mostly not
+the model's. Here the graph is exact: chunked products of the unit rows, cancellable
+between chunks, on the table's device, and kept for the model so a second map of the
+same rows skips it."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from scipy.spatial import cKDTree
+
+from embviz.core.cache import cache_root, keep_in_cache
+from embviz.core.errors import ProgressFn, no_progress
+from embviz.core.model import EmbeddingModel
+from embviz.core.table.similarity import UNIT_TABLE, matmul, unit_scales, unit_table
+
+KNN_CACHE = "table_knn"  # model.cache key: (ids digest, k, positions, cosines) of the last graph
+TABLE_DIGEST = "table_sha256"  # model.cache key: a digest of every value of the table
+DISK_ROWS = 10_000  # graphs of this many rows or more are kept on disk too: they take seconds to minutes
+BLOCK = 1 << 24  # scores per chunk (64 MB of float32), one buffer reused
+FAITHFUL_K = 10
+FAITHFUL_SAMPLE = 1000
+
+
+def _digest(ids: np.ndarray) -> str:
+    return hashlib.sha1(np.ascontiguousarray(ids, dtype=np.int64).tobytes()).hexdigest()
+
+
+def unit_rows(model: EmbeddingModel, ids: np.ndarray) -> torch.Tensor:
+    """The unit rows of `ids`, in order (the whole unit table when ids are every row)."""
+    unit = unit_table(model)
+    if ids.size == model.vocab_size:
+        return unit
+    return unit.index_select(0, torch.as_tensor(ids, device=unit.device))
+
+
+def self_top_k(rows: torch.Tensor, k: int, progress: ProgressFn, span: tuple[float, float],
+                stage: str, block: int = BLOCK) -> tuple[np.ndarray, np.ndarray]:
+    """(positions, cosines) of each row's k best other rows, chunk by chunk of `block` scores."""
+    n = rows.shape[0]
+    chunk = max(1, min(n, block // n))
+    scores = torch.empty((chunk, n), dtype=rows.dtype, device=rows.device)
+    positions = np.empty((n, k), dtype=np.int64)
+    cosines = np.empty((n, k), dtype=np.float32)
+    lo, hi = span
+    with torch.inference_mode():
+        for start in range(0, n, chunk):
+            count = min(chunk, n - start)
+            block = scores[:count]
+            if block.device.type == "cpu":  # numpy's BLAS into the reused buffer: quicker here than torch.mm
+                np.matmul(rows[start : start + count].numpy(), rows.numpy().T, out=block.numpy())
+            else:
+                torch.mm(rows[start : start + count], rows.T, out=block)
+            diagonal = torch.arange(count, device=rows.device)
+            block[diagonal, diagonal + start] = -torch.inf  # a row is not its own neighbour
+            values, index = torch.topk(block, k)
+            positions[start : start + count] = index.cpu().numpy()
+            cosines[start : start + count] = values.float().cpu().numpy()
+            progress(lo + (hi - lo) * (start + count) / n, stage, None)
+    return positions, cosines
+
+
+def table_knn(model: EmbeddingModel, ids: np.ndarray, k: int, progress: ProgressFn = no_progress,
+              span: tuple[float, float] = (0.0, 1.0), stage: str = "nearest rows in the full table",
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """(positions into `ids`, cosines), each (n, k), best first: every row's k nearest
+    other rows among `ids` by cosine over all of the table's dimensions, exact."""
+    ids = np.asarray(ids, dtype=np.int64)
+    k = min(k, ids.size - 1)
+    kept = kept_knn(model, ids, k)
+    if kept is not None:
+        return kept
+    positions, cosines = self_top_k(unit_rows(model, ids), k, progress, span, stage)
+    keep_knn(model, ids, positions, cosines)
+    return positions, cosines
+
+
+def kept_knn(model: EmbeddingModel, ids: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """The kept graph of these rows cut to k neighbours, if one with at least k is kept:
+    in memory, or on disk from an earlier session for a big one."""
+    cached = model.cache.get(KNN_CACHE)
+    key = _digest(np.asarray(ids, dtype=np.int64))
+    if cached is None or cached[0] != key or cached[1] < k:
+        cached = _read_disk(model, ids, k)
+        if cached is None:
+            return None
+        model.cache[KNN_CACHE] = cached
+    return cached[2][:, :k], cached[3][:, :k]
+
+
+def keep_knn(model: EmbeddingModel, ids: np.ndarray, positions: np.ndarray, cosines: np.ndarray) -> None:
+    """Keep the graph of these rows for the model: the last one only (49k × 90 is 35 MB),
+    and a big one on disk too, so a t-SNE in a later session skips it."""
+    model.cache[KNN_CACHE] = (_digest(np.asarray(ids, dtype=np.int64)), positions.shape[1], positions, cosines)
+    if len(ids) >= DISK_ROWS:
+        def write(scratch: Path) -> None:
+            np.savez(scratch / "graph.npz", positions=positions.astype(np.int32), cosines=cosines.astype(np.float32))
+
+        keep_in_cache(cache_root() / "knn", f"{_disk_key(model, ids)}-k{positions.shape[1]}", write)
+
+
+def _disk_key(model: EmbeddingModel, ids: np.ndarray) -> str:
+    """The exact table (every value) and the rows: a graph read back is this table's."""
+    def table_digest() -> str:
+        digest = hashlib.sha256()
+        digest.update(np.ascontiguousarray(model.table.detach().float().cpu().numpy()))
+        return digest.hexdigest()[:24]
+
+    return f"{model.derived(TABLE_DIGEST, table_digest)}-{_digest(np.asarray(ids, dtype=np.int64))[:16]}"
+
+
+def _read_disk(model: EmbeddingModel, ids: np.ndarray, k: int) -> tuple | None:
+    if len(ids) < DISK_ROWS:
+        return None
+    prefix = _disk_key(model, ids) + "-k"
+    folder = cache_root() / "knn"
+    for entry in sorted(folder.glob(prefix + "*")) if folder.is_dir() else []:
+        try:
+            kept = int(entry.name[len(prefix):])
+            if kept < k:
+                continue
+            with np.load(entry / "graph.npz", allow_pickle=False) as data:
+                positions, cosines = data["positions"].astype(np.int64), data["cosines"]
+        except (OSError, ValueError, KeyError):
+            continue  # a damaged entry: the graph is computed again
+        if positions.shape == cosines.shape == (len(ids), kept) and (positions >= 0).all() and (positions < len(ids)).all():
+            return _digest(np.asarray(ids, dtype=np.int64)), kept, positions, cosines
+    return None
+
+
+def _sample_neighbours(model: EmbeddingModel, ids: np.ndarray, picked: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the picked rows' k nearest other rows among `ids`. From the raw rows
+    and their 1 / norms while the unit table is not built, so the first PCA map needs no
+    copy of the table (a query's own norm does not change its ranking)."""
+    scale = None if UNIT_TABLE in model.cache else unit_scales(model)
+    if scale is None:
+        rows = unit_rows(model, ids)
+    else:
+        index = torch.as_tensor(ids, device=model.table.device)
+        whole = ids.size == model.vocab_size
+        rows = model.table if whole else model.table.index_select(0, index)
+        scale = scale if whole else scale[index]
+    at = torch.as_tensor(picked, device=rows.device)
+    chunk = max(1, BLOCK // rows.shape[0])
+    out = np.empty((len(picked), k), dtype=np.int64)
+    with torch.inference_mode():
+        for start in range(0, len(picked), chunk):
+            own = at[start : start + chunk]
+            scores = matmul(rows.index_select(0, own), rows.T)
+            if scale is not None:
+                scores *= scale[None, :]
+            scores[torch.arange(len(own), device=rows.device), own] = -torch.inf  # not its own neighbour
+            out[start : start + chunk] = torch.topk(scores, k).indices.cpu().numpy()
+    return out
+
+
+def cached_knn(model: EmbeddingModel, ids: np.ndarray) -> np.ndarray | None:
+    """The kept graph of exactly these rows (positions, best first), if there is one."""
+    cached = model.cache.get(KNN_CACHE)
+    return cached[2] if cached is not None and cached[0] == _digest(np.asarray(ids, dtype=np.int64)) else None
+
+
+@dataclass(frozen=True)
+class Faithfulness:
+    """The share of each row's k nearest rows in the full table that are also among its
+    k nearest points on the map, averaged over `sample` of the map's `rows`."""
+
+    share: float
+    k: int
+    sample: int
+    rows: int
+
+    def caption(self) -> str:
+        sampled = "" if self.sample == self.rows else f", measured on {self.sample:,} sampled rows"
+        share = f"{self.share:.0%}" if self.share >= 0.1 else f"{self.share:.1%}"  # "0%" would read as a bug
+        return f"keeps {share} of each token's {self.k} nearest neighbours{sampled}"
+
+    def as_dict(self) -> dict:
+        return {"share": self.share, "k": self.k, "sample": self.sample, "rows": self.rows}
+
+
+def neighbour_preservation(model: EmbeddingModel, ids: np.ndarray, coords: np.ndarray, k: int = FAITHFUL_K,
+                           sample: int = FAITHFUL_SAMPLE, seed: int = 0,
+                           knn: np.ndarray | None = None) -> Faithfulness | None:
+    """How faithful a map of the rows `ids` is to the table's own neighbours (None for
+    a map too small to ask). `knn` (positions, best first) is used when it is given."""
+    ids = np.asarray(ids, dtype=np.int64)
+    n = ids.size
+    k = min(k, n - 1)
+    if k < 1:
+        return None
+    picked = np.arange(n) if n <= sample else np.sort(np.random.default_rng(seed).choice(n, sample, replace=False))
+    if knn is None:
+        knn = cached_knn(model, ids)  # the graph a t-SNE or UMAP of these rows just used
+    if knn is not None and knn.shape[1] >= k:
+        true = knn[picked, :k]
+    else:
+        true = _sample_neighbours(model, ids, picked, k)
+    _, near = cKDTree(np.asarray(coords, dtype=np.float64)).query(np.asarray(coords, dtype=np.float64)[picked], k=min(k + 1, n))
+    kept = 0
+    for row, own, truth in zip(near, picked, true):
+        on_map = [p for p in row if p != own][:k]
+        kept += len(set(on_map) & set(truth.tolist()))
+    return Faithfulness(share=kept / (k * len(picked)), k=k, sample=len(picked), rows=n)

@@ -1,0 +1,206 @@
+"""The Google analogy benchmark (questions-words.txt), evaluated with batched
+matrix products: accuracy with inputs excluded (word2vec's rule) and included."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from embviz.core.resources import asset
+from embviz.core.errors import EmbvizError, ProgressFn, no_progress
+from embviz.core.model import EmbeddingModel
+from embviz.core.table.similarity import unit_table
+
+DEFAULT_FILE = asset("analogies", "questions-words.txt")
+MAX_MISSES = 500
+
+
+@dataclass
+class Question:
+    section: str
+    words: tuple[str, str, str, str]  # a is to b as c is to d
+
+
+@dataclass
+class SectionScore:
+    name: str
+    total: int
+    kept: int
+    correct_excluded: int
+    correct_included: int
+    correct_variants: int = 0  # with the inputs' case and space variants excluded too
+
+    @property
+    def accuracy_excluded(self) -> float | None:
+        return self.correct_excluded / self.kept if self.kept else None
+
+    @property
+    def accuracy_included(self) -> float | None:
+        return self.correct_included / self.kept if self.kept else None
+
+    @property
+    def accuracy_variants(self) -> float | None:
+        return self.correct_variants / self.kept if self.kept else None
+
+
+@dataclass
+class Miss:
+    """A question answered wrongly with the inputs excluded, and what came first instead."""
+
+    section: str
+    words: tuple[str, str, str, str]  # a is to b as c is to d, as the model's tokens
+    predicted: str
+
+
+@dataclass
+class BenchmarkResult:
+    total: int
+    sections: list[SectionScore]
+    lowercased: bool = False  # questions were lower-cased to match a lower-cased vocabulary
+    misses: list[Miss] = field(default_factory=list)  # the first MAX_MISSES, in file order
+
+    @property
+    def kept(self) -> int:
+        return sum(s.kept for s in self.sections)
+
+    def _accuracy(self, attr: str) -> float | None:
+        return sum(getattr(s, attr) for s in self.sections) / self.kept if self.kept else None
+
+    @property
+    def accuracy_excluded(self) -> float | None:
+        return self._accuracy("correct_excluded")
+
+    @property
+    def accuracy_included(self) -> float | None:
+        return self._accuracy("correct_included")
+
+    @property
+    def accuracy_variants(self) -> float | None:
+        return self._accuracy("correct_variants")
+
+    def as_dict(self) -> dict:
+        return {
+            "total": self.total,
+            "kept": self.kept,
+            "accuracy_excluded": self.accuracy_excluded,
+            "accuracy_included": self.accuracy_included,
+            "accuracy_excluded_variants": self.accuracy_variants,
+            "lowercased": self.lowercased,
+            "sections": [
+                {"name": s.name, "total": s.total, "kept": s.kept,
+                 "accuracy_excluded": s.accuracy_excluded, "accuracy_included": s.accuracy_included,
+                 "accuracy_excluded_variants": s.accuracy_variants}
+                for s in self.sections
+            ],
+            "misses": [{"section": m.section, "words": list(m.words), "predicted": m.predicted} for m in self.misses],
+        }
+
+
+def read_questions(path: Path | str | None = None) -> list[Question]:
+    path = Path(path) if path else DEFAULT_FILE
+    try:
+        text = path.read_text(encoding="utf-8", errors="strict")
+    except FileNotFoundError as exc:
+        raise EmbvizError(f"No such analogy file: {path}") from exc
+    except UnicodeDecodeError as exc:
+        raise EmbvizError(f"{path.name} is not UTF-8 text (bad byte at offset {exc.start}).") from exc
+    questions: list[Question] = []
+    section = "(none)"
+    for line in text.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        if line.startswith(":"):
+            section = line[1:].strip()
+            continue
+        parts = line.split()
+        if len(parts) == 4:
+            questions.append(Question(section, (parts[0], parts[1], parts[2], parts[3])))
+    if not questions:
+        raise EmbvizError(f"{path.name} holds no analogy questions (lines of four words).")
+    return questions
+
+
+def is_lowercased(model: EmbeddingModel, sample: int = 20000) -> bool:
+    """Whether the vocabulary has no capitals (GloVe's): then the questions' "Paris" is
+    looked up as "paris", as gensim's evaluate_word_analogies(case_insensitive=True) does."""
+    texts = model.vocab.texts[:sample]
+    return not any(t != t.lower() for t in texts) and any(t.isalpha() for t in texts)
+
+
+def token_form(model: EmbeddingModel, word: str) -> int | None:
+    """The single token for a word as it appears mid-sentence, or None."""
+    if model.vocab.space_prefixed:
+        return model.vocab.id_of(" " + word)
+    return model.vocab.id_of(word)
+
+
+def _variant_table(model: EmbeddingModel, rows: list[tuple[int, int, int, int]]) -> torch.Tensor:
+    """Each question's three inputs and all their case and space variants, padded with the
+    question's own first input (already excluded): (questions, width) ids."""
+    from embviz.core.table.analogy import variants_of
+
+    lists = [sorted({v for i in row[:3] for v in variants_of(model, i)}) for row in rows]
+    width = max(len(v) for v in lists)
+    return torch.tensor([v + [row[0]] * (width - len(v)) for v, row in zip(lists, rows)], dtype=torch.long)
+
+
+def evaluate(
+    model: EmbeddingModel,
+    questions: list[Question],
+    batch: int = 1024,
+    progress: ProgressFn = no_progress,
+) -> BenchmarkResult:
+    """Accuracy of 3CosAdd (d = b − a + c) over the questions whose four words are single tokens."""
+    sections: dict[str, SectionScore] = {}
+    rows: list[tuple[int, int, int, int]] = []
+    row_sections: list[str] = []
+    lowercased = is_lowercased(model)
+    for q in questions:
+        score = sections.setdefault(q.section, SectionScore(q.section, 0, 0, 0, 0))
+        score.total += 1
+        ids = [token_form(model, w.lower() if lowercased else w) for w in q.words]
+        if all(i is not None for i in ids):
+            score.kept += 1
+            rows.append(tuple(ids))  # type: ignore[arg-type]
+            row_sections.append(q.section)
+    if rows:
+        units = unit_table(model)
+        quads = torch.tensor(rows, dtype=torch.long, device=model.device)
+        hits_excluded = torch.empty(len(rows), dtype=torch.bool, device=model.device)
+        hits_included = torch.empty(len(rows), dtype=torch.bool, device=model.device)
+        hits_variants = torch.empty(len(rows), dtype=torch.bool, device=model.device)
+        predicted = torch.empty(len(rows), dtype=torch.long, device=model.device)  # with inputs excluded
+        variants = _variant_table(model, rows).to(model.device)
+        with torch.inference_mode():
+            for start in range(0, len(rows), batch):
+                q = quads[start : start + batch]
+                a, b, c, d = q.unbind(1)
+                targets = units[b] - units[a] + units[c]
+                scores = targets @ units.T
+                hits_included[start : start + batch] = scores.argmax(dim=1) == d
+                scores.scatter_(1, q[:, :3], -torch.inf)
+                predicted[start : start + batch] = scores.argmax(dim=1)
+                hits_excluded[start : start + batch] = predicted[start : start + batch] == d
+                scores.scatter_(1, variants[start : start + batch], -torch.inf)
+                hits_variants[start : start + batch] = scores.argmax(dim=1) == d
+                progress(min(1.0, (start + batch) / len(rows)), "Answering analogy questions", None)
+        names = np.array(row_sections)
+        exc = hits_excluded.cpu().numpy()
+        inc = hits_included.cpu().numpy()
+        var = hits_variants.cpu().numpy()
+        for name, score in sections.items():
+            mask = names == name
+            score.correct_excluded = int(exc[mask].sum())
+            score.correct_included = int(inc[mask].sum())
+            score.correct_variants = int(var[mask].sum())
+        label = model.vocab.label
+        guesses = predicted.cpu().numpy()
+        misses = [Miss(row_sections[i], tuple(label(t) for t in rows[i]), label(int(guesses[i])))
+                  for i in np.flatnonzero(~exc)[:MAX_MISSES]]
+    else:
+        misses = []
+    return BenchmarkResult(len(questions), list(sections.values()), lowercased, misses)

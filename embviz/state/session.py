@@ -1,0 +1,304 @@
+"""A saved session (`.embviz`): the model it was made with and every tab's state.
+
+The file is a zip archive holding `session.json` (the states, as plain JSON) and, when
+a map was drawn, `projection.npz` (its row ids and coordinates, read back with
+`allow_pickle=False`), so a t-SNE that took minutes re-opens at once. Reading checks
+everything before anything is used: a file that is not a session, is damaged, or
+holds values of the wrong kind raises one `SessionError` naming what is wrong."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+import zipfile
+from dataclasses import MISSING, asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from embviz.core.errors import EmbvizError
+from embviz.state.settings import atomic_write_bytes
+from embviz.state.tabs import (
+    AnalogyState, DriftState, LensState, LogitsState, MapState, NeighboursState, ProjectionState, PromptState, VectorsState,
+    WordSetsState,
+)
+
+FORMAT = "embviz-session"
+VERSION = 1
+SUFFIX = ".embviz"
+MAX_JSON_BYTES = 64 * 2**20
+MAX_ARRAY_BYTES = 1 * 2**30
+CHOICES = {
+    (MapState, "method"): ("pca", "tsne", "umap", "axes"),
+    (MapState, "subset"): ("all", "first", "words"),
+    (MapState, "colour_by"): ("none", "kind", "id", "norm", "cluster"),
+    (MapState, "cluster_method"): ("kmeans", "hdbscan"),
+    (AnalogyState, "method"): ("add", "mul"),
+    (NeighboursState, "by"): ("cosine", "dot"),
+}
+
+
+class SessionError(EmbvizError):
+    """A session file that cannot be restored; nothing of it was applied."""
+
+
+@dataclass
+class ModelRef:
+    """The model a session was made with: how to open it, and how to recognise it."""
+
+    source: str | None  # a path, a hub id, a lesson name; None for the default model
+    name: str
+    fingerprint: dict[str, Any]
+
+    def expect(self) -> dict[str, Any]:
+        """What the worker checks the opened model against."""
+        return {**self.fingerprint, "name": self.name}
+
+    def missing_file(self) -> str | None:
+        """A message when the source is a file path that is no longer there."""
+        if self.source and os.path.isabs(self.source) and not os.path.exists(self.source):
+            return f"The model of this session is missing: {self.source} is not there any more. Nothing was restored."
+        return None
+
+
+@dataclass
+class Session:
+    model: ModelRef
+    map: MapState = field(default_factory=MapState)
+    neighbours: NeighboursState = field(default_factory=NeighboursState)
+    analogies: AnalogyState = field(default_factory=AnalogyState)
+    logits: LogitsState = field(default_factory=LogitsState)
+    vectors: VectorsState = field(default_factory=VectorsState)
+    lens: LensState = field(default_factory=LensState)
+    drift: DriftState = field(default_factory=DriftState)
+    custom_sets: dict[str, list[str]] = field(default_factory=dict)  # the user's word sets, by name
+    tab: int = 0
+    text_scale: float = 1.0
+
+
+# --- writing ------------------------------------------------------------------------------------
+def save_session(session: Session, path: str | Path) -> Path:
+    """Write atomically: a failed save never leaves half a file where a session was."""
+    path = Path(path)
+    if path.suffix != SUFFIX:
+        path = path.with_name(path.name + SUFFIX)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("session.json", json.dumps(_to_json(session), ensure_ascii=False, indent=1))
+        projection = session.map.projection
+        if projection is not None:
+            arrays = io.BytesIO()
+            np.savez(arrays, ids=np.asarray(projection.ids, dtype=np.int64),
+                     coords=np.asarray(projection.coords, dtype=np.float32))
+            archive.writestr("projection.npz", arrays.getvalue())
+    atomic_write_bytes(path, buffer.getvalue())
+    return path
+
+
+def _to_json(session: Session) -> dict[str, Any]:
+    map_state = session.map
+    projection = None
+    if map_state.projection is not None:
+        p = map_state.projection
+        projection = {"method": p.method, "subset": p.subset, "limit": int(p.limit), "caption": p.caption}
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "model": asdict(session.model),
+        "tab": session.tab,
+        "text_scale": session.text_scale,
+        "custom_sets": session.custom_sets,
+        "map": {
+            **{f.name: getattr(map_state, f.name) for f in fields(MapState) if f.name not in ("word_sets", "projection", "selection")},
+            "selection": [int(i) for i in map_state.selection],
+            "word_sets": list(map_state.word_sets.ticked),
+            "projection": projection,
+        },
+        "neighbours": asdict(session.neighbours),
+        "analogies": asdict(session.analogies),
+        "vectors": asdict(session.vectors),
+        "lens": asdict(session.lens),
+        "drift": asdict(session.drift),
+        "logits": {**{f.name: getattr(session.logits, f.name) for f in fields(LogitsState) if f.name != "prompt"},
+                   "prompt": [[text, token_id] for text, token_id in session.logits.prompt.parts]},
+    }
+
+
+# --- reading ------------------------------------------------------------------------------------
+def load_session(path: str | Path) -> Session:
+    path = Path(path)
+    name = path.name
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = {info.filename: info for info in archive.infolist()}
+            if "session.json" not in members:
+                raise SessionError(f"{name} is not an embviz session (it has no session.json).")
+            if members["session.json"].file_size > MAX_JSON_BYTES:
+                raise SessionError(f"{name} is not a usable session: its session.json is too large.")
+            doc = json.loads(archive.read("session.json").decode("utf-8"))
+            arrays = None
+            if "projection.npz" in members:
+                if members["projection.npz"].file_size > MAX_ARRAY_BYTES:
+                    raise SessionError(f"{name} is not a usable session: its map is too large.")
+                with np.load(io.BytesIO(archive.read("projection.npz")), allow_pickle=False) as npz:
+                    arrays = {k: npz[k] for k in ("ids", "coords")}
+    except FileNotFoundError:
+        raise SessionError(f"There is no session file at {path}.") from None
+    except IsADirectoryError:
+        raise SessionError(f"{path} is a folder, not a session file.") from None
+    except zipfile.BadZipFile:
+        raise SessionError(f"{name} is not an embviz session, or it is damaged (not a readable archive).") from None
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise SessionError(f"{name} is damaged: its session.json is not valid JSON.") from None
+    except KeyError as exc:
+        raise SessionError(f"{name} is damaged: its map has no {exc.args[0]!r} array.") from None
+    except (OSError, ValueError, EOFError, zipfile.LargeZipFile) as exc:
+        raise SessionError(f"{name} could not be read: {exc}") from None
+    try:
+        return _from_json(doc, arrays)
+    except SessionError as exc:
+        raise SessionError(f"{name} is not a usable session: {exc}") from None
+
+
+def _from_json(doc: Any, arrays: dict[str, np.ndarray] | None) -> Session:
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise SessionError("it is not an embviz session")
+    version = doc.get("version")
+    if not isinstance(version, int) or version > VERSION:
+        raise SessionError(f"it was written by a newer embviz (format {version}); update embviz to open it")
+    model = _obj(doc, "model")
+    source = model.get("source")
+    fingerprint = _obj(model, "fingerprint", "model.fingerprint")
+    if source is not None and not isinstance(source, str):
+        raise SessionError("model.source is not text")
+    if not isinstance(fingerprint.get("vocab_size"), int) or not isinstance(fingerprint.get("dim"), int):
+        raise SessionError("model.fingerprint has no vocabulary size and width")
+    ref = ModelRef(source=source, name=str(model.get("name") or "the model"), fingerprint=fingerprint)
+
+    m = _obj(doc, "map")
+    map_state = MapState(**_simple_fields(MapState, m, "map"))
+    ticked = m.get("word_sets", [])
+    if not isinstance(ticked, list) or not all(isinstance(n, str) for n in ticked):
+        raise SessionError("map.word_sets is not a list of names")
+    map_state.word_sets = WordSetsState(names=list(ticked), ticked=list(ticked))
+    map_state.view_range = _view_range(m.get("view_range"))
+    map_state.selection = _ids(m.get("selection", []), fingerprint["vocab_size"], "map.selection")
+    map_state.projection = _projection(m.get("projection"), arrays, fingerprint["vocab_size"])
+
+    logits = _obj(doc, "logits")
+    logits_state = LogitsState(**_simple_fields(LogitsState, logits, "logits"))
+    logits_state.prompt = _prompt(logits.get("prompt", []), fingerprint["vocab_size"])
+
+    neighbours = _obj(doc, "neighbours")
+    neighbours_state = NeighboursState(**_simple_fields(NeighboursState, neighbours, "neighbours"))
+    query = neighbours.get("query")
+    if isinstance(query, list):
+        query = _ids(query, fingerprint["vocab_size"], "neighbours.query") or None
+    elif isinstance(query, bool) or not (query is None or isinstance(query, (int, str))):
+        raise SessionError("neighbours.query is neither text nor a token id")
+    if isinstance(query, int) and not 0 <= query < fingerprint["vocab_size"]:
+        raise SessionError("neighbours.query is not a token id of this model")
+    neighbours_state.query = query
+
+    custom = doc.get("custom_sets", {})
+    if not isinstance(custom, dict) or not all(
+        isinstance(k, str) and isinstance(v, list) and all(isinstance(w, str) for w in v) for k, v in custom.items()
+    ):
+        raise SessionError("custom_sets is not a list of words per name")
+    tab, scale = doc.get("tab", 0), doc.get("text_scale", 1.0)
+    if isinstance(tab, bool) or not isinstance(tab, int) or isinstance(scale, bool) or not isinstance(scale, (int, float)):
+        raise SessionError("tab or text_scale is not a number")
+    return Session(
+        model=ref, map=map_state, neighbours=neighbours_state,
+        analogies=AnalogyState(**_simple_fields(AnalogyState, _obj(doc, "analogies"), "analogies")),
+        logits=logits_state, vectors=VectorsState(**_simple_fields(VectorsState, _obj(doc, "vectors"), "vectors")),
+        lens=LensState(**_simple_fields(LensState, _obj(doc, "lens"), "lens")),
+        drift=DriftState(**_simple_fields(DriftState, _obj(doc, "drift"), "drift")),
+        custom_sets={k: list(v) for k, v in custom.items()}, tab=tab, text_scale=float(scale),
+    )
+
+
+def _obj(doc: dict, key: str, where: str | None = None) -> dict:
+    value = doc.get(key, {})
+    if not isinstance(value, dict):
+        raise SessionError(f"{where or key} is not an object")
+    return value
+
+
+def _simple_fields(cls, data: dict, where: str) -> dict[str, Any]:
+    """The fields of `cls` whose defaults are a bool, int, float or text, taken from
+    `data` where present and checked to be of that kind (and one of CHOICES)."""
+    out: dict[str, Any] = {}
+    for f in fields(cls):
+        if f.default is MISSING or not isinstance(f.default, (bool, int, float, str)) or f.name not in data:
+            continue
+        value, kind = data[f.name], type(f.default)
+        if kind is bool:
+            ok = isinstance(value, bool)
+        elif kind is int:
+            ok = isinstance(value, int) and not isinstance(value, bool)
+        elif kind is float:
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        else:
+            ok = isinstance(value, str)
+        if ok and (cls, f.name) in CHOICES:
+            ok = value in CHOICES[(cls, f.name)]
+        if not ok:
+            raise SessionError(f"{where}.{f.name} has an unusable value ({value!r})")
+        out[f.name] = float(value) if kind is float else value
+    return out
+
+
+def _ids(value: Any, vocab_size: int, where: str) -> list[int]:
+    if not isinstance(value, list) or not all(
+        isinstance(i, int) and not isinstance(i, bool) and 0 <= i < vocab_size for i in value
+    ):
+        raise SessionError(f"{where} is not a list of token ids of this model")
+    return list(value)
+
+
+def _view_range(value: Any) -> list[float] | None:
+    if value is None:
+        return None
+    if (not isinstance(value, list) or len(value) != 4
+            or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in value)
+            or value[0] >= value[1] or value[2] >= value[3]):
+        raise SessionError("map.view_range is not x0, x1, y0, y1")
+    return [float(v) for v in value]
+
+
+def _projection(meta: Any, arrays: dict[str, np.ndarray] | None, vocab_size: int) -> ProjectionState | None:
+    if meta is None:
+        return None
+    if not isinstance(meta, dict) or arrays is None:
+        raise SessionError("its map is described but its coordinates are missing")
+    simple = _simple_fields(MapState, meta, "map.projection")  # method, subset, limit: the same kinds
+    caption = meta.get("caption", "")
+    if not isinstance(caption, str):
+        raise SessionError("map.projection.caption is not text")
+    ids, coords = arrays["ids"], arrays["coords"]
+    if ids.ndim != 1 or ids.dtype.kind not in "iu" or coords.shape != (len(ids), 2) or coords.dtype.kind != "f":
+        raise SessionError("its map's ids and coordinates do not fit together")
+    if len(ids) and (ids.min() < 0 or ids.max() >= vocab_size):
+        raise SessionError("its map names rows this model does not have")
+    if len(np.unique(ids)) != len(ids):
+        raise SessionError("its map names a row twice")
+    if not np.isfinite(coords).all():
+        raise SessionError("its map's coordinates are not all finite numbers")
+    return ProjectionState(method=simple.get("method", "pca"), subset=simple.get("subset", "all"),
+                           limit=simple.get("limit", 5000), ids=ids.astype(np.int64),
+                           coords=coords.astype(np.float32), caption=caption)
+
+
+def _prompt(parts: Any, vocab_size: int) -> PromptState:
+    ok = isinstance(parts, list) and all(
+        isinstance(p, list) and len(p) == 2 and isinstance(p[0], str)
+        and (p[1] is None or (isinstance(p[1], int) and not isinstance(p[1], bool) and 0 <= p[1] < vocab_size))
+        for p in parts
+    )
+    if not ok:
+        raise SessionError("logits.prompt is not text pieces with token ids of this model")
+    return PromptState(parts=[(text, token_id) for text, token_id in parts])

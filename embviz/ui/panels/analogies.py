@@ -1,0 +1,261 @@
+"""Analogies tab: A − B + C with word2vec's exclude-inputs rule as a toggle."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+from PySide6.QtCore import Signal
+import numpy as np
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QCheckBox, QComboBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QSplitter, QVBoxLayout, QWidget,
+)
+
+from embviz.bridge import requests as rq
+from embviz.state.tabs import AnalogyState
+from embviz.ui import style
+from embviz.ui.panels.benchmark import BenchmarkWindow
+from embviz.ui.binding import Bindings
+from embviz.ui.plots.map_view import MapView
+from embviz.ui.widgets import ResultsTable, WordField, flow_row, hide_special_switch
+
+HEADING_HINT = "A − B + C = ?"
+EXPLAIN = (
+    "word2vec's search never lets the answer be one of the three input words. Switch it off to see "
+    "why: the nearest vector to A − B + C is usually an input itself."
+)
+
+
+class AnalogyPanel(QWidget):
+    showArrows = Signal(list)  # [(from id, to id)] pairs: A→B and C→answer
+    highlight = Signal(list)
+
+    def __init__(self, submit, cancel=None, parent=None) -> None:
+        super().__init__(parent)
+        self.submit = submit
+        self.cancel = cancel or (lambda channel: None)
+        self.bench_window: BenchmarkWindow | None = None  # made on the first run
+        self.request_id = 0
+        self.bench_id = 0
+        self.state = AnalogyState()
+        self.a, self.b, self.c = WordField("A: king"), WordField("B: man"), WordField("C: woman")
+        for f in (self.a, self.b, self.c):
+            f.returnPressed.connect(self.run)
+        self.exclude = QCheckBox("Exclude the input words (word2vec's rule)")
+        self.exclude.setChecked(True)
+        self.variants = QCheckBox("…and their case and space variants (␣Paris, Paris, paris…)")
+        self.variants.setToolTip("word2vec's rule removes only the three input tokens; a vocabulary of pieces also "
+                                 "holds their other spellings, which are then often the answer.")
+        self.method = QComboBox()
+        self.method.addItem("3CosAdd (A − B + C)", "add")
+        self.method.addItem("3CosMul", "mul")
+        self.hide_special = hide_special_switch()
+        self.k = QSpinBox()
+        self.k.setRange(1, 100)
+        self.k.setValue(10)
+        self.k.setPrefix("k = ")
+        # Bound before the slots that read the state.
+        self.bindings = Bindings(self.state)
+        for widget, attr in ((self.a, "a"), (self.b, "b"), (self.c, "c"), (self.exclude, "exclude_inputs"),
+                             (self.variants, "exclude_variants"), (self.method, "method"),
+                             (self.hide_special, "hide_special"), (self.k, "k")):
+            self.bindings.bind(widget, attr)
+        self.exclude.toggled.connect(self.run_if_filled)
+        self.exclude.toggled.connect(self.variants.setEnabled)
+        self.variants.toggled.connect(self.run_if_filled)
+        self.method.currentIndexChanged.connect(self.run_if_filled)
+        self.hide_special.toggled.connect(self.run_if_filled)
+        go = QPushButton("Solve")
+        go.clicked.connect(self.run)
+        self.heading = QLabel(HEADING_HINT)
+        self.heading.setWordWrap(True)  # it shares the width with the analogy's plane
+        style.use_font(self.heading, style.LABEL_POINT_SIZE + 2, bold=True)
+        self.ranks = QLabel("")
+        self.ranks.setWordWrap(True)
+        style.use_font(self.ranks, style.LABEL_POINT_SIZE)
+        explain = QLabel(EXPLAIN)
+        explain.setWordWrap(True)
+        self.message = QLabel("")
+        self.message.setStyleSheet(style.ERROR_STYLE)
+        style.use_font(self.message)  # with a style sheet it would not follow the text size
+        self.message.setWordWrap(True)
+        self.table = ResultsTable(["token", "id", "score"])
+        self.table.tokenClicked.connect(lambda token_id: self.highlight.emit([token_id]))
+        self.bench_button = QPushButton("Run the Google analogy benchmark (19,544 questions)")
+        self.bench_button.clicked.connect(self.run_benchmark)
+        self.bench = QLabel("")
+        self.bench.setWordWrap(True)
+
+        fields = QHBoxLayout()
+        for label, field in (("", self.a), ("−", self.b), ("+", self.c)):
+            if label:
+                sign = QLabel(label)
+                style.use_font(sign, 20, bold=True)
+                fields.addWidget(sign)
+            fields.addWidget(field, 1)
+        fields.addWidget(go)
+        # The analogy's own plane: axes from its word pairs, where the global map's two
+        # PCA axes (8 % of the variance) cannot show the parallelogram.
+        self.plane = MapView()
+        self.plane.setMinimumWidth(260)
+        plane_title = QLabel("The analogy's own plane")
+        style.use_font(plane_title, style.LABEL_POINT_SIZE, bold=True)
+        self.plane_caption = QLabel("")
+        self.plane_caption.setWordWrap(True)
+        options = flow_row(self.exclude, self.variants, self.method, self.k, self.hide_special)
+        answers = QWidget()
+        left = QVBoxLayout(answers)
+        left.setContentsMargins(0, 0, 0, 0)
+        left.addWidget(self.heading)
+        left.addWidget(self.message)
+        left.addWidget(self.table, 1)
+        left.addWidget(self.ranks)
+        self.plane_box = plane_box = QWidget()
+        right = QVBoxLayout(plane_box)
+        right.setContentsMargins(0, 0, 0, 0)
+        right.addWidget(plane_title)
+        right.addWidget(self.plane, 1)
+        right.addWidget(self.plane_caption)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(answers)
+        split.addWidget(plane_box)
+        split.setStretchFactor(0, 1)
+        split.setStretchFactor(1, 1)
+        layout = QVBoxLayout(self)
+        layout.addLayout(fields)
+        layout.addLayout(options)
+        layout.addWidget(explain)
+        layout.addWidget(split, 1)
+        layout.addWidget(self.bench_button)
+        layout.addWidget(self.bench)
+
+    def picture(self) -> tuple[QWidget, str]:
+        return self.table, f"{self.heading.text()}\n{self.ranks.text()}".strip()
+
+    def table_rows(self) -> tuple[list[str], list[tuple]] | None:
+        return (self.table.headers, self.table.rows) if self.table.rows else None
+
+    def on_model(self, summary, restore: AnalogyState | None = None) -> None:
+        """A new model: the old answer, headings and benchmark go; filled words (a
+        session's, with `restore`) are asked again."""
+        self.request_id = self.bench_id = 0
+        if self.bench_window is not None:
+            self.bench_window.hide()  # its numbers were another model's
+        if restore is not None:
+            for f in fields(AnalogyState):
+                setattr(self.state, f.name, getattr(restore, f.name))
+            self.bindings.push()
+        self.variants.setEnabled(self.state.exclude_inputs)
+        for f in (self.a, self.b, self.c):
+            f.set_vocabulary(summary.labels)
+        self.plane.clear_map()
+        self.plane.set_labels(summary.labels)
+        self.plane_caption.setText("")
+        self.table.fill([], [])
+        for label in (self.ranks, self.message, self.bench):
+            label.setText("")
+        self.heading.setText(HEADING_HINT)
+        self.bench_button.setEnabled(True)
+        self.run_if_filled()
+
+    def set_words(self, a: str, b: str, c: str) -> None:
+        self.a.setText(a)
+        self.b.setText(b)
+        self.c.setText(c)
+        self.run()
+
+    def run_if_filled(self) -> None:
+        if all(w.strip() for w in (self.state.a, self.state.b, self.state.c)):
+            self.run()
+
+    def run(self) -> None:
+        s = self.state
+        self.request_id = self.submit(rq.Analogy(
+            a=s.a, b=s.b, c=s.c, k=s.k, exclude_inputs=s.exclude_inputs, exclude_variants=s.exclude_variants,
+            method=s.method, hide_special=s.hide_special,
+        ))
+
+    def run_benchmark(self) -> None:
+        self.bench_id = self.submit(rq.Benchmark())
+        if self.bench_window is None:
+            self.bench_window = BenchmarkWindow(lambda: self.cancel(rq.Benchmark.channel), self.window())
+        self.bench_window.started()
+        self.bench_window.show()
+        self.bench_window.raise_()
+
+    def on_result(self, rid: int, view) -> None:
+        if rid != self.request_id:
+            return
+        self.message.setText("")
+        result = view.result
+        a, b, c = view.input_labels
+        rule = ("inputs and their variants excluded" if result.exclude_variants
+                else "inputs excluded" if result.exclude_inputs else "inputs allowed")
+        self.heading.setText(f"{a} − {b} + {c} = ?   ({rule})")
+        inputs = set(view.input_ids)
+        rows = [(h.token + ("   ← an input" if h.id in inputs else ""), h.id, h.score) for h in result.results]
+        self.table.fill(rows, [h.id for h in result.results])
+        where = ", ".join(f"{r.token} ranks {r.rank:,}" for r in result.input_ranks if r.rank is not None)
+        self.ranks.setText(f"Without the exclusion rule: {where}.")
+        if result.results:
+            answer = result.results[0].id
+            self.showArrows.emit([(view.input_ids[1], view.input_ids[0]), (view.input_ids[2], answer)])
+            self.highlight.emit(list(view.input_ids) + [answer])
+        self._show_plane(view.plane)
+
+    def _show_plane(self, plane) -> None:
+        self.plane.clear_map()
+        if plane is None:
+            self.plane_caption.setText("")
+            return
+        self.plane.set_points(np.asarray(plane.ids, dtype=np.int64), plane.coords)
+        self.plane.set_selected([i for pair in plane.arrows for i in pair])
+        self.plane.set_arrows([(a, b, style.ARROW_COLORS[i % 2]) for i, (a, b) in enumerate(plane.arrows)])
+        (b, a), (c, d) = plane.arrows
+        label = self.plane.labels
+        self.plane_caption.setText(
+            f"x: {plane.axes[0]}; y: {plane.axes[1]} (made square to x). The arrows {label[b]} → {label[a]} and "
+            f"{label[c]} → {label[d]} have cosine {plane.parallel:.2f} in all of the table's dimensions "
+            "(1 would be exactly parallel). Grey: each word's nearest neighbours.")
+
+    def on_failed(self, rid: int, message: str) -> None:
+        if rid == self.request_id:
+            self.message.setText(message)
+            self.table.fill([], [])
+            self.ranks.setText("")
+            self.heading.setText(HEADING_HINT)
+            self.showArrows.emit([])
+            self._show_plane(None)
+        elif rid == self.bench_id:
+            self.bench.setText(message)
+            if self.bench_window is not None:
+                self.bench_window.stopped(message)
+
+    def on_cancelled(self, rid: int) -> None:
+        if rid == self.bench_id:
+            self.bench.setText("The benchmark was cancelled.")
+            if self.bench_window is not None:
+                self.bench_window.stopped("The benchmark was cancelled.")
+
+    def on_progress(self, rid: int, fraction: float, stage: str, preview) -> None:
+        if rid == self.bench_id:
+            self.bench.setText(f"{stage}: {fraction:.0%}")
+            if self.bench_window is not None:
+                self.bench_window.on_progress(fraction, stage)
+
+    def on_benchmark(self, rid: int, result) -> None:
+        if rid != self.bench_id:
+            return
+        def pct(x):
+            return "n/a" if x is None else f"{x:.1%}"
+        summary = (
+            f"{result.kept:,} of {result.total:,} questions have four single-token words. "
+            f"Accuracy with inputs excluded: {pct(result.accuracy_excluded)}; "
+            f"with their case and space variants excluded too: {pct(result.accuracy_variants)}; "
+            f"with inputs allowed: {pct(result.accuracy_included)}."
+            + (" This vocabulary has no capitals, so the questions were lower-cased." if result.lowercased else "")
+        )
+        self.bench.setText(summary)
+        if self.bench_window is not None:
+            self.bench_window.show_result(result, summary + f" Below: the first {len(result.misses)} questions it got "
+                                          "wrong with inputs excluded, and what it answered instead.")

@@ -1,0 +1,231 @@
+"""Drift tab: one word in several sentences. A line chart per layer of how alike the
+word's vectors in the sentences stay, how far each is from its static row, and what
+any two tokens score (the baseline); the nearest vocabulary rows at a chosen layer."""
+
+from __future__ import annotations
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPlainTextEdit, QSpinBox, QSplitter, QVBoxLayout, QWidget
+
+from embviz.bridge import requests as rq
+from embviz.state.tabs import DriftState
+from embviz.ui import style
+from embviz.ui.binding import Bindings
+from embviz.ui.panels.language_model import HIDDEN_SPACE_STRETCH, LanguageModelLoader, LanguageModelTab
+from embviz.ui.widgets import ResultsTable, WordField
+
+DEBOUNCE_MS = 300
+LEGEND_ROOM = 1.5  # the y axis runs past cosine 1 to leave the legend (two rows at the text size) a band of its own
+MAX_LAYER = 200  # the spin box's bound before the model's depth is known
+BETWEEN_COLOR = style.SET_COLORS[6]  # black: the line the chart is about
+BASELINE_COLOR = "#888888"
+
+
+def sentences_of(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+class DriftPanel(LanguageModelTab):
+    CANCELLED = "Loading the language model was cancelled. Edit a sentence to try again."
+
+    def __init__(self, submit, cancel, language_model: LanguageModelLoader, parent=None) -> None:
+        super().__init__(submit, cancel, language_model, parent)
+        self.result = None
+        self.state = DriftState()
+        self.word = WordField("Word, e.g. bank")
+        self.word.setText(self.state.word)
+        self.sentences = QPlainTextEdit()
+        self.sentences.setPlainText(self.state.sentences)
+        self.sentences.setPlaceholderText("Sentences that use the word, one per line")
+        style.use_font(self.sentences, style.LABEL_POINT_SIZE + 2)
+        self.sentences.setFixedHeight(96)
+        self.layer = QSpinBox()
+        self.layer.setRange(-1, MAX_LAYER)
+        self.layer.setSpecialValueText("nearest rows at the last block")
+        self.layer.setPrefix("nearest rows at layer ")
+        self.layer.setValue(self.state.layer)
+        self.bindings = Bindings(self.state)
+        self.bindings.bind(self.word, "word")
+        self.bindings.bind(self.sentences, "sentences")
+        self.bindings.bind(self.layer, "layer")
+        self.timer = QTimer(self)
+        self.timer.setSingleShot(True)
+        self.timer.setInterval(DEBOUNCE_MS)
+        self.timer.timeout.connect(self.run)
+        self.word.textChanged.connect(self.timer.start)
+        self.sentences.textChanged.connect(self.timer.start)
+        self.layer.valueChanged.connect(self.timer.start)
+        self.heading = QLabel("")
+        self.heading.setWordWrap(True)
+        style.use_font(self.heading, style.LABEL_POINT_SIZE + 2, bold=True)
+        self.plot = pg.PlotWidget(background=style.BACKGROUND)
+        item = self.plot.getPlotItem()
+        item.setMenuEnabled(False)
+        item.hideButtons()
+        item.setMouseEnabled(x=False, y=False)
+        item.setLabel("bottom", "layer (0 = the embedding)")
+        item.setLabel("left", "cosine")
+        item.showGrid(x=True, y=True, alpha=0.25)
+        for name in ("left", "bottom"):
+            item.getAxis(name).setTextPen("k")
+            item.getAxis(name).setPen("k")
+        self.legend = item.addLegend(offset=(-10, 6), labelTextColor="k", brush=pg.mkBrush(255, 255, 255, 230),
+                                     labelTextSize=f"{style.pt(style.BASE_POINT_SIZE)}pt")
+        self.legend.setColumnCount(2)  # a wide, short legend: it sits above the lines (see the y range)
+        self.neighbours = ResultsTable(["1", "2"])
+        style.use_font(self.neighbours, style.BASE_POINT_SIZE)  # several columns side by side: a size smaller
+        self.caption = QLabel(
+            "Layer 0 is the word's row of the table, the same in every sentence (GPT-2-style models add a position's "
+            "vector); each block mixes in context. Black: how alike the word's vectors in the sentences are. "
+            "Coloured: each one's cosine to its static row. Grey: unrelated tokens of the sentences, a floor that "
+            "every vector of a layer shares (a few huge directions), so black means something only above grey.")
+        self.caption.setWordWrap(True)
+        inputs = QHBoxLayout()
+        inputs.addWidget(QLabel("Word"))
+        inputs.addWidget(self.word)
+        inputs.addWidget(self.layer)
+        inputs.addStretch(1)
+        right = QWidget()
+        right.setMinimumWidth(260)  # two columns of tokens, readable beside the chart at 1024 px
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(0, 0, 0, 0)
+        self.neighbours_heading = QLabel("")
+        self.neighbours_heading.setWordWrap(True)
+        right_layout.addWidget(self.neighbours_heading)
+        right_layout.addWidget(self.neighbours, 1)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.addWidget(self.plot)
+        self.splitter.addWidget(right)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 2)
+        layout = QVBoxLayout(self)
+        layout.addLayout(inputs)
+        layout.addWidget(self.sentences)
+        layout.addWidget(self.loading)
+        layout.addWidget(self.message)
+        layout.addWidget(self.heading)
+        layout.addWidget(self.splitter, HIDDEN_SPACE_STRETCH)
+        layout.addWidget(self.caption)
+        layout.addStretch(1)  # holds the space while the answer is hidden; a sliver of it otherwise
+        style.follow_scale(self)
+
+    def set_text_scale(self, scale: float) -> None:
+        item = self.plot.getPlotItem()
+        for name in ("left", "bottom"):
+            item.getAxis(name).setTickFont(style.font(style.BASE_POINT_SIZE))
+            item.getAxis(name).label.setFont(style.font(style.BASE_POINT_SIZE))
+        self.legend.setLabelTextSize(f"{style.pt(style.BASE_POINT_SIZE)}pt")
+        if self.result is not None:
+            self._draw()
+
+    def picture(self) -> tuple[QWidget, str]:
+        return self.plot, f"{self.heading.text()}\n{self.caption.text()}"
+
+    def table_rows(self) -> tuple[list[str], list[list[object]]] | None:
+        result = self.result
+        if result is None:
+            return None
+        headers = ["layer", "name", "between sentences", "baseline"] + [f"to static, sentence {i + 1}"
+                                                                       for i in range(len(result.sentences))]
+        return headers, [[n, name, b, base, *s] for n, (name, b, base, s)
+                         in enumerate(zip(result.layer_names, result.between, result.baseline, result.to_static))]
+
+    # --- model and inputs ---------------------------------------------------------------------
+    def on_model(self, summary, restore: DriftState | None = None) -> None:
+        self.request_id = 0
+        self._clear()
+        self.loading.show_loading(False)
+        self.word.set_vocabulary(summary.labels)
+        if restore is not None:
+            self.state.word, self.state.sentences = restore.word, restore.sentences
+            self.state.layer = restore.layer
+        self.layer.setMaximum(MAX_LAYER)  # until an answer says how many this model has
+        self.bindings.push()
+        self.enable_for(summary.lens_reason, [self.word, self.sentences, self.layer],
+                        bool(self.state.word.strip() and sentences_of(self.state.sentences)))
+
+    def set_inputs(self, word: str, sentences: list[str]) -> None:
+        self.state.word, self.state.sentences = word, "\n".join(sentences)
+        self.bindings.push()
+        self.run()
+
+    def run(self) -> None:
+        self.timer.stop()
+        self.stale = False
+        if not self.enabled:
+            return
+        sentences = sentences_of(self.state.sentences)
+        if not self.state.word.strip() or not sentences:
+            self._clear()
+            self._say("Type a word and, one per line, sentences that use it.")
+            return
+        if self.language_model_ready():
+            layer = None if self.state.layer < 0 else self.state.layer
+            self.request_id = self.submit(rq.Drift(word=self.state.word, sentences=sentences, layer=layer))
+
+    # --- results ------------------------------------------------------------------------------
+    def on_result(self, rid: int, result) -> None:
+        if rid != self.request_id:
+            return
+        self.result = result
+        self._say("")
+        for widget in (self.splitter, self.caption):
+            widget.show()
+        self.layer.blockSignals(True)
+        self.layer.setMaximum(len(result.layer_names) - 1)
+        self.layer.blockSignals(False)
+        self._draw()
+
+    def _draw(self) -> None:
+        result = self.result
+        item = self.plot.getPlotItem()
+        item.clear()
+        self.legend.clear()
+        layers = list(range(len(result.layer_names)))
+        width = max(2, round(3 * style.text_scale()))
+        if len(result.sentences) > 1:
+            item.plot(layers, result.between, pen=pg.mkPen(BETWEEN_COLOR, width=width + 1),
+                      name="between the sentences")
+        if result.baseline and result.baseline[0] is not None:
+            item.plot(layers, result.baseline, pen=pg.mkPen(BASELINE_COLOR, width=width, style=Qt.PenStyle.DotLine),
+                      name="any two tokens (baseline)")
+        for s in range(len(result.sentences)):
+            color = style.SET_COLORS[s % 5]
+            item.plot(layers, [row[s] for row in result.to_static], pen=pg.mkPen(color, width=width, style=Qt.PenStyle.DashLine),
+                      name=f"sentence {s + 1} to its static row")
+        item.setYRange(min(-0.1, min(min(r) for r in result.to_static)), LEGEND_ROOM, padding=0)
+        item.getAxis("left").setTicks([[(v / 5, f"{v / 5:g}") for v in range(-5, 6)]])
+        item.setXRange(0, layers[-1], padding=0.02)
+        label = result.word.replace(" ", "␣")
+        self.heading.setText(f"“{label}” in {len(result.sentences)} sentence(s), through {len(layers) - 1} blocks")
+        at = result.layer_names[result.neighbours_layer]
+        self.neighbours_heading.setText(f"Nearest rows of the table to the word's vector at {at}, "
+                                        "one column per sentence:")
+        self.neighbours.headers = [str(s + 1) for s in range(len(result.sentences))]
+        self.neighbours.setColumnCount(len(self.neighbours.headers))
+        self.neighbours.setHorizontalHeaderLabels(self.neighbours.headers)
+        depth = max((len(h) for h in result.neighbours), default=0)
+        rows = [tuple(hits[r].token if r < len(hits) else "" for hits in result.neighbours) for r in range(depth)]
+        self.neighbours.fill(rows, [result.neighbours[0][r].id if r < len(result.neighbours[0]) else -1 for r in range(depth)])
+        for r in range(depth):  # the cosines as tooltips: the tokens need the width
+            for s, hits in enumerate(result.neighbours):
+                if r < len(hits) and (cell := self.neighbours.item(r, s)) is not None:
+                    cell.setToolTip(f"{hits[r].token} (id {hits[r].id}): cosine {hits[r].score:.3f}")
+
+    def on_failed(self, rid: int, message: str) -> None:
+        if rid == self.request_id:
+            self._clear()
+            self._say(message, error=True)
+
+    def _clear(self) -> None:
+        self.result = None
+        for widget in (self.splitter, self.caption):
+            widget.hide()  # no empty axes before an answer
+        self.plot.getPlotItem().clear()
+        self.legend.clear()
+        self.heading.setText("")
+        self.neighbours_heading.setText("")
+        self.neighbours.fill([], [])
+        self._say("")
+

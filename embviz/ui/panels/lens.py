@@ -1,0 +1,252 @@
+"""Logit lens tab: type text, see every layer's guess for the next token at each
+position, as a layers × positions grid coloured by the guess's probability; click a
+cell for its top guesses as bars."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QBrush, QColor, QPainter, QPen
+from PySide6.QtWidgets import (
+    QAbstractItemView, QCheckBox, QHBoxLayout, QLabel, QPlainTextEdit, QSplitter, QStyledItemDelegate, QTableWidget,
+    QTableWidgetItem, QVBoxLayout, QWidget,
+)
+
+from embviz.bridge import requests as rq
+from embviz.ui.formatting import percent_labels
+from embviz.state.tabs import LensState
+from embviz.ui import style
+from embviz.ui.plots.bar_chart import BarChart
+from embviz.ui.binding import Bindings
+from embviz.ui.panels.language_model import HIDDEN_SPACE_STRETCH, LanguageModelLoader, LanguageModelTab
+
+DEBOUNCE_MS = 150
+CELL_CHARS = 9  # a cell shows this many characters of its token; the tooltip has all of it
+NORM_WHY = ("The model's last block goes through a final norm before the output head; reading every layer "
+            "the same way is what makes the early ones readable. Untick to see the raw residual stream.")
+# White to dark blue: one hue, so the order reads without colour vision; text turns white on dark cells.
+LIGHT, DARK = QColor("#f7fbff"), QColor("#08306b")
+FRAME = QColor("#E69F00")  # Okabe–Ito orange: visible on white and on dark blue
+
+
+def cell_color(prob: float) -> QColor:
+    t = min(1.0, max(0.0, prob)) ** 0.7  # a little lift, so 10 % and 30 % differ on screen
+    return QColor(*(round(a + (b - a) * t) for a, b in zip(LIGHT.getRgb()[:3], DARK.getRgb()[:3])))
+
+
+def short(label: str) -> str:
+    return label if len(label) <= CELL_CHARS else label[: CELL_CHARS - 1] + "…"
+
+
+class FramedCell(QStyledItemDelegate):
+    """Draws one cell (row, column) with a thick frame on top of its own colour."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.cell: tuple[int, int] | None = None
+
+    def paint(self, painter: QPainter, option, index) -> None:
+        super().paint(painter, option, index)
+        if self.cell == (index.row(), index.column()):
+            painter.save()
+            painter.setPen(QPen(FRAME, 4))
+            painter.drawRect(option.rect.adjusted(2, 2, -2, -2))
+            painter.restore()
+
+
+class LensPanel(LanguageModelTab):
+    def __init__(self, submit, cancel, language_model: LanguageModelLoader, parent=None) -> None:
+        super().__init__(submit, cancel, language_model, parent)
+        self.shown_id = 0  # the request whose grid is on screen
+        self.result = None  # the LensResult on screen
+        self.cell: tuple[int, int] | None = None  # (layer, position) whose bars are shown
+        self.state = LensState()
+        self.text = QPlainTextEdit()
+        style.use_font(self.text, style.LABEL_POINT_SIZE + 4)
+        self.text.setPlaceholderText("Type text; every layer guesses the token after each one.")
+        self.text.setFixedHeight(70)
+        self.text.setPlainText(self.state.text)
+        self.final_norm = QCheckBox("Apply the final norm")
+        self.final_norm.setToolTip(NORM_WHY)
+        self.final_norm.setChecked(self.state.final_norm)  # the widgets' values become the state's when bound
+        self.bindings = Bindings(self.state)
+        self.bindings.bind(self.text, "text")
+        self.bindings.bind(self.final_norm, "final_norm")
+        self.timer = QTimer(self)
+        self.timer.setSingleShot(True)
+        self.timer.setInterval(DEBOUNCE_MS)
+        self.timer.timeout.connect(self.run)
+        self.text.textChanged.connect(self.timer.start)
+        self.final_norm.toggled.connect(self.run)
+        why = QLabel(NORM_WHY)
+        why.setWordWrap(True)
+        self.grid = QTableWidget(0, 0)
+        self.grid.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        style.use_font(self.grid, style.BASE_POINT_SIZE)
+        style.use_font(self.grid.horizontalHeader(), style.BASE_POINT_SIZE, bold=True)
+        style.use_font(self.grid.verticalHeader(), style.BASE_POINT_SIZE, bold=True)
+        # The chosen cell keeps its colour, framed: a selection fill would hide its probability.
+        self.grid.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.frame = FramedCell(self.grid)
+        self.grid.setItemDelegate(self.frame)
+        self.grid.cellClicked.connect(lambda row, position: self.show_cell(self._row_of(row), position))
+        self.bars = BarChart("Click a cell", style.BAR_PROB)
+        self.cell_caption = QLabel("")
+        self.cell_caption.setWordWrap(True)
+        self.caption = QLabel("")
+        self.caption.setWordWrap(True)
+        side = QWidget()
+        side_layout = QVBoxLayout(side)
+        side_layout.setContentsMargins(0, 0, 0, 0)
+        side_layout.addWidget(self.bars, 1)
+        side_layout.addWidget(self.cell_caption)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.addWidget(self.grid)
+        self.splitter.addWidget(side)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 2)
+        options = QHBoxLayout()
+        options.addWidget(self.final_norm)
+        options.addWidget(why, 1)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.text)
+        layout.addLayout(options)
+        layout.addWidget(self.loading)
+        layout.addWidget(self.message)
+        layout.addWidget(self.splitter, HIDDEN_SPACE_STRETCH)
+        layout.addWidget(self.caption)
+        layout.addStretch(1)  # holds the space while the answer is hidden; a sliver of it otherwise
+        style.follow_scale(self)
+
+    def set_text_scale(self, scale: float) -> None:
+        self.grid.verticalHeader().setDefaultSectionSize(round(30 * scale))
+        if self.result is not None:
+            self._fit_columns()
+
+    def picture(self) -> tuple[QWidget, str]:
+        return self.splitter, self.caption.text()
+
+    def table_rows(self) -> tuple[list[str], list[list[object]]] | None:
+        result = self.result
+        if result is None:
+            return None
+        headers = ["layer"] + [f"{p}: {label}" for p, (_, label) in enumerate(result.tokens)]
+        rows = [[name] + [f"{cell[0].token} {cell[0].prob:.4f}" for cell in row]
+                for name, row in zip(result.layer_names, result.top)]
+        return headers, rows
+
+    # --- model and text -------------------------------------------------------------------------
+    def on_model(self, summary, restore: LensState | None = None) -> None:
+        self.request_id = 0
+        self._clear()
+        self.loading.show_loading(False)
+        if restore is not None:
+            self.state.text, self.state.final_norm = restore.text, restore.final_norm
+            self.bindings.push()
+        self.enable_for(summary.lens_reason, [self.text, self.final_norm], bool(self.state.text.strip()))
+
+    def set_text(self, text: str) -> None:
+        self.state.text = text
+        self.bindings.push()
+        self.run()
+
+    def run(self) -> None:
+        self.timer.stop()
+        self.stale = False
+        if not self.enabled:
+            return
+        if not self.state.text.strip():
+            self._clear()
+            self._say("Type some text: each layer's guess for the token after each of its tokens appears here.")
+            return
+        if self.language_model_ready():
+            self.request_id = self.submit(rq.Lens(text=self.state.text, final_norm=self.state.final_norm))
+
+    # --- results ------------------------------------------------------------------------------
+    def on_result(self, rid: int, result) -> None:
+        if rid != self.request_id:
+            return
+        self.result = result
+        self.shown_id = rid
+        self.splitter.show()  # first, so the columns are fitted to the grid's real width
+        self._say("  ".join(result.notes))
+        layers, positions = len(result.top), len(result.tokens)
+        self.grid.clear()
+        self.grid.setRowCount(layers)
+        self.grid.setColumnCount(positions)
+        self.grid.setHorizontalHeaderLabels([label for _, label in result.tokens])
+        names = list(result.layer_names)
+        names[-1] = f"{len(names) - 1} = output"
+        self.grid.setVerticalHeaderLabels(names[::-1])
+        for layer, row in enumerate(result.top):
+            for p, cell in enumerate(row):
+                best = cell[0]
+                item = QTableWidgetItem(short(best.token))
+                item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
+                item.setBackground(QBrush(cell_color(best.prob)))
+                item.setForeground(QBrush(QColor("white" if best.prob > 0.45 else "black")))
+                item.setToolTip("\n".join(f"{s.token}  {s.prob:.1%}" for s in cell[:5]))
+                self.grid.setItem(self._row_of(layer), p, item)
+        self._fit_columns()
+        QTimer.singleShot(0, self._fit_columns)  # again once the scroll bars have settled
+        norm = "through the final norm and" if result.final_norm else "straight into (no final norm)"
+        self.caption.setText(
+            f"Each row reads the residual stream after one layer {norm} the output head: the model's guess for the "
+            f"next token if it stopped there. Each column is a token of the text; colour is the guess's probability "
+            f"(white 0 %, dark blue 100 %). The top row is the model's own answer; the embedding is at the bottom. "
+            f"Click a cell for its top guesses.")
+        keep = self.cell if self.cell and self.cell[0] < layers and self.cell[1] < positions else (layers - 1, positions - 1)
+        self.show_cell(*keep)
+
+    def show_cell(self, layer: int, position: int) -> None:
+        result = self.result
+        if result is None or not (0 <= layer < len(result.top) and 0 <= position < len(result.tokens)):
+            return
+        self.cell = (layer, position)
+        self.frame.cell = (self._row_of(layer), position)
+        self.grid.viewport().update()
+        if (item := self.grid.item(self._row_of(layer), position)) is not None:
+            self.grid.scrollToItem(item)
+        cell = result.top[layer][position]
+        probs = [s.prob for s in cell]
+        self.bars.set_bars([s.token for s in cell], [100 * p for p in probs], percent_labels(probs))
+        after = result.tokens[position][1]
+        self.bars.set_title(f"{result.layer_names[layer]}, after “{after}”")
+        share = percent_labels([sum(probs)])[0]
+        self.cell_caption.setText(f"The top {len(cell)} guesses at {result.layer_names[layer]} after “{after}” "
+                                  f"(token {position + 1} of {len(result.tokens)}) hold {share} of the probability.")
+
+    def _row_of(self, layer: int) -> int:
+        """The grid row of a layer, and the layer of a row: the output on top, as a stack reads."""
+        return self.grid.rowCount() - 1 - layer
+
+    def _fit_columns(self) -> None:
+        """Columns as wide as their tokens, sharing what is left of the grid's width."""
+        self.grid.resizeColumnsToContents()
+        count = self.grid.columnCount()
+        spare = self.grid.viewport().width() - 2 - sum(self.grid.columnWidth(c) for c in range(count))
+        if count and spare > 0:
+            for c in range(count):
+                self.grid.setColumnWidth(c, self.grid.columnWidth(c) + spare // count)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if self.result is not None:
+            QTimer.singleShot(0, self._fit_columns)  # after the grid has its new width
+
+    def on_failed(self, rid: int, message: str) -> None:
+        if rid == self.request_id:
+            self._say(message, error=True)
+
+    def _clear(self) -> None:
+        self.result = None
+        self.splitter.hide()  # no empty grid or axes before an answer
+        self.frame.cell = None
+        self.grid.clear()
+        self.grid.setRowCount(0)
+        self.grid.setColumnCount(0)
+        self.bars.clear_bars()
+        self.bars.set_title("Click a cell")
+        self.cell_caption.setText("")
+        self.caption.setText("")
+        self._say("")
+

@@ -1,0 +1,132 @@
+"""The lessons side panel: the steps, the current step's sentences, the numbers it works
+out on the model it opened, Back and Next. What a step sets up happens in the window
+(it owns the tabs); this panel only shows the tour and asks for a step."""
+
+from __future__ import annotations
+
+from html import escape
+
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QListWidget, QPushButton, QScrollArea, QVBoxLayout, QWidget
+
+from embviz.state.lesson_tour import TourState
+from embviz.ui import style
+
+PANEL_WIDTH = 420  # pixels at 100 % text
+
+
+class LessonsPanel(QWidget):
+    stepChosen = Signal(int)  # the index of the step to go to
+
+    def __init__(self, tour: TourState, parent=None) -> None:
+        super().__init__(parent)
+        self.tour = tour
+        self.numbers_id = 0
+        self.steps = QListWidget()
+        for i, step in enumerate(tour.steps):
+            self.steps.addItem(f"{i + 1}. {step.name}")
+        self.steps.itemClicked.connect(lambda item: self.stepChosen.emit(self.steps.row(item)))
+        self.title = QLabel("Pick a step: each one opens its model and fills in the tab.")
+        self.title.setWordWrap(True)
+        style.use_font(self.title, style.LABEL_POINT_SIZE + 2, bold=True)
+        self.text = QLabel("")
+        self.text.setWordWrap(True)
+        style.use_font(self.text, style.LABEL_POINT_SIZE)
+        self.numbers = QLabel("")
+        self.numbers.setWordWrap(True)
+        style.use_font(self.numbers, style.LABEL_POINT_SIZE)
+        self.back = QPushButton("◀ Back")
+        self.next = QPushButton("Next ▶")
+        self.back.clicked.connect(lambda: self.stepChosen.emit(self.tour.index - 1))
+        self.next.clicked.connect(lambda: self.stepChosen.emit(self.tour.index + 1 if self.started else 0))
+        self.counter = QLabel("")
+        self.started = False
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.back)
+        buttons.addWidget(self.counter, 1)
+        buttons.addWidget(self.next)
+        # The step's words and numbers scroll on a short screen; the list and the buttons stay.
+        words = QWidget()
+        column = QVBoxLayout(words)
+        column.setContentsMargins(0, 0, 0, 0)
+        for label in (self.title, self.text, self.numbers):
+            column.addWidget(label)
+        column.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # the words wrap instead
+        scroll.setWidget(words)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.steps)
+        layout.addWidget(scroll, 1)
+        layout.addLayout(buttons)
+        style.follow_scale(self)
+        self.back.setEnabled(False)
+
+    def sizeHint(self) -> QSize:
+        # A column beside the tabs, not the width of its longest sentence: the window must
+        # not grow past a 1024-px screen when the lessons open.
+        return QSize(round(PANEL_WIDTH * style.text_scale()), 600)
+
+    def set_text_scale(self, scale: float) -> None:
+        # Room for about five steps, however large the text.
+        self.steps.setFixedHeight(self.steps.sizeHintForRow(0) * 5 + 2 * self.steps.frameWidth() + 4)
+
+    def show_step(self) -> None:
+        """The tour's current step, before its numbers arrive."""
+        self.started = True
+        step, i = self.tour.step, self.tour.index
+        self.steps.setCurrentRow(i)
+        self.title.setText(f"Lesson {step.lesson}: {step.title}")
+        self.text.setText(step.text)
+        self.numbers.setText("")
+        self.numbers_id = 0
+        self.counter.setText(f"step {i + 1} of {len(self.tour.steps)}")
+        self.back.setEnabled(not self.tour.at_start)
+        self.next.setEnabled(not self.tour.at_end)
+
+    def ask(self, rid: int) -> None:
+        self.numbers_id = rid
+        self.numbers.setText("Working it out on this model…")
+
+    def on_numbers(self, rid: int, view) -> None:
+        if rid != self.numbers_id:
+            return
+        parts = []
+        if view.table is not None and view.rows is not None:
+            fetched = {i for i, _, _ in view.rows}
+            cells = "".join(
+                f"<tr><td>{'▶' if i in fetched else ''}</td><td align='right'>{i}</td><td>{escape(label)}</td>"
+                + "".join(f"<td align='right'>{v:.4f}</td>" for v in row) + "</tr>"
+                for i, label, row in view.table
+            )
+            parts.append(f"<b>The whole table ({len(view.table)} × {len(view.table[0][2])})</b>, rows counted from 0; "
+                         f"▶ marks the rows the ids fetch<table cellspacing='4'>{cells}</table>")
+        if view.rows is not None:
+            width = len(view.rows[0][2]) if view.rows else 0
+            cells = "".join(
+                f"<tr><td align='right'>id&nbsp;{i}</td><td>{escape(label)}</td>"
+                + "".join(f"<td align='right'>{v:.4f}</td>" for v in row) + "</tr>"
+                for i, label, row in view.rows
+            )
+            if view.shapes is None:
+                what = f"<b>The fetched rows: a {len(view.rows)} × {width} matrix</b>, in the order of the ids"
+            else:
+                dim = view.shapes[1][1][2]
+                what = (f"<b>The rows the text's ids fetch</b>, the first {width} of their {dim:,} numbers: "
+                        f"together the ({len(view.rows)} × {dim:,}) matrix of embeddings")
+            parts.append(f"{what}<table cellspacing='4'>{cells}</table>")
+        if view.shapes is not None:
+            shapes = " → ".join(f"{name} {tuple(shape)}" for name, shape in view.shapes)
+            parts.append(f"<b>Shapes</b> for {len(view.tokens)} tokens ({escape(' | '.join(view.tokens))}): {shapes}")
+        if view.embedding_share is not None and view.total_params:
+            tying = ("tied: the output head is this same table" if view.tied
+                     else f"not tied: the output head is a second table ({view.head_share:.1%} more)")
+            parts.append(f"<b>The table</b> holds {view.embedding_share:.1%} of the model's {view.total_params:,} "
+                         f"parameters; {tying}.")
+        self.numbers.setText("<br><br>".join(parts))
+
+    def on_failed(self, rid: int, message: str) -> None:
+        if rid == self.numbers_id:
+            self.numbers.setText(escape(message))

@@ -1,0 +1,137 @@
+"""Neighbours tab: the nearest neighbours of a typed word or a clicked point, by cosine
+or by dot product, with both columns and each row's length."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
+
+from embviz.bridge import requests as rq
+from embviz.state.tabs import NeighboursState
+from embviz.ui import style
+from embviz.ui.binding import Bindings
+from embviz.ui.widgets import ResultsTable, WordField, flow_row, hide_special_switch
+
+HEADING_HINT = "Type a word or click a point on the map."
+
+
+class NeighboursPanel(QWidget):
+    highlight = Signal(list)  # token ids to ring and label on the map
+    statusMessage = Signal(str)
+
+    def __init__(self, submit, parent=None) -> None:
+        super().__init__(parent)
+        self.submit = submit
+        self.request_id = 0
+        self.state = NeighboursState()
+        self.word = WordField("A word, e.g. king (or ␣king for the exact token)")
+        self.word.returnPressed.connect(self.run)
+        self.k = QSpinBox()
+        self.k.setRange(1, 500)
+        self.k.setValue(10)
+        self.k.setPrefix("k = ")
+        self.centered = QCheckBox("Mean-centred")
+        self.centered.setToolTip("Subtract the average row from every row first: this changes the scores.")
+        self.hide_special = hide_special_switch()
+        self.by = QComboBox()
+        self.by.addItem("Rank by cosine (direction)", "cosine")
+        self.by.addItem("Rank by dot product (direction × lengths)", "dot")
+        # Bound before the slots that read the state.
+        self.bindings = Bindings(self.state)
+        for widget, attr in ((self.word, "word"), (self.k, "k"), (self.centered, "centered"),
+                             (self.hide_special, "hide_special"), (self.by, "by")):
+            self.bindings.bind(widget, attr)
+        self.by.currentIndexChanged.connect(self.run_if_ready)
+        self.k.valueChanged.connect(self.run_if_ready)
+        self.centered.toggled.connect(self.run_if_ready)
+        self.hide_special.toggled.connect(self.run_if_ready)
+        go = QPushButton("Find neighbours")
+        go.clicked.connect(self.run)
+        self.heading = QLabel(HEADING_HINT)
+        style.use_font(self.heading, style.LABEL_POINT_SIZE + 2, bold=True)
+        self.heading.setWordWrap(True)  # a selection's heading is long: it must not widen the window
+        self.message = QLabel("")
+        self.message.setWordWrap(True)
+        self.message.setStyleSheet(style.ERROR_STYLE)
+        style.use_font(self.message)  # with a style sheet it would not follow the text size
+        key = QLabel("␣ marks a leading space: ␣king is the token for \"king\" in the middle of a sentence. "
+                     "Cosine: 1 = same direction, 0 = unrelated. The dot product is the cosine times both rows' "
+                     "lengths, so ranked by dot, long rows rise even when they point elsewhere.")
+        key.setWordWrap(True)
+        self.table = ResultsTable(["token", "id", "cosine", "dot", "length"])
+        self.table.tokenClicked.connect(lambda token_id: self.highlight.emit([token_id]))
+        row = QHBoxLayout()
+        row.addWidget(self.word, 1)
+        row.addWidget(self.k)
+        row.addWidget(go)
+        layout = QVBoxLayout(self)
+        layout.addLayout(row)
+        layout.addLayout(flow_row(self.by, self.centered, self.hide_special))
+        layout.addWidget(key)
+        layout.addWidget(self.heading)
+        layout.addWidget(self.message)
+        layout.addWidget(self.table, 1)
+
+    def picture(self) -> tuple[QWidget, str]:
+        return self.table, self.heading.text()
+
+    def table_rows(self) -> tuple[list[str], list[tuple]] | None:
+        return (self.table.headers, self.table.rows) if self.table.rows else None
+
+    def on_model(self, summary, restore: NeighboursState | None = None) -> None:
+        """A new model: the old answer goes; a typed word is asked again, a clicked id
+        (which names another token here) is forgotten. A session of this model
+        (`restore`) brings back its controls and asks its last query, ids included."""
+        self.request_id = 0
+        self.word.set_vocabulary(summary.labels)
+        self.table.fill([], [])
+        self.heading.setText(HEADING_HINT)
+        self.message.setText("")
+        if restore is not None:
+            for f in fields(NeighboursState):
+                setattr(self.state, f.name, getattr(restore, f.name))
+            self.bindings.push()
+        elif not isinstance(self.state.query, str) or not self.state.query.strip():
+            self.state.query = None
+        self.run_if_ready()
+
+    def run_if_ready(self) -> None:
+        if self.state.query is not None:
+            self.query(self.state.query)
+
+    def run(self) -> None:
+        self.query(self.state.word)
+
+    def query(self, query: int | str | list[int]) -> None:
+        """A typed word, a clicked token id, or the ids of a map selection (their mean)."""
+        self.state.query = query
+        self.request_id = self.submit(rq.Neighbours(
+            query=query, k=self.state.k, centered=self.state.centered, hide_special=self.state.hide_special,
+            by=self.state.by,
+        ))
+
+    def show_token(self, token_id: int) -> None:
+        """A point clicked on the map."""
+        self.query(int(token_id))
+
+    def on_result(self, rid: int, view) -> None:
+        if rid != self.request_id:
+            return
+        self.message.setText("")
+        kind = "cosine" if view.by == "cosine" else "dot product"
+        kind = f"mean-centred {kind}" if view.centered else kind
+        if view.query_id < 0:  # a selection's mean: no single token, and the tokens themselves are left out
+            self.heading.setText(f"Nearest to {view.query_label} (its mean row's length {view.query_length:.3g}; "
+                                 f"the selected tokens left out) by {kind}")
+        else:
+            self.heading.setText(f"Nearest to {view.query_label} (id {view.query_id}, length {view.query_length:.3g}) by {kind}")
+        rows = [(h.token, h.id, cos, dot, length) for h, cos, dot, length in zip(view.hits, view.cosines, view.dots, view.lengths)]
+        self.table.fill(rows, [h.id for h in view.hits])
+        # Ringed on the map: where the picture puts the table's true nearest rows.
+        self.highlight.emit([view.query_id] * (view.query_id >= 0) + [h.id for h in view.hits[:10]])
+
+    def on_failed(self, rid: int, message: str) -> None:
+        if rid == self.request_id:
+            self.message.setText(message)
