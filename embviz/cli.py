@@ -6,7 +6,7 @@ import argparse
 import json
 import os
 import sys
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 def _model_options(parser: argparse.ArgumentParser, top_level: bool = False) -> None:
     # Subcommands repeat the options without defaults, so `embviz --model M info` keeps M.
@@ -92,103 +92,121 @@ def _fmt(x: float | None) -> str:
 
 
 def run_command(args: argparse.Namespace) -> tuple[Any, str]:
-    """(JSON-able object, text) for one subcommand."""
-    from embviz.core import open_checkpoint
+    """(JSON-able object, text) for one subcommand: the window's own handlers, printed."""
+    from embviz.bridge import requests as rq
+    from embviz.bridge.handlers import run_request
 
-    model = open_checkpoint(args.model, args.device)
+    model = run_request(None, rq.LoadModel(source=args.model, device=args.device))
+    return COMMANDS[args.command](model, args, lambda request: run_request(model, request))
+
+
+Ask = Callable[[Any], Any]  # runs one request on the open model
+
+
+def _info(model, args, ask: Ask) -> tuple[Any, str]:
+    from embviz.bridge import requests as rq
+
+    info = ask(rq.Info())
+    share = info["embedding_share"]
+    lines = [
+        f"model           {info['name']}",
+        f"kind            {info['kind']}",
+        f"vocabulary × d  {info['vocab_size']:,} × {info['dim']:,}",
+        f"tied head       {'yes' if info['tied'] else 'no'}",
+        f"parameters      {info['total_params']:,}" if info["total_params"] else "parameters      unknown",
+        f"embedding share {share:.1%}" if share is not None else "embedding share unknown",
+        f"device, dtype   {info['device']}, {info['dtype']}",
+    ] + [f"note            {n}" for n in info["notes"]]
+    return info, "\n".join(lines)
+
+
+def _neighbours(model, args, ask: Ask) -> tuple[Any, str]:
+    from embviz.bridge import requests as rq
+
+    # The command line takes the token's text literally (" king" has a leading space).
+    view = ask(rq.Neighbours(query=model.vocab.resolve(args.word), k=args.k, centered=args.centered,
+                             hide_special=args.hide_special, by=args.by))
+    hits = view.hits
+    kind = "cosine" if args.by == "cosine" else "dot product"
+    head = f"(mean-centred {kind})\n" if args.centered else ("(dot product)\n" if args.by == "dot" else "")
+    return {"results": [h.as_dict() for h in hits], "centered": args.centered, "by": args.by}, head + _hits_text(hits)
+
+
+def _similarity(model, args, ask: Ask) -> tuple[Any, str]:
+    from embviz.bridge import requests as rq
+
     vocab = model.vocab
-    if args.command == "info":
-        info = model.info()
-        share = info["embedding_share"]
-        lines = [
-            f"model           {info['name']}",
-            f"kind            {info['kind']}",
-            f"vocabulary × d  {info['vocab_size']:,} × {info['dim']:,}",
-            f"tied head       {'yes' if info['tied'] else 'no'}",
-            f"parameters      {info['total_params']:,}" if info["total_params"] else "parameters      unknown",
-            f"embedding share {share:.1%}" if share is not None else "embedding share unknown",
-            f"device, dtype   {info['device']}, {info['dtype']}",
-        ] + [f"note            {n}" for n in info["notes"]]
-        return info, "\n".join(lines)
-    if args.command == "neighbors":
-        from embviz.core.table.similarity import nearest_neighbours
-
-        hits = nearest_neighbours(model, vocab.resolve(args.word), args.k, centered=args.centered,
-                                  keep=vocab.special_filter(args.hide_special), by=args.by)
-        kind = "cosine" if args.by == "cosine" else "dot product"
-        head = f"(mean-centred {kind})\n" if args.centered else ("(dot product)\n" if args.by == "dot" else "")
-        return {"results": [h.as_dict() for h in hits], "centered": args.centered, "by": args.by}, head + _hits_text(hits)
-    if args.command == "similarity":
-        from embviz.core.table.similarity import similarity
-
-        score = similarity(model, vocab.resolve(args.word1), vocab.resolve(args.word2), centered=args.centered)
-        return {"score": score}, f"{score:.4f}"
-    if args.command == "analogy":
-        from embviz.core.table.analogy import analogy, parse_inputs
-
-        a, b, c = parse_inputs(model, [args.a, args.b, args.c])
-        result = analogy(model, a, b, c, k=args.k, exclude_inputs=not args.include_inputs, method=args.method,
-                         keep=vocab.special_filter(args.hide_special), exclude_variants=args.exclude_variants)
-        ranks = "\n".join(f"  input {r.role} {r.token!s:>16}  would rank {r.rank}" for r in result.input_ranks)
-        text = _hits_text(result.results) + "\n" + ("inputs and their variants excluded; " if result.exclude_variants else "inputs excluded; " if result.exclude_inputs else "inputs included; ") + "without exclusion:\n" + ranks
-        return result.as_dict(), text
-    if args.command == "logits":
-        from embviz.core.lm.logits import next_token_logits
-
-        result = next_token_logits(model, args.text, k=args.k, temperature=args.temperature, direct=args.direct)
-        lines = ["tokens: " + " | ".join(label for _, label in result.tokens)]
-        lines += [f"note: {n}" for n in result.notes]
-        lines += [f"{r.id:>7}  {r.token!s:<20} logit {r.logit:9.3f}   p {r.prob:.4f}" for r in result.results]
-        return result.as_dict(), "\n".join(lines)
-    if args.command == "lens":
-        from embviz.core.lm.lens import logit_lens
-
-        result = logit_lens(model, args.text, k=args.k, final_norm=not args.raw)
-        width = max(len(name) for name in result.layer_names)
-        lines = [f"note: {n}" for n in result.notes]
-        lines.append(" " * width + "  " + " | ".join(label for _, label in result.tokens) + "   (after each token: top guess, p)")
-        lines += [f"{name:<{width}}  " + " | ".join(f"{cell[0].token} {cell[0].prob:.2f}" for cell in row)
-                  for name, row in zip(result.layer_names, result.top)]
-        return result.as_dict(), "\n".join(lines)
-    if args.command == "drift":
-        from embviz.core.lm.drift import contextual_drift
-
-        result = contextual_drift(model, args.word, args.sentences, args.layer, args.k)
-        lines = [f"'{vocab.label(result.token_ids[0])}' in {len(result.sentences)} sentence(s); cosines per layer:",
-                 f"{'layer':<10} {'between':>8} {'baseline':>8}  to its static row, per sentence"]
-        for name, between, base, static in zip(result.layer_names, result.between, result.baseline, result.to_static):
-            lines.append(f"{name:<10} {_fmt(between):>8} {_fmt(base):>8}  " + "  ".join(f"{x:.4f}" for x in static))
-        lines.append(f"nearest rows at {result.layer_names[result.neighbours_layer]}:")
-        lines += [f"  {n}: " + ", ".join(f"{h.token} {h.score:.3f}" for h in hits) for n, hits in enumerate(result.neighbours, 1)]
-        return result.as_dict(), "\n".join(lines)
-    if args.command == "project":
-        return _project(model, args)
-    if args.command == "clusters":
-        return _clusters(model, args)
-    if args.command == "analogies":
-        from embviz.core.table.analogy_benchmark import evaluate, read_questions
-
-        result = evaluate(model, read_questions(args.file))
-        lines = [f"{result.kept:,} of {result.total:,} questions have four single-token words"
-                 + (" (lower-cased: this vocabulary has no capitals)" if result.lowercased else ""),
-                 f"accuracy, inputs excluded {_fmt(result.accuracy_excluded)}   included {_fmt(result.accuracy_included)}"
-                 f"   variants excluded too {_fmt(result.accuracy_variants)}"]
-        lines += [f"  {s.name:<28} {s.kept:>5}/{s.total:<5} excluded {_fmt(s.accuracy_excluded)}  included {_fmt(s.accuracy_included)}"
-                  f"  variants {_fmt(s.accuracy_variants)}"
-                  for s in result.sections]
-        return result.as_dict(), "\n".join(lines)
-    raise AssertionError(args.command)
+    score = ask(rq.Similarity(a=vocab.resolve(args.word1), b=vocab.resolve(args.word2), centered=args.centered))
+    return {"score": score}, f"{score:.4f}"
 
 
-def _project(model, args) -> tuple[Any, str]:
+def _analogy(model, args, ask: Ask) -> tuple[Any, str]:
+    from embviz.bridge import requests as rq
+    from embviz.core.table.analogy import parse_inputs
+
+    a, b, c = parse_inputs(model, [args.a, args.b, args.c])
+    result = ask(rq.Analogy(a=a, b=b, c=c, k=args.k, exclude_inputs=not args.include_inputs, method=args.method,
+                            hide_special=args.hide_special, exclude_variants=args.exclude_variants, plane=False)).result
+    ranks = "\n".join(f"  input {r.role} {r.token!s:>16}  would rank {r.rank}" for r in result.input_ranks)
+    rule = ("inputs and their variants excluded; " if result.exclude_variants
+            else "inputs excluded; " if result.exclude_inputs else "inputs included; ")
+    return result.as_dict(), _hits_text(result.results) + "\n" + rule + "without exclusion:\n" + ranks
+
+
+def _with_language_model(model, ask: Ask) -> None:
+    """Build the full model first, as the window does in a job of its own."""
+    from embviz.bridge import requests as rq
+
+    if model.kind == "transformer" and not model.lm_loaded:
+        ask(rq.LoadLanguageModel())
+
+
+def _logits(model, args, ask: Ask) -> tuple[Any, str]:
+    from embviz.bridge import requests as rq
+
+    if not args.direct:
+        _with_language_model(model, ask)
+    result = ask(rq.Logits(text=args.text, k=args.k, temperature=args.temperature, direct=args.direct))
+    lines = ["tokens: " + " | ".join(label for _, label in result.tokens)]
+    lines += [f"note: {n}" for n in result.notes]
+    lines += [f"{r.id:>7}  {r.token!s:<20} logit {r.logit:9.3f}   p {r.prob:.4f}" for r in result.results]
+    return result.as_dict(), "\n".join(lines)
+
+
+def _lens(model, args, ask: Ask) -> tuple[Any, str]:
+    from embviz.bridge import requests as rq
+
+    _with_language_model(model, ask)
+    result = ask(rq.Lens(text=args.text, k=args.k, final_norm=not args.raw))
+    width = max(len(name) for name in result.layer_names)
+    lines = [f"note: {n}" for n in result.notes]
+    lines.append(" " * width + "  " + " | ".join(label for _, label in result.tokens) + "   (after each token: top guess, p)")
+    lines += [f"{name:<{width}}  " + " | ".join(f"{cell[0].token} {cell[0].prob:.2f}" for cell in row)
+              for name, row in zip(result.layer_names, result.top)]
+    return result.as_dict(), "\n".join(lines)
+
+
+def _drift(model, args, ask: Ask) -> tuple[Any, str]:
+    from embviz.bridge import requests as rq
+
+    _with_language_model(model, ask)
+    result = ask(rq.Drift(word=args.word, sentences=args.sentences, layer=args.layer, k=args.k))
+    lines = [f"'{model.vocab.label(result.token_ids[0])}' in {len(result.sentences)} sentence(s); cosines per layer:",
+             f"{'layer':<10} {'between':>8} {'baseline':>8}  to its static row, per sentence"]
+    for name, between, base, static in zip(result.layer_names, result.between, result.baseline, result.to_static):
+        lines.append(f"{name:<10} {_fmt(between):>8} {_fmt(base):>8}  " + "  ".join(f"{x:.4f}" for x in static))
+    lines.append(f"nearest rows at {result.layer_names[result.neighbours_layer]}:")
+    lines += [f"  {n}: " + ", ".join(f"{h.token} {h.score:.3f}" for h in hits) for n, hits in enumerate(result.neighbours, 1)]
+    return result.as_dict(), "\n".join(lines)
+
+
+def _project(model, args, ask: Ask) -> tuple[Any, str]:
     import csv
 
-    from embviz.core.maps.knn import neighbour_preservation
-    from embviz.core.maps.projection import project, select_rows
+    from embviz.bridge import requests as rq
 
-    keep = model.vocab.mask(words_only=True) if args.words_only else None
-    proj = project(model, args.method, select_rows(model, args.limit, keep))
-    faithful = neighbour_preservation(model, proj.ids, proj.coords)
+    proj = ask(rq.Project(method=args.method, subset="words" if args.words_only else "all", first=args.limit))
+    faithful = ask(rq.Faithfulness(ids=proj.ids, coords=proj.coords))
     tmp = args.out + ".tmp"
     with open(tmp, "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
@@ -203,21 +221,41 @@ def _project(model, args) -> tuple[Any, str]:
     return summary, f"wrote {proj.ids.size:,} rows to {args.out}"
 
 
-def _clusters(model, args) -> tuple[Any, str]:
-    from embviz.core.maps.clusters import kmeans_clusters
+def _clusters(model, args, ask: Ask) -> tuple[Any, str]:
+    from embviz.bridge import requests as rq
 
     of_ids = [model.vocab.resolve(word) for word in args.of]  # before the clustering: a typo fails at once
-    clustering = kmeans_clusters(model, args.k)
+    found = ask(rq.Clusters(method="kmeans", k=args.k))
     texts = model.vocab.texts
     clusters = [{"cluster": c, "size": cl.size, "label": cl.label, "examples": [texts[i] for i in cl.examples]}
-                for c, cl in enumerate(clustering.clusters)]
-    of = [{"token": texts[i], "id": i, "cluster": clustering.cluster_of(i)} for i in of_ids]
+                for c, cl in enumerate(found.clusters)]
+    of = [{"token": texts[i], "id": i, "cluster": int(found.codes[i])} for i in of_ids]
     lines = [f"{len(clusters)} clusters (k-means, k = {args.k}) of {model.vocab_size:,} rows, largest first",
              f"{'cluster':>7}  {'size':>6}  central tokens"]
     lines += [f"{c['cluster']:>7}  {c['size']:>6,}  {c['label']}" for c in clusters]
     lines += [f"{model.vocab.label(o['id'])} (id {o['id']}) is in cluster {o['cluster']}: "
               f"{clusters[o['cluster']]['label']}" for o in of]
     return {"k": args.k, "clusters": clusters, "of": of}, "\n".join(lines)
+
+
+def _benchmark(model, args, ask: Ask) -> tuple[Any, str]:
+    from embviz.bridge import requests as rq
+
+    result = ask(rq.Benchmark(path=args.file))
+    lines = [f"{result.kept:,} of {result.total:,} questions have four single-token words"
+             + (" (lower-cased: this vocabulary has no capitals)" if result.lowercased else ""),
+             f"accuracy, inputs excluded {_fmt(result.accuracy_excluded)}   included {_fmt(result.accuracy_included)}"
+             f"   variants excluded too {_fmt(result.accuracy_variants)}"]
+    lines += [f"  {s.name:<28} {s.kept:>5}/{s.total:<5} excluded {_fmt(s.accuracy_excluded)}  included {_fmt(s.accuracy_included)}"
+              f"  variants {_fmt(s.accuracy_variants)}"
+              for s in result.sections]
+    return result.as_dict(), "\n".join(lines)
+
+
+COMMANDS: dict[str, Callable[[Any, argparse.Namespace, Ask], tuple[Any, str]]] = {
+    "info": _info, "neighbors": _neighbours, "similarity": _similarity, "analogy": _analogy, "logits": _logits,
+    "lens": _lens, "drift": _drift, "project": _project, "clusters": _clusters, "analogies": _benchmark,
+}
 
 
 def _hits_text(hits) -> str:

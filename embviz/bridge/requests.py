@@ -59,6 +59,23 @@ class Neighbours(Request):
 
 
 @dataclass
+class Info(Request):
+    """The model's size, width, tying, embedding share, device and dtype."""
+
+    channel = "info"
+
+
+@dataclass
+class Similarity(Request):
+    """The cosine of two token ids."""
+
+    a: int = 0
+    b: int = 0
+    centered: bool = False
+    channel = "similarity"
+
+
+@dataclass
 class Analogy(Request):
     a: int | str = ""
     b: int | str = ""
@@ -68,6 +85,7 @@ class Analogy(Request):
     exclude_variants: bool = False  # also the inputs' case and space variants (␣Paris, Paris, paris…)
     method: str = "add"
     hide_special: bool = True
+    plane: bool = True  # also the analogy's own plane (the window draws it; the command line does not)
     channel = "analogy"
 
 
@@ -108,6 +126,7 @@ class Project(Request):
     method: str = "pca"  # or "tsne", "umap", "axes"
     subset: str = "all"  # "all", "first" (the first `limit` ids) or "words"
     limit: int = 5000
+    first: int | None = None  # of "all" or "words", only the first N (the command line's --limit)
     axes: tuple[str, str, str, str] = ("man", "woman", "man", "king")  # "axes": x from → to, y from → to
     channel = "project"
     lane = LONG
@@ -202,6 +221,6 @@ class CacheSize(Request):
 class ClearCache(Request):
     """Empty the cache folder; on the models lane, so no open is writing to it meanwhile."""
 
-    channel = "cache"
+    channel = "clear-cache"
     lane = MODELS
     needs_model = False

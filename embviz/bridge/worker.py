@@ -10,7 +10,9 @@ the generation it was asked of and runs only on that model. Opening a model canc
 every job of the old one; of several loads only the last one asked for is installed.
 Every request ends with exactly one signal: finished, failed or cancelled (a queued
 request replaced by a newer one, a stale one and a model-switch drop included).
-Results come back as Qt signals, which Qt queues onto the GUI thread.
+Results come back as Qt signals, which Qt queues onto the GUI thread, and from there to
+the `Reply` its asker gave `submit` (napari's thread_worker style): nothing routes
+results by channel; a channel only says which newer request replaces an older one.
 """
 
 from __future__ import annotations
@@ -20,14 +22,26 @@ import threading
 import traceback
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 from PySide6.QtCore import QObject, Signal
 
 from embviz.bridge import requests as rq
 from embviz.core.errors import Cancelled, EmbvizError, first_line
 from embviz.core.model import EmbeddingModel
-from embviz.bridge.handlers import open_model, run_request, summarise
+from embviz.bridge.handlers import run_request, summarise
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What the asker of one request wants called, on the GUI thread, as it runs and ends:
+    `progress(id, fraction, stage, preview)`, then exactly one of `finished(id, result)`,
+    `failed(id, message)` or `cancelled(id)`."""
+
+    finished: Callable[[int, Any], None] | None = None
+    failed: Callable[[int, str], None] | None = None
+    cancelled: Callable[[int], None] | None = None
+    progress: Callable[[int, float, str, object], None] | None = None
 
 
 @dataclass(eq=False)
@@ -115,6 +129,11 @@ class ComputeWorker(QObject):
         # Re-entrant: a slot connected directly (in the lane's thread) may submit again.
         self._lock = threading.RLock()
         self._lanes = {name: _Lane(name, self._execute) for name in (rq.QUICK, rq.LONG, rq.MODELS, rq.LAYERS)}
+        self._replies: dict[int, Reply] = {}  # touched on the GUI thread only
+        self.progressed.connect(self._deliver_progress)
+        self.finished.connect(self._deliver_finished)
+        self.failed.connect(self._deliver_failed)
+        self.cancelled.connect(self._deliver_cancelled)
         for lane in self._lanes.values():
             lane.start()
 
@@ -127,10 +146,12 @@ class ComputeWorker(QObject):
         """How many models have been installed; 0 before the first."""
         return self._generation
 
-    def submit(self, request: rq.Request) -> int:
-        """Queue a request; its id comes back with exactly one end signal."""
+    def submit(self, request: rq.Request, reply: Reply | None = None) -> int:
+        """Queue a request; its id comes back with exactly one end signal, and to `reply`."""
         with self._lock:
             request.request_id = next(self._ids)
+            if reply is not None:
+                self._replies[request.request_id] = reply
             if request.generation is None:
                 request.generation = self._generation
             dropped: list[_Job] = []
@@ -162,6 +183,26 @@ class ComputeWorker(QObject):
     def lanes_alive(self) -> dict[str, bool]:
         return {name: lane.is_alive() for name, lane in self._lanes.items()}
 
+    def _deliver_progress(self, _channel: str, rid: int, fraction: float, stage: str, preview: object) -> None:
+        reply = self._replies.get(rid)
+        if reply is not None and reply.progress is not None:
+            reply.progress(rid, fraction, stage, preview)
+
+    def _deliver_finished(self, _channel: str, rid: int, result: object) -> None:
+        reply = self._replies.pop(rid, None)
+        if reply is not None and reply.finished is not None:
+            reply.finished(rid, result)
+
+    def _deliver_failed(self, _channel: str, rid: int, message: str) -> None:
+        reply = self._replies.pop(rid, None)
+        if reply is not None and reply.failed is not None:
+            reply.failed(rid, message)
+
+    def _deliver_cancelled(self, _channel: str, rid: int) -> None:
+        reply = self._replies.pop(rid, None)
+        if reply is not None and reply.cancelled is not None:
+            reply.cancelled(rid)
+
     def _emit_cancelled(self, jobs: list[_Job]) -> None:
         for job in jobs:
             self.cancelled.emit(job.request.channel, job.request.request_id)
@@ -183,10 +224,7 @@ class ComputeWorker(QObject):
             self.progressed.emit(channel, rid, float(fraction), stage, preview)
 
         try:
-            if isinstance(request, rq.LoadModel):
-                result = open_model(request, progress)
-            else:
-                result = run_request(model, request, progress)
+            result = run_request(model, request, progress)
         except Cancelled:
             self.cancelled.emit(channel, rid)
             return

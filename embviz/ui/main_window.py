@@ -8,6 +8,7 @@ draws numbers of a model that is no longer on screen."""
 from __future__ import annotations
 
 import os
+from dataclasses import fields
 from pathlib import Path
 
 from PySide6.QtCore import Qt
@@ -34,7 +35,7 @@ from embviz.ui.panels.map import MapPanel
 from embviz.ui.panels.neighbours import NeighboursPanel
 from embviz.ui.panels.vectors import VectorsPanel
 from embviz.ui.widgets import ElidedLabel, MessageLabel
-from embviz.bridge.worker import ComputeWorker
+from embviz.bridge.worker import ComputeWorker, Reply
 from embviz.state.word_sets import preset_word_sets
 
 STATUS_BAR_SLACK = 60  # pixels of the status bar that are not the two labels
@@ -66,9 +67,7 @@ class MainWindow(QMainWindow):
         self.worker = worker or ComputeWorker(self)
         self.summary = None
         self.generation = 0  # the model generation on screen
-        self._asked: dict[int, int] = {}  # request id → generation it was asked of
         self.load_id = 0
-        self._cache_size_id = 0
         self.loading_source: str | None = None
         self.model_source: str | None = None  # how the model on screen was opened
         self._session: tuple[int, Session, str] | None = None  # (load id, session, file name) being opened
@@ -133,10 +132,6 @@ class MainWindow(QMainWindow):
         self._build_keys()
         style.set_text_scale(self.settings.text_scale)
 
-        self.worker.progressed.connect(self._progressed)
-        self.worker.finished.connect(self._finished)
-        self.worker.failed.connect(self._failed)
-        self.worker.cancelled.connect(self._cancelled)
         if self.settings.problem:
             self.show_message(self.settings.problem)
 
@@ -299,7 +294,8 @@ class MainWindow(QMainWindow):
             self.map_panel.view.set_selected(list(ids))
         text = setup["logits"] if setup.get("shapes") else None
         if ids is not None or text is not None:
-            self.lessons.ask(self.submit(rq.LessonNumbers(ids=ids, text=text)))
+            self.lessons.ask(self.submit(rq.LessonNumbers(ids=ids, text=text),
+                                         Reply(self.lessons.on_numbers, self.lessons.on_failed)))
 
     # --- export -------------------------------------------------------------------------------
     def export_picture(self, path: str | Path) -> Path:
@@ -386,19 +382,22 @@ class MainWindow(QMainWindow):
     # --- the cache ------------------------------------------------------------------------------
     def ask_to_clear_cache(self) -> None:
         """First the size (from the worker), then a question, then the deletion."""
-        self._cache_size_id = self.submit(rq.CacheSize())
+        self.worker.submit(rq.CacheSize(), Reply(self._ask_to_delete, self._say))
 
-    def _cache_answer(self, rid: int, size: int) -> None:
-        if rid == self._cache_size_id:
-            box = QMessageBox(QMessageBox.Icon.Question, "Clear cache",
-                              f"The cache holds {size / 2**20:,.0f} MB: tables read from GGUF and word-vector files, "
-                              "and language models built for logits. Delete it? Files are read again when next opened.",
-                              QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, self)
-            box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-            box.accepted.connect(lambda: self.submit(rq.ClearCache()))
-            box.open()
-        else:
-            self.show_message(f"Cache cleared: {size / 2**20:,.0f} MB freed.")
+    def _ask_to_delete(self, _rid: int, size: int) -> None:
+        box = QMessageBox(QMessageBox.Icon.Question, "Clear cache",
+                          f"The cache holds {size / 2**20:,.0f} MB: tables read from GGUF and word-vector files, "
+                          "and language models built for logits. Delete it? Files are read again when next opened.",
+                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, self)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.accepted.connect(lambda: self.worker.submit(rq.ClearCache(), Reply(self._cache_cleared, self._say)))
+        box.open()
+
+    def _cache_cleared(self, _rid: int, freed: int) -> None:
+        self.show_message(f"Cache cleared: {freed / 2**20:,.0f} MB freed.")
+
+    def _say(self, _rid: int, message: str) -> None:
+        self.show_message(message)
 
     # --- sessions -----------------------------------------------------------------------------
     def session_state(self) -> Session | None:
@@ -483,7 +482,10 @@ class MainWindow(QMainWindow):
         self._session = None
         self._lesson_step = None
         self.loading_source = source
-        self.load_id = self.submit(rq.LoadModel(source=source, device=self.device, expect=expect))
+        self.load_id = self.worker.submit(
+            rq.LoadModel(source=source, device=self.device, expect=expect),
+            Reply(self._load_finished, lambda rid, message: self._load_ended(rid, message),
+                  lambda rid: self._load_ended(rid, None), self._load_progress))
         self.load_progress.setValue(0)
         self._show_load_progress(True)
         self.set_model_text(f"Opening {Path(source).name if source else 'the default model'}…")
@@ -492,112 +494,44 @@ class MainWindow(QMainWindow):
         self.load_progress.setVisible(on)
         self.load_cancel.setVisible(on)
 
-    def submit(self, request: rq.Request) -> int:
-        """Send a request about the model on screen; panels submit through this."""
-        request.generation = self.generation
-        rid = self.worker.submit(request)
-        self._asked[rid] = self.generation
-        return rid
+    def submit(self, request: rq.Request, reply: Reply | None = None) -> int:
+        """Send a request about the model on screen; panels submit through this. Its answer
+        reaches `reply` only while that model is still on screen: never drawn on another."""
+        request.generation = asked = self.generation
+
+        def if_current(callback):
+            if callback is None:
+                return None
+            return lambda *args: callback(*args) if self.generation == asked else None
+
+        reply = reply or Reply()
+        return self.worker.submit(request, Reply(*(if_current(getattr(reply, f.name)) for f in fields(Reply))))
 
     def show_message(self, text: str, timeout_ms: int = 15000) -> None:
         self.message.show_message(text, timeout_ms)
 
-    # --- routing ------------------------------------------------------------------------------
-    def _panel_for(self, channel: str):
-        return {
-            rq.Project.channel: self.map_panel, rq.Neighbours.channel: self.neighbours,
-            rq.Analogy.channel: self.analogies, rq.Logits.channel: self.logits, rq.Benchmark.channel: self.analogies,
-            rq.VectorStrips.channel: self.vectors, rq.Clusters.channel: self.map_panel, rq.Lens.channel: self.lens,
-            rq.Drift.channel: self.drift,
-        }.get(channel)
+    # --- the model's own requests ---------------------------------------------------------------
+    def _load_progress(self, rid: int, fraction: float, stage: str, _preview: object) -> None:
+        if rid == self.load_id:
+            self.load_progress.setValue(int(fraction * 1000))
+            self.load_progress.setFormat(stage)
 
-    def _current(self, rid: int, ended: bool = False) -> bool:
-        """Whether request `rid` was asked of the model on screen (loads always are)."""
-        generation = self._asked.pop(rid, None) if ended else self._asked.get(rid)
-        return generation == self.generation
+    def _load_finished(self, rid: int, summary) -> None:
+        if rid == self.load_id:
+            self._model_loaded(summary)
 
-    def _progressed(self, channel: str, rid: int, fraction: float, stage: str, preview) -> None:
-        if channel == rq.LoadModel.channel:
-            if rid == self.load_id:
-                self.load_progress.setValue(int(fraction * 1000))
-                self.load_progress.setFormat(stage)
+    def _load_ended(self, rid: int, message: str | None) -> None:
+        """A load that failed (with its message) or was cancelled (None)."""
+        if rid != self.load_id:  # an older load, superseded by the newest
             return
-        if not self._current(rid):
-            return
-        panel = self._panel_for(channel)
-        if panel is not None and hasattr(panel, "on_progress"):
-            panel.on_progress(rid, fraction, stage, preview)
-
-    def _finished(self, channel: str, rid: int, result) -> None:
-        if channel == rq.LoadModel.channel:
-            self._asked.pop(rid, None)
-            if rid == self.load_id:
-                self._model_loaded(result)
-            return
-        if not self._current(rid, ended=True):
-            return  # asked of another model: never drawn
-        if channel == rq.CacheSize.channel:
-            self._cache_answer(rid, result)
-        elif channel == rq.Search.channel:
-            self.map_panel.on_search(rid, result)
-        elif channel == rq.Faithfulness.channel:
-            self.map_panel.on_faithfulness(rid, result)
-        elif channel == rq.Clusters.channel:
-            self.map_panel.on_clusters(rid, result)
-        elif channel == rq.PointValues.channel:
-            self.map_panel.on_point_values(rid, result)
-        elif channel == rq.LessonNumbers.channel:
-            self.lessons.on_numbers(rid, result)
-        elif channel.startswith(rq.WORDSET_PREFIX):
-            self.map_panel.on_word_set(rid, result)
-        elif channel == rq.Benchmark.channel:
-            self.analogies.on_benchmark(rid, result)
-        elif channel == rq.LoadLanguageModel.channel:
-            self.language_model.finished(rid)
-        elif (panel := self._panel_for(channel)) is not None:
-            panel.on_result(rid, result)
-
-    def _failed(self, channel: str, rid: int, message: str) -> None:
-        if channel == rq.LoadModel.channel:
-            self._asked.pop(rid, None)
-            if rid == self.load_id:
-                self._show_load_progress(False)
-                self.set_model_text(self._model_text() if self.summary else "No model")
-                what = "the session" if self._session is not None else "the model"
-                self._session = None
-                self._open_failed(f"Could not open {what}", message)
-            return
-        if not self._current(rid, ended=True):
-            return
-        if channel in (rq.Search.channel, rq.Faithfulness.channel, rq.PointValues.channel) or channel.startswith(rq.WORDSET_PREFIX):
-            self.map_panel.on_failed(rid, message)
-        elif channel == rq.LoadLanguageModel.channel:
-            self.language_model.failed(rid, message)
-        elif channel == rq.LessonNumbers.channel:
-            self.lessons.on_failed(rid, message)
-        elif (panel := self._panel_for(channel)) is not None:
-            panel.on_failed(rid, message)
+        self._show_load_progress(False)
+        self.set_model_text(self._model_text() if self.summary else "No model")
+        what = "the session" if self._session is not None else "the model"
+        self._session = None
+        if message is None:
+            self.show_message(f"Opening {what} was cancelled.")
         else:
-            self.show_message(message)
-
-    def _cancelled(self, channel: str, rid: int) -> None:
-        if channel == rq.LoadModel.channel:
-            self._asked.pop(rid, None)
-            if rid == self.load_id:  # the newest load: nothing else is on its way
-                self._show_load_progress(False)
-                self.set_model_text(self._model_text() if self.summary else "No model")
-                what = "the session" if self._session is not None else "the model"
-                self._session = None
-                self.show_message(f"Opening {what} was cancelled.")
-            return
-        if not self._current(rid, ended=True):
-            return
-        if channel == rq.LoadLanguageModel.channel:
-            self.language_model.cancelled(rid)
-        elif (panel := self._panel_for(channel)) is not None and hasattr(panel, "on_cancelled"):
-            panel.on_cancelled(rid)
-        elif channel in (rq.Search.channel, rq.PointValues.channel) or channel.startswith(rq.WORDSET_PREFIX):
-            self.map_panel.on_cancelled(rid)
+            self._open_failed(f"Could not open {what}", message)
 
     def _model_loaded(self, summary) -> None:
         if self._session is not None and self._session[0] == self.load_id:
@@ -614,7 +548,6 @@ class MainWindow(QMainWindow):
         self.summary = summary
         self.generation = summary.generation
         self.model_source = self.loading_source
-        self._asked = {rid: g for rid, g in self._asked.items() if g == self.generation}
         self._show_load_progress(False)
         self.message.clear_message()  # messages belong to the model they were about
         self.set_model_text(self._model_text())

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
 )
 
 from embviz.bridge import requests as rq
+from embviz.bridge.worker import Reply
 from embviz.state.tabs import AnalogyState
 from embviz.ui import style
 from embviz.ui.panels.benchmark import BenchmarkWindow
@@ -173,10 +174,10 @@ class AnalogyPanel(QWidget):
         self.request_id = self.submit(rq.Analogy(
             a=s.a, b=s.b, c=s.c, k=s.k, exclude_inputs=s.exclude_inputs, exclude_variants=s.exclude_variants,
             method=s.method, hide_special=s.hide_special,
-        ))
+        ), Reply(self.on_result, self.on_failed, self.on_cancelled))
 
     def run_benchmark(self) -> None:
-        self.bench_id = self.submit(rq.Benchmark())
+        self.bench_id = self.submit(rq.Benchmark(), Reply(self.on_benchmark, self.on_failed, self.on_cancelled, self.on_progress))
         if self.bench_window is None:
             self.bench_window = BenchmarkWindow(lambda: self.cancel(rq.Benchmark.channel), self.window())
         self.bench_window.started()

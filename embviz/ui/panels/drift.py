@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPlainTextEdit, QSpinBox, QSplitter, QVBoxLayout, QWidget
 
 from embviz.bridge import requests as rq
+from embviz.bridge.worker import Reply
 from embviz.state.tabs import DriftState
 from embviz.ui import style
 from embviz.ui.binding import Bindings
@@ -162,7 +163,8 @@ class DriftPanel(LanguageModelTab):
             return
         if self.language_model_ready():
             layer = None if self.state.layer < 0 else self.state.layer
-            self.request_id = self.submit(rq.Drift(word=self.state.word, sentences=sentences, layer=layer))
+            self.request_id = self.submit(rq.Drift(word=self.state.word, sentences=sentences, layer=layer),
+                                          Reply(self.on_result, self.on_failed))
 
     # --- results ------------------------------------------------------------------------------
     def on_result(self, rid: int, result) -> None:

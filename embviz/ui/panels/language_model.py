@@ -9,6 +9,7 @@ from typing import Callable
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
 
 from embviz.bridge import requests as rq
+from embviz.bridge.worker import Reply
 from embviz.ui import style
 
 LOADING_TEXT = "Loading the language model… (once per model)"
@@ -18,7 +19,7 @@ HIDDEN_SPACE_STRETCH = 100
 
 
 class LanguageModelLoader:
-    def __init__(self, submit: Callable[[rq.Request], int]) -> None:
+    def __init__(self, submit: Callable[[rq.Request, Reply], int]) -> None:
         self.submit = submit
         self.request_id = 0
         self.needed = False  # the model on screen has a full model that is not built yet
@@ -34,7 +35,7 @@ class LanguageModelLoader:
         if panel not in self.waiting:
             self.waiting.append(panel)
         if not self.request_id:
-            self.request_id = self.submit(rq.LoadLanguageModel())
+            self.request_id = self.submit(rq.LoadLanguageModel(), Reply(self.finished, self.failed, self.cancelled))
 
     def _ended(self, rid: int) -> list[LanguageModelTab]:
         if rid != self.request_id:
@@ -43,7 +44,7 @@ class LanguageModelLoader:
         waiting, self.waiting = self.waiting, []
         return waiting
 
-    def finished(self, rid: int) -> None:
+    def finished(self, rid: int, _result: object = None) -> None:
         if rid == self.request_id:
             self.needed = False
         for panel in self._ended(rid):
@@ -94,7 +95,7 @@ class LanguageModelTab(QWidget):
     CANCELLED = "Loading the language model was cancelled. Edit the text to try again."
     FAILED_SUFFIX = ""  # after a failed build's message: what still works
 
-    def __init__(self, submit: Callable[[rq.Request], int], cancel: Callable[[str], None],
+    def __init__(self, submit: Callable[[rq.Request, Reply], int], cancel: Callable[[str], None],
                  language_model: LanguageModelLoader, parent=None) -> None:
         super().__init__(parent)
         self.submit = submit

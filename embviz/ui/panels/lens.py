@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
 )
 
 from embviz.bridge import requests as rq
+from embviz.bridge.worker import Reply
 from embviz.ui.formatting import percent_labels
 from embviz.state.tabs import LensState
 from embviz.ui import style
@@ -159,7 +160,8 @@ class LensPanel(LanguageModelTab):
             self._say("Type some text: each layer's guess for the token after each of its tokens appears here.")
             return
         if self.language_model_ready():
-            self.request_id = self.submit(rq.Lens(text=self.state.text, final_norm=self.state.final_norm))
+            self.request_id = self.submit(rq.Lens(text=self.state.text, final_norm=self.state.final_norm),
+                                          Reply(self.on_result, self.on_failed))
 
     # --- results ------------------------------------------------------------------------------
     def on_result(self, rid: int, result) -> None:

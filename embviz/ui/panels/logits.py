@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
 )
 
 from embviz.bridge import requests as rq
+from embviz.bridge.worker import Reply
 from embviz.ui.formatting import logit_labels, percent_labels
 from embviz.state.tabs import LogitsState
 from embviz.ui import style
@@ -194,7 +195,7 @@ class LogitsPanel(LanguageModelTab):
             self.request_id = self.submit(rq.Logits(
                 text=self.prompt.request_prompt(), k=self.state.k, temperature=self.state.temperature,
                 direct=self.state.direct,
-            ))
+            ), Reply(self.on_result, self.on_failed))
 
     # --- results ------------------------------------------------------------------------------
     def on_result(self, rid: int, result) -> None:

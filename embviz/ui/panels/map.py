@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
 )
 
 from embviz.bridge import requests as rq
+from embviz.bridge.worker import Reply
 from embviz.state.tabs import MapState, ProjectionState
 from embviz.state.settings import atomic_write_text
 from embviz.ui.tables import map_rows, rows_to_text
@@ -298,7 +299,7 @@ class MapPanel(QWidget):
             return
         request = rq.Project(method=self.state.method, subset=self.state.subset, limit=self.state.limit,
                              axes=tuple(x + y) if pairs else rq.Project.axes)
-        self.request_id = self.submit(request)
+        self.request_id = self.submit(request, Reply(self.on_result, self.on_failed, self.on_cancelled, self.on_progress))
         self.faithful_id = 0  # the measure of the map on screen no longer matters
         self._asked_rows = (request.method, request.subset, request.limit)
         self.run_button.setText("Draw map")
@@ -342,7 +343,8 @@ class MapPanel(QWidget):
         self.apply_colour_by()  # the new map's points, coloured as asked
         self._show_selection()
         # Drawn first, measured next (a second, on the long lane): how faithful is this picture?
-        self.faithful_id = self.submit(rq.Faithfulness(ids=projection.ids, coords=projection.coords))
+        self.faithful_id = self.submit(rq.Faithfulness(ids=projection.ids, coords=projection.coords),
+                                       Reply(self.on_faithfulness, self.on_failed, self.on_cancelled))
 
     def on_faithfulness(self, rid: int, faithful) -> None:
         if rid != self.faithful_id or faithful is None or self.state.projection is None:
@@ -381,6 +383,8 @@ class MapPanel(QWidget):
             self.colour_id = 0
             self.cancel_button.setEnabled(self.progress.isVisible())
             self.statusMessage.emit("Clustering cancelled: the map is drawn without its colours.")
+        elif rid == self.faithful_id:
+            self.statusMessage.emit("Measuring how faithful the map is was cancelled.")
         self.set_ids.pop(rid, None)
 
     # --- colour by ----------------------------------------------------------------------------
@@ -399,11 +403,13 @@ class MapPanel(QWidget):
             return
         if self.state.colour_by == "cluster":
             self.colour_id = self.submit(rq.Clusters(method=self.state.cluster_method, k=self.state.clusters_k,
-                                                     ids=view.ids, coords=view.coords))
+                                                     ids=view.ids, coords=view.coords),
+                                         Reply(self.on_clusters, self.on_failed, self.on_cancelled, self.on_progress))
             self.cancel_button.setEnabled(True)
             self.statusMessage.emit("Clusters: starting…")
         else:
-            self.colour_id = self.submit(rq.PointValues(by=self.state.colour_by, ids=view.ids))
+            self.colour_id = self.submit(rq.PointValues(by=self.state.colour_by, ids=view.ids),
+                                         Reply(self.on_point_values, self.on_failed, self.on_cancelled))
 
     def _same_map(self, ids: np.ndarray) -> bool:
         return ids.shape == self.view.ids.shape and np.array_equal(ids, self.view.ids)
@@ -498,7 +504,8 @@ class MapPanel(QWidget):
             self.view.set_selected([])  # its rings and labels go with it
             return
         self.search_id = self.submit(rq.Search(pattern=self.state.search, regex=self.state.regex,
-                                               substring=self.state.substring))
+                                               substring=self.state.substring),
+                                     Reply(self.on_search, self.on_failed, self.on_cancelled))
 
     def on_search(self, rid: int, ids: list[int]) -> None:
         if rid != self.search_id:
@@ -546,7 +553,7 @@ class MapPanel(QWidget):
             self.view.remove_word_set(name)
 
     def _request_set(self, name: str) -> None:
-        rid = self.submit(rq.WordSet(name=name, words=self.words_of(name)))
+        rid = self.submit(rq.WordSet(name=name, words=self.words_of(name)), Reply(self.on_word_set, self.on_failed, self.on_cancelled))
         self.set_ids = {r: n for r, n in self.set_ids.items() if n != name}  # only the newest lookup counts
         self.set_ids[rid] = name
 

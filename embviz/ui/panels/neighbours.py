@@ -9,6 +9,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
 
 from embviz.bridge import requests as rq
+from embviz.bridge.worker import Reply
 from embviz.state.tabs import NeighboursState
 from embviz.ui import style
 from embviz.ui.binding import Bindings
@@ -110,7 +111,7 @@ class NeighboursPanel(QWidget):
         self.request_id = self.submit(rq.Neighbours(
             query=query, k=self.state.k, centered=self.state.centered, hide_special=self.state.hide_special,
             by=self.state.by,
-        ))
+        ), Reply(self.on_result, self.on_failed))
 
     def show_token(self, token_id: int) -> None:
         """A point clicked on the map."""

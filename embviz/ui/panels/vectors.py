@@ -8,6 +8,7 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from embviz.bridge import requests as rq
+from embviz.bridge.worker import Reply
 from embviz.state.tabs import VectorsState
 from embviz.ui import style
 from embviz.ui.binding import Bindings
@@ -103,7 +104,7 @@ class VectorsPanel(QWidget):
         if not words:
             self._clear()
             return
-        self.request_id = self.submit(rq.VectorStrips(words=words))
+        self.request_id = self.submit(rq.VectorStrips(words=words), Reply(self.on_result, self.on_failed))
 
     def on_result(self, rid: int, view) -> None:
         if rid != self.request_id:

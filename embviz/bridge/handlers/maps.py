@@ -1,0 +1,92 @@
+"""The map: projections of the rows, how faithful they are, clusters and point colours."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from embviz.bridge import requests as rq
+from embviz.bridge.registry import handles
+from embviz.core import EmbvizError
+from embviz.core.errors import ProgressFn
+from embviz.core.model import EmbeddingModel
+
+
+@dataclass
+class PointValuesView:
+    by: str  # "kind", "id" or "norm"
+    ids: np.ndarray  # the map's row ids, as asked
+    values: np.ndarray  # one per id: a kind's index into `names`, or a number for a gradient
+    names: list[str] = field(default_factory=list)  # the kinds, for "kind"
+
+
+@dataclass
+class ClustersView:
+    method: str
+    k: int | None
+    ids: np.ndarray  # the map's row ids, as asked
+    codes: np.ndarray  # (len(ids),) int32 cluster of each, -1 for none (HDBSCAN's noise)
+    clusters: list  # list[Cluster], numbered by size: cluster 0 is the largest
+
+
+def _ids(model: EmbeddingModel, ids: object) -> np.ndarray:
+    return np.arange(model.vocab_size) if ids is None else np.asarray(ids, dtype=np.int64)
+
+
+@handles(rq.Project)
+def project(model: EmbeddingModel, request: rq.Project, progress: ProgressFn) -> Any:
+    from embviz.core.maps.projection import project, select_rows, word_pair_axes_map
+    from embviz.bridge.handlers.table import resolve_typed
+
+    keep = model.vocab.mask(words_only=True) if request.subset == "words" else None
+    ids = select_rows(model, request.limit if request.subset == "first" else request.first, keep)
+
+    def with_ids(fraction: float, stage: str = "", preview: object = None) -> None:
+        # Previews travel with their row ids so the map can draw them as they come.
+        progress(fraction, stage, (ids, preview) if isinstance(preview, np.ndarray) else None)
+
+    if request.method == "axes":
+        words = [resolve_typed(model.vocab, w) for w in request.axes]
+        return word_pair_axes_map(model, ids, (words[0], words[1]), (words[2], words[3]))
+    return project(model, request.method, ids, progress=with_ids)
+
+
+@handles(rq.Faithfulness)
+def faithfulness(model: EmbeddingModel, request: rq.Faithfulness, _progress: ProgressFn) -> Any:
+    from embviz.core.maps.knn import neighbour_preservation
+
+    return neighbour_preservation(model, request.ids, request.coords)
+
+
+@handles(rq.Clusters)
+def clusters(model: EmbeddingModel, request: rq.Clusters, progress: ProgressFn) -> ClustersView:
+    from embviz.core.maps.clusters import METHODS, hdbscan_clusters, kmeans_clusters
+
+    if request.method not in METHODS:
+        raise EmbvizError(f"Cluster with {' or '.join(METHODS)}, not {request.method!r}.")
+    ids = _ids(model, request.ids)
+    if request.method == "kmeans":
+        clustering = kmeans_clusters(model, request.k, progress)
+    else:
+        clustering = hdbscan_clusters(model, ids, request.coords, progress)
+    return ClustersView(clustering.method, clustering.k, ids, clustering.codes_for(ids, model.vocab_size), clustering.clusters)
+
+
+@handles(rq.PointValues)
+def point_values(model: EmbeddingModel, request: rq.PointValues, _progress: ProgressFn) -> PointValuesView:
+    ids = _ids(model, request.ids)
+    if request.by == "kind":
+        from embviz.core.table.token_kinds import KIND_NAMES, token_kinds
+
+        kinds = model.derived("token_kinds", lambda: token_kinds(model.vocab))
+        return PointValuesView("kind", ids, kinds[ids], list(KIND_NAMES))
+    if request.by == "id":
+        return PointValuesView("id", ids, ids.astype(np.float32))
+    if request.by == "norm":
+        from embviz.core.table.similarity import row_norms
+
+        norms = model.derived("row_norms_cpu", lambda: row_norms(model).cpu().numpy())
+        return PointValuesView("norm", ids, np.nan_to_num(norms[ids], nan=0.0, posinf=0.0))
+    raise EmbvizError(f"Colour by kind, id or norm, not {request.by!r}.")
