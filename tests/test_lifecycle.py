@@ -12,6 +12,7 @@ import torch
 from safetensors.torch import save_file
 
 from embviz.bridge import requests as rq
+from embviz.bridge import registry
 from embviz.bridge import worker as worker_module
 from embviz.bridge.worker import ComputeWorker
 
@@ -114,15 +115,15 @@ def test_back_to_back_loads_install_only_the_last(qtbot, worker, tmp_path, monke
     installed = []
     worker.finished.connect(lambda ch, rid, res: ch == "load" and installed.append(res.info["name"]))
     reading, release = threading.Event(), threading.Event()
-    real_open = worker_module.open_model
+    real_open = registry.HANDLERS[rq.LoadModel]
 
-    def first_is_slow(request, progress):
+    def first_is_slow(model, request, progress):
         if request.source.endswith("big.safetensors"):
             reading.set()
             release.wait(30)  # still reading when the other two are asked for
-        return real_open(request, progress)
+        return real_open(model, request, progress)
 
-    monkeypatch.setattr(worker_module, "open_model", first_is_slow)
+    monkeypatch.setitem(registry.HANDLERS, rq.LoadModel, first_is_slow)
     big, small = random_table(tmp_path, 2000, 16, "big"), random_table(tmp_path, 300, 8, "small")
     first = worker.submit(rq.LoadModel(source=big, device="cpu"))
     assert reading.wait(30)
@@ -143,24 +144,24 @@ def test_a_cancelled_load_is_never_installed(qtbot, worker, tmp_path, monkeypatc
     load(qtbot, worker, "toy4", ends)
     before = worker.model
     paused, release = threading.Event(), threading.Event()
-    real_open = worker_module.open_model
+    real_open = registry.HANDLERS[rq.LoadModel]
 
     def pause():
         paused.set()
         release.wait(30)
 
-    def paused_open(request, progress):
+    def paused_open(current, request, progress):
         def report(fraction, stage="", preview=None):
             if pause_at == "midway" and stage == "Reading the embedding table":
                 pause()
             progress(fraction, stage, preview)
 
-        model = real_open(request, report)
+        model = real_open(current, request, report)
         if pause_at != "midway":
             pause()  # the model is read; the worker has not installed it yet
         return model
 
-    monkeypatch.setattr(worker_module, "open_model", paused_open)
+    monkeypatch.setitem(registry.HANDLERS, rq.LoadModel, paused_open)
     rid = worker.submit(rq.LoadModel(source=str(tmp_path / "tiny"), device="cpu"))
     assert paused.wait(30)
     worker.cancel("load")

@@ -165,9 +165,9 @@ def _submitted(window) -> list:
     seen = []
     submit = window.worker.submit
 
-    def spy(request):
+    def spy(request, reply=None):
         seen.append(request)
-        return submit(request)
+        return submit(request, reply)
     window.worker.submit = spy
     return seen
 

@@ -1,11 +1,15 @@
-"""What the tabs show, as small Qt-free objects that the widgets read and write: one
-source of truth each, testable without a window, and what a saved session is made of."""
+"""What the tabs show, as small Qt-free objects that the widgets follow: one source of
+truth each, testable without a window, and what a saved session is made of.
+
+The tab states are psygnal `@evented` dataclasses (napari's models): setting a field emits
+`state.events.<field>` when the value changes, and the bound widgets follow it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 import numpy as np
+from psygnal import evented
 
 
 @dataclass
@@ -88,7 +92,7 @@ class PromptState:
         return [t if i is None else i for t, i in self.parts]
 
 
-@dataclass
+@dataclass(eq=False)  # compared by identity: its arrays have no single truth value
 class ProjectionState:
     """A finished map: which rows, where, and the caption it was shown with."""
 
@@ -100,6 +104,7 @@ class ProjectionState:
     caption: str = ""
 
 
+@evented
 @dataclass
 class MapState:
     method: str = "pca"
@@ -120,6 +125,7 @@ class MapState:
     selection: list[int] = field(default_factory=list)  # ids picked with the rectangle or lasso
 
 
+@evented
 @dataclass
 class NeighboursState:
     word: str = ""
@@ -130,6 +136,7 @@ class NeighboursState:
     by: str = "cosine"  # or "dot"
 
 
+@evented
 @dataclass
 class AnalogyState:
     a: str = ""
@@ -142,11 +149,13 @@ class AnalogyState:
     hide_special: bool = True
 
 
+@evented
 @dataclass
 class VectorsState:
     words: str = "king, man, woman, queen"
 
 
+@evented
 @dataclass
 class LogitsState:
     prompt: PromptState = field(default_factory=PromptState)
@@ -157,12 +166,14 @@ class LogitsState:
     hold_axis: bool = False
 
 
+@evented
 @dataclass
 class LensState:
     text: str = "The capital of France is"
     final_norm: bool = True
 
 
+@evented
 @dataclass
 class DriftState:
     word: str = "bank"

@@ -1,7 +1,12 @@
-"""Widgets bound to fields of a tab's Qt-free state object, as glue binds its viewers:
-a change in the widget writes the field at once, and `push` writes every field back
-into its widget (a restored session) with the widget's signals blocked, so a restore
-sets the controls without running anything twice."""
+"""Widgets bound both ways to fields of a tab's Qt-free, evented state object (glue's
+`connect_*` helpers, napari's evented models).
+
+The state is the one source of truth. Binding writes the state's value into the widget
+(defaults live in the state), a change in the widget writes the field at once, and a
+change of the field (a lesson step, a restored session, a test) writes the widget with
+its signals blocked: the control follows without firing its own request, so whoever
+changed the state sends the one request it needs.
+"""
 
 from __future__ import annotations
 
@@ -23,10 +28,25 @@ def _accessors(widget: QWidget) -> tuple[Any, Callable[[], Any], Callable[[Any],
     if isinstance(widget, QAbstractSpinBox):
         return widget.valueChanged, widget.value, widget.setValue
     if isinstance(widget, QLineEdit):
-        return widget.textChanged, widget.text, lambda v: widget.setText(str(v))
+        def set_line(value: Any) -> None:
+            if widget.text() != str(value):  # keeps the cursor where the user is typing
+                widget.setText(str(value))
+        return widget.textChanged, widget.text, set_line
     if isinstance(widget, QPlainTextEdit):
-        return widget.textChanged, widget.toPlainText, lambda v: widget.setPlainText(str(v))
+        def set_plain(value: Any) -> None:
+            if widget.toPlainText() != str(value):
+                widget.setPlainText(str(value))
+        return widget.textChanged, widget.toPlainText, set_plain
     raise TypeError(f"cannot bind a {type(widget).__name__}")
+
+
+def silently(widgets: list[QWidget], write: Callable[[], None]) -> None:
+    blocked = [w.blockSignals(True) for w in widgets]
+    try:
+        write()
+    finally:
+        for w, was in zip(widgets, blocked):
+            w.blockSignals(was)
 
 
 class Bindings:
@@ -34,32 +54,34 @@ class Bindings:
 
     def __init__(self, state: object) -> None:
         self.state = state
-        self._pushers: list[tuple[QWidget, Callable[[], None]]] = []
+        self._pushers: list[tuple[list[QWidget], Callable[[], None]]] = []
+
+    def _follow(self, attr: str, widgets: list[QWidget], write: Callable[[], None]) -> None:
+        """Write the widgets whenever the state's `attr` changes, and once now."""
+        self._pushers.append((widgets, write))
+        events = getattr(self.state, "events", None)
+        if events is not None and hasattr(events, attr):
+            getattr(events, attr).connect(lambda *_: silently(widgets, write))
+        silently(widgets, write)
 
     def bind(self, widget: QWidget, attr: str) -> None:
         changed, read, write = _accessors(widget)
-        setattr(self.state, attr, read())  # the widget's starting value is the state's
+        self._follow(attr, [widget], lambda: write(getattr(self.state, attr)))
+        if read() != getattr(self.state, attr):  # out of the widget's range: the widget's clamp holds
+            setattr(self.state, attr, read())
         changed.connect(lambda *_: setattr(self.state, attr, read()))
-        self._pushers.append((widget, lambda: write(getattr(self.state, attr))))
 
     def bind_choice(self, buttons: dict[Any, QAbstractButton], attr: str) -> None:
         """Exclusive buttons (radio buttons) that together choose one value."""
-        for value, button in buttons.items():
-            button.toggled.connect(lambda on, v=value: on and setattr(self.state, attr, v))
-            if button.isChecked():
-                setattr(self.state, attr, value)
-
         def write() -> None:
             if (button := buttons.get(getattr(self.state, attr))) is not None:
                 button.setChecked(True)
-        for button in buttons.values():
-            self._pushers.append((button, write))
+
+        self._follow(attr, list(buttons.values()), write)
+        for value, button in buttons.items():
+            button.toggled.connect(lambda on, v=value: on and setattr(self.state, attr, v))
 
     def push(self) -> None:
-        """The state into the widgets, silently."""
-        for widget, write in self._pushers:
-            blocked = widget.blockSignals(True)
-            try:
-                write()
-            finally:
-                widget.blockSignals(blocked)
+        """Every field into its widget, silently (after the state was replaced field by field)."""
+        for widgets, write in self._pushers:
+            silently(widgets, write)
