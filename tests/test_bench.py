@@ -93,3 +93,12 @@ def test_met_reads_every_kind_of_target():
     assert met(row(0.309, "share", "≥ openTSNE (0.229 measured before)", ratio=1.33)) == "met"
     assert met(row(9.8, "s", "")) == "no target"
     assert met(row(None, "s", "≤ 1 s")) == "not measured"
+
+
+def test_the_current_table_in_the_docs_is_the_generated_one():
+    from bench.report import MEASURED_OUTSIDE_JSON, latest_rows, load_reports, render_latest
+
+    docs = ROOT / "docs"
+    table = render_latest(latest_rows(load_reports([str(p) for p in docs.glob("benchmarks-*.json")]), MEASURED_OUTSIDE_JSON))
+    assert table in (docs / "benchmarks.md").read_text(encoding="utf-8"), \
+        "regenerate it: python bench/report.py --latest docs/benchmarks-*.json"
