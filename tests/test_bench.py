@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))  # bench/ is a folder of the repository, not of the package
 
 
 @pytest.mark.default_model
@@ -29,3 +31,74 @@ def test_quick_benchmark_reports_every_figure(tmp_path):
     assert {f["figure"] for f in with_baseline} >= {2, 3, 4, 5, 6, 7, 8, 10, 13, 14}
     assert all(abs(f["ratio"] - f["value"] / f["baseline"]) < 1e-9 for f in with_baseline)
     assert report["device"] == "cpu" and report["date"]
+
+
+def _report(date, device, figures, quick=False):
+    return {"date": date, "machine": f"x86_64, 2 cores, 3.11.7, torch 2.13.0+{device}", "device": device,
+            "quick": quick, "figures": [
+                {"figure": n, "name": name, "value": value, "unit": unit, "baseline": base,
+                 "baseline_name": "plain" if base else "", "ratio": value / base if base else None,
+                 "target": target, "note": ""}
+                for n, name, value, unit, base, target in figures]}
+
+
+def test_latest_table_takes_each_figure_from_its_newest_run():
+    from bench.report import latest_rows, met, render_latest
+
+    old = _report("2026-11-30", "cpu", [
+        (1, "first open (conversion) → map", 43.3, "s", None, ""),
+        (1, "cached open → map", 1.01, "s", None, "≤ 1.5 s"),
+        (2, "table read", 6.1, "s", 3.05, "≤ 1.5×"),
+        (5, "t-SNE: whole run", 204.0, "s", None, "≤ 90 s"),
+    ])
+    new = _report("2026-12-01", "cpu", [
+        (1, "first open (empty cache) → map", 1.71, "s", None, "≤ 5 s"),
+        (1, "cached open → map", 0.97, "s", None, "≤ 1.5 s"),
+        (5, "t-SNE: whole run", 60.1, "s", None, "≤ 90 s"),
+    ])
+    quick = _report("2026-12-02", "cpu", [(2, "table read", 0.1, "s", 1.0, "≤ 1.5×")], quick=True)
+    new["source"] = "docs/benchmarks-2026-12-01d-cpu.json"  # a run docs/benchmarks.md calls idle
+    later = [{"figure": 5, "name": "t-SNE: whole run", "value": 90.6, "unit": "s", "baseline": None,
+              "baseline_name": "", "ratio": None, "target": "≤ 90 s", "note": "", "device": "cpu",
+              "date": "2026-12-01", "machine": new["machine"], "load": "busy", "source": "benchmarks.md"}]
+
+    rows = latest_rows([new, quick, old], later)  # out of order: sorted by date; quick runs never count
+    got = [(r["figure"], r["name"], r["value"], r["date"], r["load"], met(r)) for r in rows]
+    assert got[:6] == [
+        (1, "first open (empty cache) → map", 1.71, "2026-12-01", "idle", "met"),  # the old name is gone with its run
+        (1, "cached open → map", 0.97, "2026-12-01", "idle", "met"),
+        (2, "table read", 6.1, "2026-11-30", "not recorded", "missed"),  # 2.0× against ≤ 1.5×
+        (3, "PCA of every row", None, "—", "", "not measured"),
+        (4, "cosine top-10 over the whole vocabulary", None, "—", "", "not measured"),
+        (5, "t-SNE: whole run", 60.1, "2026-12-01", "idle", "met"),
+    ]
+    assert got[6] == (5, "t-SNE: whole run", 90.6, "2026-12-01", "busy", "missed")  # a later row joins
+    assert {r["figure"] for r in rows} == set(range(1, 16))
+
+    table = render_latest(rows).splitlines()
+    assert table[0].startswith("| # | figure | date | machine | embviz | ratio")
+    assert table[2] == ("| 1 | first open (empty cache) → map | 2026-12-01 | CPU, 2 cores; idle | 1.71 s | — "
+                        "| ≤ 5 s | met | [benchmarks-2026-12-01d-cpu.json](benchmarks-2026-12-01d-cpu.json) |  |")
+    assert "| 2 | table read | 2026-11-30 | CPU, 2 cores; not recorded | 6.1 s | 2× (3.05 s, plain) | ≤ 1.5× | missed |" in table[4]
+    assert "| 3 | PCA of every row | — | CPU | not measured |" in table[5]
+
+
+def test_met_reads_every_kind_of_target():
+    from bench.report import met
+
+    row = lambda value, unit, target, ratio=None: {"value": value, "unit": unit, "target": target, "ratio": ratio}  # noqa: E731
+    assert met(row(140, "ms", "≤ 150 ms (short text)")) == "met"
+    assert met(row(0.2, "s", "≤ 150 ms")) == "missed"  # units converted
+    assert met(row(6.1, "s", "≤ 1.5×", ratio=2.0)) == "missed"  # a × target reads the ratio
+    assert met(row(0.309, "share", "≥ openTSNE (0.229 measured before)", ratio=1.33)) == "met"
+    assert met(row(9.8, "s", "")) == "no target"
+    assert met(row(None, "s", "≤ 1 s")) == "not measured"
+
+
+def test_the_current_table_in_the_docs_is_the_generated_one():
+    from bench.report import MEASURED_OUTSIDE_JSON, latest_rows, load_reports, render_latest
+
+    docs = ROOT / "docs"
+    table = render_latest(latest_rows(load_reports([str(p) for p in docs.glob("benchmarks-*.json")]), MEASURED_OUTSIDE_JSON))
+    assert table in (docs / "benchmarks.md").read_text(encoding="utf-8"), \
+        "regenerate it: python bench/report.py --latest docs/benchmarks-*.json"

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import QPointF, Qt
+from PySide6.QtCore import QCoreApplication, QPointF, Qt
 
 
 def wait_for(qtbot, predicate, timeout=120_000):
     qtbot.waitUntil(lambda: bool(predicate()), timeout=timeout)
+
+
+def wait_until_idle(qtbot, worker, timeout=60_000):
+    """Wait until no request is queued or running on any lane of `worker`, then deliver the
+    end signals already posted: after this no request can end any more, late or not."""
+    qtbot.waitUntil(lambda: all(not lane.pending and lane.running is None for lane in worker._lanes.values()),
+                    timeout=timeout)
+    QCoreApplication.processEvents()
 
 
 @pytest.fixture
@@ -33,7 +41,7 @@ def test_hover_and_click_pick_the_point_under_the_mouse(qtbot, smol):
     token_id = view.labels.index("␣Monday")
     x, y = view.position_of(token_id).tolist()
     view.vb.setRange(xRange=(x - 0.002, x + 0.002), yRange=(y - 0.002, y + 0.002), padding=0)
-    qtbot.wait(50)
+    wait_for(qtbot, lambda: view.mode == "points" and view.points.isVisible(), 10_000)  # zoomed in: the points drawn
     scene_pos = view.vb.mapViewToScene(QPointF(x, y))
     assert view.nearest_at(scene_pos) == token_id
     where = view.mapFromScene(scene_pos)

@@ -15,6 +15,7 @@ from embviz.bridge import requests as rq
 from embviz.bridge import registry
 from embviz.bridge import worker as worker_module
 from embviz.bridge.worker import ComputeWorker
+from test_gui import wait_until_idle
 
 END_SIGNALS = ("finished", "failed", "cancelled")
 
@@ -98,7 +99,7 @@ def test_a_burst_of_requests_each_end_exactly_once(qtbot, worker, tmp_path):
     ids += [worker.submit(rq.Project(method="pca")) for _ in range(3)]
     ids.append(worker.submit(rq.Search(pattern="c")))
     qtbot.waitUntil(lambda: all(ends.ended(rid) for rid in ids), timeout=60_000)
-    qtbot.wait(300)  # nothing ends twice, even late
+    wait_until_idle(qtbot, worker)  # nothing ends twice, even late: nothing is left to end
     counts = Counter(r for _, _, r, _ in ends.events)
     assert all(counts[rid] == 1 for rid in ids), counts
     # The newest of each channel is answered; the rest were replaced, and say so.
@@ -301,7 +302,7 @@ def test_word_set_ticks_and_map_agree_after_add_and_untick_in_flight(qtbot, wind
     panel.show_word_set("months")
     panel.show_word_set("months", on=False)
     qtbot.waitUntil(lambda: not panel.set_ids, timeout=30_000)
-    qtbot.wait(200)
+    wait_until_idle(qtbot, window.worker)  # the unticked lookup has answered (or been dropped) by now
     assert "months" not in panel.view.word_set_names() and not panel.word_sets.is_ticked("months")
     assert set(panel.view.word_set_names()) == {"weekdays", "planets"} and panel.view.legend.isVisible()
     panel.show_word_set("weekdays", on=False)
@@ -346,7 +347,7 @@ def test_a_switch_leaves_nothing_of_the_old_model_on_screen(qtbot, window):
     token = window.summary.labels.index("␣Monday")
     x, y = view.position_of(token).tolist()
     view.vb.setRange(xRange=(x - 0.01, x + 0.01), yRange=(y - 0.01, y + 0.01), padding=0)
-    qtbot.wait(50)
+    qtbot.waitUntil(lambda: view.mode == "points", timeout=10_000)  # zoomed in: the points drawn
     view._on_mouse_moved(view.vb.mapViewToScene(QPointF(float(x), float(y))))
     assert view.hover_text.isVisible()
     window.show_message("a message about SmolLM2")

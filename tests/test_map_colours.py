@@ -49,8 +49,7 @@ def test_colour_by_kind_sets_a_brush_per_point_and_a_legend(qtbot, smol):
     wait_for(qtbot, lambda: "weekdays" in view.word_set_names(), 30_000)
     x, y = view.position_of(view.labels.index("␣Monday")).tolist()
     view.vb.setRange(xRange=(x - 0.01, x + 0.01), yRange=(y - 0.01, y + 0.01), padding=0)
-    qtbot.wait(100)
-    assert view.mode == "points"
+    wait_for(qtbot, lambda: view.mode == "points", 10_000)
     drawn = view.points.data
     assert len({b.color().name() for b in drawn["brush"]}) > 1
     assert view._sets["weekdays"][0].zValue() > view.points.zValue()  # highlights stay on top
@@ -71,8 +70,8 @@ def test_colour_by_cluster_names_clusters_on_the_map(qtbot, smol):
     codes = view.colour_codes()
     assert set(np.unique(codes)) == set(range(12))
     assert len(view._cluster_labels) == 12
-    qtbot.wait(100)
-    assert view.placed_cluster_labels  # some names fit at this zoom; the others are dropped
+    # Names are placed by a 30 ms timer after the map changes: some fit at this zoom, the others are dropped.
+    wait_for(qtbot, lambda: view.placed_cluster_labels, 10_000)
     assert set(view.placed_cluster_labels) <= {label for label, *_ in view._cluster_labels}
     assert view.colour_legend_entries()[0] == "12 k-means clusters"
     # HDBSCAN of the map's own points: its noise stays grey.
@@ -130,11 +129,14 @@ def test_weekday_selection_mean_finds_the_other_weekdays(qtbot, smol):
 
 
 def test_colour_controls_keep_the_window_inside_1280_at_150_percent(qtbot, window):
+    before = style.text_scale()
     style.set_text_scale(1.5)
-    choose(window.map_panel.colour_by, "cluster")
-    QApplication.processEvents()
-    assert window.minimumSizeHint().width() <= 1280
-    style.set_text_scale(1.0)
+    try:
+        choose(window.map_panel.colour_by, "cluster")
+        QApplication.processEvents()
+        assert window.minimumSizeHint().width() <= 1280
+    finally:
+        style.set_text_scale(before)  # a failed assertion must not leave the next tests at 150 %
 
 
 def test_lesson_model_colours_by_kind_and_clusters(qtbot, window):

@@ -6,6 +6,7 @@ import pytest
 
 from embviz.bridge import requests as rq
 from embviz.bridge.worker import ComputeWorker
+from test_gui import wait_until_idle
 
 
 @pytest.fixture
@@ -44,7 +45,7 @@ def test_stale_requests_never_finish(qtbot, worker, monkeypatch):
     ids = [worker.submit(rq.Neighbours(query=w, k=2)) for w in ("cat", "dog", "car", "truck", "cat", "dog")]
     go.set()
     qtbot.waitUntil(lambda: any(rid == ids[-1] for _, rid, _ in finished), timeout=10_000)
-    qtbot.wait(200)
+    wait_until_idle(qtbot, worker)  # every lane empty: a late finish of a stale request would be in by now
     got = [rid for ch, rid, _ in finished if ch == "neighbours"]
     assert got == [ids[-1]]
     assert sorted(cancelled) == ids[:-1]  # each replaced request says so
