@@ -93,7 +93,7 @@ def _declared(header: re.Match, name: str, size: int) -> tuple[int, int]:
     # The shortest possible row is a one-byte word and D one-digit numbers, each after a space.
     least = count * (2 * dim + 2) - 1
     if least > body:
-        raise EmbvizError(f"{shown(name)}: the header says {count:,} words of {dim:,} numbers, which take at least "
+        raise EmbvizError(f"{shown(name)}: the header says {count:,} word{'s' * (count != 1)} of {dim:,} numbers, which take at least "
                           f"{least:,} bytes, but only {max(body, 0):,} follow; the file is truncated or its header lies.")
     if dim > MAX_DIM:
         raise EmbvizError(f"{shown(name)}: the header says {dim:,} numbers per word; embviz reads at most {MAX_DIM:,}.")
