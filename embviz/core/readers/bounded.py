@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import math
 import zipfile
 import zlib
 from pathlib import Path
@@ -76,7 +77,8 @@ def read_npz_array(path: Path, member: str) -> np.ndarray:
             try:
                 with archive.open(info) as stream:
                     return _read_npy_stream(stream, info.file_size, path.name)
-            except (zipfile.BadZipFile, OSError, EOFError, zlib.error, NotImplementedError) as exc:
+            # RuntimeError: an encrypted member; NotImplementedError: a compression zipfile lacks.
+            except (zipfile.BadZipFile, OSError, EOFError, zlib.error, NotImplementedError, RuntimeError) as exc:
                 raise EmbvizError(f"{shown(path.name)} is a damaged .npz archive: {first_line(exc)}.") from exc
 
 
@@ -94,7 +96,7 @@ def _read_npy_stream(stream: io.BufferedIOBase, declared: int, name: str) -> np.
     header = stream.tell()
     if dtype.hasobject:
         raise EmbvizError(f"{shown(name)} holds Python objects, not numbers; embviz never unpickles them.")
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    nbytes = math.prod(shape) * dtype.itemsize  # Python's integers: a crafted shape cannot wrap around
     if header + nbytes != declared:
         raise EmbvizError(f"{shown(name)}: its array header says {list(shape)} × {dtype.itemsize} bytes, "
                           f"but the archive holds {declared - header:,} bytes for it.")

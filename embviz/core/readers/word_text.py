@@ -5,8 +5,8 @@ separated by spaces or tabs (a tab is whitespace like a space, everywhere, so no
 ends in one). Every line must hold exactly the same count of numbers: a ragged line is
 refused by its line number, never re-flowed into the table.
 
-The numbers of all lines are parsed at C speed in one call (pyarrow's CSV reader, which
-checks every row's column count itself, or numpy after a line-by-line count check).
+The numbers of all lines are parsed at C speed in one call: pyarrow's CSV reader, which
+checks every row's column count itself, or numpy's, after each line's numbers are counted.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import numpy as np
 
 from embviz.core.device import ensure_fits_in_ram
 from embviz.core.errors import EmbvizError
-from embviz.core.readers.regular_file import shown
+from embviz.core.readers.regular_file import CHUNK_BYTES, shown
 
 HEADER = re.compile(rb"^\s*(\d+)\s+(\d+)\s*$")
 BOM = b"\xef\xbb\xbf"
@@ -57,13 +57,12 @@ def parse_text(data: bytes, name: str) -> tuple[list[str], np.ndarray, list[str]
     ensure_fits_in_ram(len(rests) * (dim * 4 + WORD_OVERHEAD_BYTES), "The word vectors")
     flat = _floats_by_pyarrow(rests, dim)
     if flat is None:
-        bad = _first_bad_line(rests, dim)
-        if bad is not None:
+        bad = _first_ragged_line(rests, dim)
+        flat = _floats(b" ".join(rests)) if bad is None else None
+        if flat is None or flat.size != len(rests) * dim:
+            bad = bad if bad is not None else _first_bad_line(rests, dim)
             raise EmbvizError(f"{shown(name)}, line {bad + start_line}: expected {dim} numbers after the word, "
                               f"found {_describe(rests[bad])}.")
-        flat = _floats(b" ".join(rests))
-        if flat is None or flat.size != len(rests) * dim:  # every line was counted above: only a numpy quirk lands here
-            raise EmbvizError(f"{shown(name)}: its numbers could not be read as {len(rests):,} rows of {dim}.")
     return _result(words, flat, dim)
 
 
@@ -130,9 +129,9 @@ def _split_words(lines: list[bytes], dim: int, name: str, start_line: int) -> tu
 
 
 def _floats_by_pyarrow(rests: list[bytes], dim: int) -> np.ndarray | None:
-    """The numbers of every line through pyarrow's CSV reader (3× numpy's on 2 cores), when
+    """The numbers of every line through pyarrow's CSV reader (3× numpy's), when
     pyarrow is installed; None when it is not, or when a line is not exactly `dim` numbers
-    apart by single spaces (then the line-by-line check decides).
+    apart by single spaces (then the count per line and numpy decide).
 
     One thread: pyarrow's thread pool next to torch's aborted the process at exit
     ("terminate called without an active exception") in about half the runs."""
@@ -173,8 +172,37 @@ def _floats(buffer: bytes) -> np.ndarray | None:
             return None
 
 
-def _first_bad_line(rests: list[bytes], dim: int) -> int | None:
-    """The index of the first line that is not `dim` numbers; None when every line is."""
+def _first_ragged_line(rests: list[bytes], dim: int) -> int | None:
+    """The index of the first line without exactly `dim` tokens, None when every line has them:
+    tokens are counted by numpy over the bytes, a few megabytes of lines at a time, since one
+    Python object per number would cost more than the parse."""
+    start = 0
+    while start < len(rests):
+        end, size = start, 0
+        while end < len(rests) and size < CHUNK_BYTES:
+            size += len(rests[end]) + 1
+            end += 1
+        counts = _token_counts(rests[start:end])
+        ragged = np.flatnonzero(counts != dim)
+        if ragged.size:
+            return start + int(ragged[0])
+        start = end
+    return None
+
+
+def _token_counts(rests: list[bytes]) -> np.ndarray:
+    text = np.frombuffer(b"\n".join(rests) + b"\n", dtype=np.uint8)
+    # Spaces and control bytes: a control byte that numpy does not take as whitespace fails its parse anyway.
+    blank = text <= 32
+    starts = ~blank
+    starts[1:] &= blank[:-1]
+    # Each line's bytes run up to and including its newline, so no segment is empty.
+    lines = np.concatenate(([0], np.flatnonzero(text == 10)[:-1] + 1))
+    return np.add.reduceat(starts, lines, dtype=np.int64)
+
+
+def _first_bad_line(rests: list[bytes], dim: int) -> int:
+    """The index of the first line that is not `dim` numbers (its text is known to hold a bad one)."""
     for i, rest in enumerate(rests):
         tokens = rest.split()
         if len(tokens) != dim:
@@ -183,7 +211,7 @@ def _first_bad_line(rests: list[bytes], dim: int) -> int | None:
             [float(t) for t in tokens]
         except ValueError:
             return i
-    return None
+    return len(rests) - 1
 
 
 def _describe(rest: bytes) -> str:
