@@ -189,3 +189,11 @@ def parquet_claims_a_million_rows(folder: Path) -> Path:
     parquet(folder / "index.parquet", {"word": pa.repeat("w", 1_000_000)})  # a few KB: one value, run-length encoded
     return path
 
+
+
+@case("wv_kv_vectors_npy_is_a_fifo", r"words\.kv\.vectors\.npy is a pipe; embviz reads regular files only")
+def kv_vectors_npy_is_a_fifo(folder: Path) -> Path:
+    path = folder / "words.kv"
+    path.write_bytes(gensim_kv_pickle(["a", "b"]))
+    os.mkfifo(folder / "words.kv.vectors.npy")
+    return path
