@@ -498,11 +498,11 @@ def glove_text(workdir: Path) -> Path:
     if path.is_file():
         return path
     from embviz.core.lessons import example_path
-    from embviz.core.readers.word_vectors import _npy_vocabulary
+    from embviz.core.readers.npy_table import npy_vocabulary
 
     npy = example_path("glove-6b-50d")
     table = np.load(npy, allow_pickle=False)
-    words = _npy_vocabulary(npy, table.shape[0])
+    words = npy_vocabulary(npy, table.shape[0])
     workdir.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     with tmp.open("w", encoding="utf-8") as f:

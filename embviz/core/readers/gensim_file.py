@@ -17,6 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from embviz.core.errors import EmbvizError, first_line
+from embviz.core.readers.bounded import read_npz_array
+from embviz.core.readers.regular_file import require_regular
 
 SUFFIXES = (".kv", ".model", ".wv", ".w2v")
 MAX_PICKLE_BYTES = 8 << 30
@@ -137,12 +139,12 @@ def _stored_beside(kv: GensimRecord, prefix: str, path: Path) -> np.ndarray:
             continue
         npy, npz = Path(f"{prefix}.{name}.npy"), Path(f"{prefix}.{name}.npz")
         try:
-            if npy.is_file():
-                return np.load(npy, mmap_mode="r", allow_pickle=False)
-            if npz.is_file():
-                with np.load(npz, allow_pickle=False) as archive:
-                    return archive["val"]
-        except (OSError, ValueError, KeyError) as exc:
+            # exists(), not is_file(): a pipe by that name is refused by require_regular, not passed over.
+            if npy.exists():
+                return np.load(require_regular(npy), mmap_mode="r", allow_pickle=False)
+            if npz.exists():
+                return read_npz_array(npz, "val.npy")
+        except (OSError, ValueError) as exc:
             raise EmbvizError(f"{npy.name} beside {path.name} is not readable: {first_line(exc)}") from exc
         raise EmbvizError(f"{path.name} keeps its vectors in {npy.name}, which is not beside it.")
     raise EmbvizError(f"{path.name} has no vectors in it or beside it.")

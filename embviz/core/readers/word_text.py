@@ -1,0 +1,224 @@
+"""GloVe text (no header) and word2vec / fastText text (a `V D` header line).
+
+Each line is a word, then its numbers. A word ends at the first space or tab; numbers are
+separated by spaces or tabs (a tab is whitespace like a space, everywhere, so no word ever
+ends in one). Every line must hold exactly the same count of numbers: a ragged line is
+refused by its line number, never re-flowed into the table.
+
+The numbers of all lines are parsed at C speed in one call: pyarrow's CSV reader, which
+checks every row's column count itself, or numpy's, after each line's numbers are counted.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from embviz.core.device import ensure_fits_in_ram
+from embviz.core.errors import EmbvizError
+from embviz.core.readers.regular_file import CHUNK_BYTES, shown
+
+HEADER = re.compile(rb"^\s*(\d+)\s+(\d+)\s*$")
+BOM = b"\xef\xbb\xbf"
+# Bounds that no real file of word vectors reaches (the largest hold a few million words of
+# at most a few thousand numbers), so a lying or runaway file is refused before it is split.
+MAX_WORDS = 10_000_000
+MAX_DIM = 65_536
+MAX_WORD_BYTES = 4_096
+MAX_NUMBER_BYTES = 32  # "-1.2345678901234567e-308" is 24
+# Python's cost of one word while parsing (its bytes, its string, list slots), beside its row.
+WORD_OVERHEAD_BYTES = 200
+
+
+def parse_text(data: bytes, name: str) -> tuple[list[str], np.ndarray, list[str]]:
+    """(words, table, notes) from `word v1 … vD` lines, with or without a `V D` header."""
+    data = data.removeprefix(BOM)
+    if b"\t" in data:
+        data = data.replace(b"\t", b" ")
+    if data.count(b"\n") > MAX_WORDS + 1:
+        raise EmbvizError(f"{shown(name)} has more than {MAX_WORDS:,} lines; embviz reads at most {MAX_WORDS:,} words.")
+    header = header_line(data)
+    declared = _declared(header, name, len(data)) if header else None
+    lines = data.split(b"\n")
+    while lines and not lines[-1].strip():
+        lines.pop()
+    start_line = 2 if header else 1
+    if header:
+        lines = lines[1:]
+    if not lines:
+        raise EmbvizError(f"{shown(name)} has a header but no vectors." if header else f"{shown(name)} is empty: no word vectors in it.")
+    dim = declared[1] if declared else _first_dim(lines[0], name)
+    if declared and declared[0] != len(lines):
+        raise EmbvizError(f"{shown(name)}: the header says {declared[0]:,} words, but the file has {len(lines):,} lines of vectors"
+                          + (" (is it truncated?)" if len(lines) < declared[0] else "") + ".")
+    words, rests = _split_words(lines, dim, name, start_line)
+    del lines
+    ensure_fits_in_ram(len(rests) * (dim * 4 + WORD_OVERHEAD_BYTES), "The word vectors")
+    flat = _floats_by_pyarrow(rests, dim)
+    if flat is None:
+        bad = _first_ragged_line(rests, dim)
+        flat = _floats(b" ".join(rests)) if bad is None else None
+        if flat is None or flat.size != len(rests) * dim:
+            bad = bad if bad is not None else _first_bad_line(rests, dim)
+            raise EmbvizError(f"{shown(name)}, line {bad + start_line}: expected {dim} numbers after the word, "
+                              f"found {_describe(rests[bad])}.")
+    return _result(words, flat, dim)
+
+
+def _result(words: list[bytes], flat: np.ndarray, dim: int) -> tuple[list[str], np.ndarray, list[str]]:
+    texts = [w.decode("utf-8", errors="replace") for w in words]
+    notes: list[str] = []
+    if any("\ufffd" in t for t in texts):
+        notes.append("Some words are not valid UTF-8; their bad bytes are shown as �.")
+    duplicates = len(texts) - len(set(texts))
+    if duplicates:
+        notes.append(f"{duplicates:,} words appear more than once; a search by name finds the first of each.")
+    return texts, flat.reshape(len(texts), dim), notes
+
+
+def header_line(data: bytes) -> re.Match | None:
+    """The `V D` header of a word2vec / fastText file; None for a file that starts with a word."""
+    end = data.find(b"\n", 0, 128)
+    return HEADER.match(data[:end]) if end >= 0 else HEADER.match(data) if len(data) <= 128 else None
+
+
+def _declared(header: re.Match, name: str, size: int) -> tuple[int, int]:
+    """A `V D` header's claim, checked against the file's size before anything is split."""
+    count, dim = int(header.group(1)), int(header.group(2))
+    if count < 1 or dim < 1:
+        raise EmbvizError(f"{shown(name)}: the header says {count:,} words of {dim:,} numbers; there is nothing to read.")
+    body = size - len(header.group(0)) - 1
+    # The shortest possible row is a one-byte word and D one-digit numbers, each after a space.
+    least = count * (2 * dim + 2) - 1
+    if least > body:
+        raise EmbvizError(f"{shown(name)}: the header says {count:,} word{'s' * (count != 1)} of {dim:,} numbers, which take at least "
+                          f"{least:,} bytes, but only {max(body, 0):,} follow; the file is truncated or its header lies.")
+    if dim > MAX_DIM:
+        raise EmbvizError(f"{shown(name)}: the header says {dim:,} numbers per word; embviz reads at most {MAX_DIM:,}.")
+    return count, dim
+
+
+def _first_dim(line: bytes, name: str) -> int:
+    """The count of numbers on the first line of a file without a header."""
+    if len(line) > MAX_WORD_BYTES + MAX_DIM * MAX_NUMBER_BYTES:
+        raise EmbvizError(f"{shown(name)}, line 1 is {len(line):,} bytes long, longer than any row of "
+                          f"{MAX_DIM:,} numbers; it is not word vectors.")
+    dim = len(line.partition(b" ")[2].split())
+    if dim < 1:
+        raise EmbvizError(f"{shown(name)}, line 1: a word with no numbers after it.")
+    if dim > MAX_DIM:
+        raise EmbvizError(f"{shown(name)}, line 1 holds {dim:,} numbers; embviz reads at most {MAX_DIM:,} per word.")
+    return dim
+
+
+def _split_words(lines: list[bytes], dim: int, name: str, start_line: int) -> tuple[list[bytes], list[bytes]]:
+    """Each line's word and the text of its numbers; a line too long for `dim` numbers is refused
+    here, before its numbers are split."""
+    longest = MAX_WORD_BYTES + dim * MAX_NUMBER_BYTES
+    words: list[bytes] = []
+    rests: list[bytes] = []
+    for i, line in enumerate(lines):
+        if len(line) > longest:
+            raise EmbvizError(f"{shown(name)}, line {i + start_line} is {len(line):,} bytes long, "
+                              f"more than a word and {dim:,} numbers can take.")
+        word, _, rest = line.partition(b" ")
+        words.append(word)
+        rests.append(rest)
+    return words, rests
+
+
+def _floats_by_pyarrow(rests: list[bytes], dim: int) -> np.ndarray | None:
+    """The numbers of every line through pyarrow's CSV reader (3× numpy's), when
+    pyarrow is installed; None when it is not, or when a line is not exactly `dim` numbers
+    apart by single spaces (then the count per line and numpy decide).
+
+    One thread: pyarrow's thread pool next to torch's aborted the process at exit
+    ("terminate called without an active exception") in about half the runs."""
+    try:
+        import pyarrow as pa
+        import pyarrow.csv as pcsv
+    except ImportError:
+        return None
+    names = [f"c{i}" for i in range(dim)]
+    try:
+        table = pcsv.read_csv(
+            pa.py_buffer(b"\n".join(r.strip() for r in rests)),
+            read_options=pcsv.ReadOptions(column_names=names, use_threads=False),
+            parse_options=pcsv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False, escape_char=False,
+                                            ignore_empty_lines=False),
+            convert_options=pcsv.ConvertOptions(column_types={n: pa.float32() for n in names}),
+        )
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, ValueError):
+        return None
+    if table.num_rows != len(rests) or table.num_columns != dim or any(c.null_count for c in table.columns):
+        return None
+    out = np.empty((len(rests), dim), dtype=np.float32)
+    for i, column in enumerate(table.columns):
+        out[:, i] = column.to_numpy()
+    return out.reshape(-1)
+
+
+def _floats(buffer: bytes) -> np.ndarray | None:
+    """Every number in the buffer, parsed by numpy's C reader in one call; None when a
+    token is not a number."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy only warns when it stops at a bad token
+        try:
+            return np.fromstring(buffer, dtype=np.float32, sep=" ")
+        except (ValueError, DeprecationWarning):
+            return None
+
+
+def _first_ragged_line(rests: list[bytes], dim: int) -> int | None:
+    """The index of the first line without exactly `dim` tokens, None when every line has them:
+    tokens are counted by numpy over the bytes, a few megabytes of lines at a time, since one
+    Python object per number would cost more than the parse."""
+    start = 0
+    while start < len(rests):
+        end, size = start, 0
+        while end < len(rests) and size < CHUNK_BYTES:
+            size += len(rests[end]) + 1
+            end += 1
+        counts = _token_counts(rests[start:end])
+        ragged = np.flatnonzero(counts != dim)
+        if ragged.size:
+            return start + int(ragged[0])
+        start = end
+    return None
+
+
+def _token_counts(rests: list[bytes]) -> np.ndarray:
+    text = np.frombuffer(b"\n".join(rests) + b"\n", dtype=np.uint8)
+    # Spaces and control bytes: a control byte that numpy does not take as whitespace fails its parse anyway.
+    blank = text <= 32
+    starts = ~blank
+    starts[1:] &= blank[:-1]
+    # Each line's bytes run up to and including its newline, so no segment is empty.
+    lines = np.concatenate(([0], np.flatnonzero(text == 10)[:-1] + 1))
+    return np.add.reduceat(starts, lines, dtype=np.int64)
+
+
+def _first_bad_line(rests: list[bytes], dim: int) -> int:
+    """The index of the first line that is not `dim` numbers (its text is known to hold a bad one)."""
+    for i, rest in enumerate(rests):
+        tokens = rest.split()
+        if len(tokens) != dim:
+            return i
+        try:
+            [float(t) for t in tokens]
+        except ValueError:
+            return i
+    return len(rests) - 1
+
+
+def _describe(rest: bytes) -> str:
+    tokens = rest.split()
+    for t in tokens:
+        try:
+            float(t)
+        except ValueError:
+            return f"'{t.decode('utf-8', errors='replace')[:20]}', which is not a number"
+    return f"{len(tokens)}"
