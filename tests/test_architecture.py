@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import ast
 from functools import cache
+
+import pytest
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent / "embviz"
@@ -120,3 +122,43 @@ def test_no_import_cycles():
 def test_cycle_finder_finds_a_cycle():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
+
+
+def test_a_new_request_type_needs_only_its_request_handler_and_asker(qtbot, monkeypatch):
+    """The README's example: a request and its handler defined here, run by the worker (its
+    answer reaching the asker's own Reply) and by the command line's `run_request`."""
+    from dataclasses import dataclass
+
+    from embviz.bridge import registry
+    from embviz.bridge.handlers import resolve_typed, run_request
+    from embviz.bridge.requests import Request
+    from embviz.bridge.worker import ComputeWorker, Reply
+    from embviz.bridge import requests as rq
+    from embviz.core import open_checkpoint
+
+    @dataclass
+    class RowLength(Request):
+        token: str = ""
+        channel = "row-length"
+
+    monkeypatch.setattr(registry, "HANDLERS", dict(registry.HANDLERS))  # the registration ends with the test
+
+    @registry.handles(RowLength)
+    def row_length(model, request, progress) -> float:
+        return float(model.rows([resolve_typed(model.vocab, request.token)]).norm())
+
+    toy4 = open_checkpoint("toy4", "cpu")
+    expected = float(toy4.rows([toy4.vocab.resolve("cat")]).norm())
+    assert run_request(toy4, RowLength(token="cat")) == pytest.approx(expected)
+
+    worker = ComputeWorker()
+    try:
+        answers: list = []
+        worker.submit(rq.LoadModel(source="toy4", device="cpu"), Reply(finished=lambda rid, s: answers.append("loaded")))
+        qtbot.waitUntil(lambda: answers == ["loaded"], timeout=30_000)
+        worker.submit(RowLength(token="cat"), Reply(finished=lambda rid, n: answers.append(n),
+                                                    failed=lambda rid, m: answers.append(m)))
+        qtbot.waitUntil(lambda: len(answers) == 2, timeout=30_000)
+        assert answers[1] == pytest.approx(expected)
+    finally:
+        worker.shutdown()
