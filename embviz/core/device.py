@@ -6,6 +6,11 @@ import torch
 
 from embviz.core.errors import EmbvizError
 
+# Shares of the free memory one allocation may take: the rest is for the work done on it
+# (a GPU table's scores and temporaries; the RAM the window and the OS still need).
+GPU_HEADROOM = 0.8
+RAM_HEADROOM = 0.85
+
 
 def pick_device(preference: str | None = "auto") -> torch.device:
     """CUDA, then MPS, then CPU for "auto"; otherwise the named device, checked."""
@@ -56,7 +61,7 @@ def human_bytes(n: float) -> str:
 def ensure_fits_in_ram(nbytes: int, what: str) -> None:
     """Refuse before allocating, rather than let the machine run out of memory."""
     free = free_bytes(torch.device("cpu"))
-    if free is not None and nbytes > 0.85 * free:
+    if free is not None and nbytes > RAM_HEADROOM * free:
         raise EmbvizError(f"{what} needs about {human_bytes(nbytes)} of memory, but only {human_bytes(free)} is free.")
 
 
