@@ -228,18 +228,27 @@ class MapPanel(QWidget):
         self.hover_label.setText(HOVER_HINT)
         self.state.projection = None
         if restore is None:
-            self.method.blockSignals(True)  # one projection, not one per changed control
-            self.method.setCurrentIndex(0)
-            self.method.blockSignals(False)
             self.state.method = "pca"
+            self._fit_to_model(summary)
             self.run_projection()
         else:
             self._restore(restore)
+        self.clusters_k.setMaximum(max(2, summary.max_clusters))  # after the fit, which names the change
         for name in self.word_sets.ticked:
             self._request_set(name)
         if restore is not None and self.state.search:
             self._zoom_to_search = False  # the saved zoom, not the hits', is what was shown
             self.run_search()
+
+    def _fit_to_model(self, summary) -> None:
+        """Settings the model cannot honour are changed, silently in the controls (one
+        projection, not one per control) and said once in the status bar."""
+        changed = self.state.fit_to_model(summary.max_clusters, summary.word_rows)
+        self.bindings.push()
+        self._show_cluster_controls()
+        self.limit.setEnabled(self.state.subset == "first")
+        if changed:
+            self.statusMessage.emit(changed)
 
     def _restore(self, saved: MapState) -> None:
         for name in ("method", "subset", "limit", "labels_on", "search", "regex", "substring", "axis_x", "axis_y",
