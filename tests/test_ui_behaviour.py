@@ -4,12 +4,15 @@ selection, completion popups, and the Neighbours tab saying what it shows."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QHBoxLayout, QWidget
 
 from embviz.state import MapState
+from embviz.ui.map_panel import SELECTION_SET
+from embviz.ui.map_select import rectangle
 from test_gui import smol, wait_for  # noqa: F401 - smol is a fixture
 
 
@@ -44,3 +47,60 @@ def test_cluster_k_and_whole_words_fit_a_small_lesson_model(qtbot, window):
     assert panel.view.ids.size == 6
     assert panel.subset.currentData() == panel.state.subset == "all"
     assert any("all rows" in s for s in said)
+
+
+# --- the map selection --------------------------------------------------------------------------
+def select_everything(panel) -> None:
+    (x0, x1), (y0, y1) = panel.view.vb.viewRange()
+    panel.view.select_polygon(rectangle(x0, y0, x1, y1))
+    assert len(panel.state.selection) > 100 and SELECTION_SET in panel.view.word_set_names()
+
+
+def selection_gone(panel) -> bool:
+    return not panel.state.selection and SELECTION_SET not in panel.view.word_set_names()
+
+
+@pytest.mark.default_model
+def test_the_map_selection_is_cleared_by_esc_an_empty_click_a_mode_switch_and_a_new_map(qtbot, smol):
+    panel = smol.map_panel
+    view = panel.view
+    panel.drag_mode.setCurrentIndex(panel.drag_mode.findData("rect"))
+    select_everything(panel)
+    view.setFocus()
+    QTest.keyClick(smol.windowHandle(), Qt.Key.Key_Escape)  # through the window's shortcuts, as a real key
+    assert selection_gone(panel)
+
+    select_everything(panel)
+    empty = view.mapFromScene(view.vb.mapViewToScene(QPointF(*view.coords.max(0).tolist())))
+    empty.setX(empty.x() + 40)  # right of every point
+    assert view.nearest_at(view.mapToScene(empty)) < 0
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=empty)
+    assert selection_gone(panel)
+
+    select_everything(panel)
+    panel.drag_mode.setCurrentIndex(panel.drag_mode.findData("lasso"))
+    assert selection_gone(panel)
+
+    select_everything(panel)
+    panel.subset.setCurrentIndex(panel.subset.findData("words"))  # a new PCA of other rows
+    wait_for(qtbot, lambda: "PCA of" in panel.status.text() and "49,152" not in panel.status.text(), 60_000)
+    assert selection_gone(panel)
+
+
+@pytest.mark.default_model
+def test_a_cancelled_tsne_brings_the_last_map_back_with_its_colours(qtbot, smol):
+    panel = smol.map_panel
+    view = panel.view
+    panel.colour_by.setCurrentIndex(panel.colour_by.findData("kind"))
+    wait_for(qtbot, lambda: view.colour_codes() is not None, 60_000)
+    panel.method.setCurrentIndex(panel.method.findData("tsne"))
+    panel.run_projection()
+    # t-SNE's live picture of other rows (as its first preview would be), then Cancel.
+    preview_ids = np.arange(500)
+    panel.on_progress(panel.request_id, 0.1, "t-SNE", (preview_ids, np.zeros((500, 2), np.float32)))
+    assert view.ids.size == 500
+    qtbot.mouseClick(panel.cancel_button, Qt.MouseButton.LeftButton)
+    wait_for(qtbot, lambda: "Cancelled" in panel.status.text(), 60_000)
+    assert view.ids.size == 49152
+    wait_for(qtbot, lambda: view.colour_codes() is not None, 60_000)
+    assert panel.colour_by.currentData() == "kind"
