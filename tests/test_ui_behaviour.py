@@ -104,3 +104,40 @@ def test_a_cancelled_tsne_brings_the_last_map_back_with_its_colours(qtbot, smol)
     assert view.ids.size == 49152
     wait_for(qtbot, lambda: view.colour_codes() is not None, 60_000)
     assert panel.colour_by.currentData() == "kind"
+
+
+# --- completion popups --------------------------------------------------------------------------
+def type_keys(window, text: str) -> None:
+    """Keys through the window, as the keyboard sends them (an open popup gets them first)."""
+    for ch in text:
+        QTest.keyClick(window.windowHandle(), Qt.Key(ord(ch.upper())))
+
+
+def test_a_completion_popup_lets_the_next_click_and_tab_through(qtbot, window):
+    panel = window.analogies
+    window.tabs.setCurrentWidget(panel)
+    for field in (panel.a, panel.b, panel.c):
+        field.set_vocabulary(["Paris", "␣Paris", "Parish", "France", "man", "manage", "woman"])
+    qtbot.waitExposed(window)
+    panel.a.setFocus()
+    type_keys(window, "par")
+    popup = panel.a.completer().popup()
+    assert popup.isVisible()
+    target = panel.b.mapTo(window, panel.b.rect().center())
+    assert not popup.geometry().contains(window.mapToGlobal(target))
+    QTest.mouseClick(window.windowHandle(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, target)
+    assert not popup.isVisible() and QApplication.focusWidget() is panel.b
+    type_keys(window, "france")
+    assert (panel.a.text(), panel.b.text()) == ("par", "france")
+
+    QTest.mouseClick(window.windowHandle(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier,
+                     panel.a.mapTo(window, panel.a.rect().center()))  # closes B's own popup
+    assert QApplication.activePopupWidget() is None and QApplication.focusWidget() is panel.a
+    for field in (panel.a, panel.b):
+        field.clear()
+    type_keys(window, "man")
+    assert popup.isVisible()
+    QTest.keyClick(window.windowHandle(), Qt.Key.Key_Tab)
+    assert not popup.isVisible() and QApplication.focusWidget() is panel.b
+    type_keys(window, "woman")
+    assert (panel.a.text(), panel.b.text()) == ("man", "woman")
