@@ -141,3 +141,27 @@ def test_a_completion_popup_lets_the_next_click_and_tab_through(qtbot, window):
     assert not popup.isVisible() and QApplication.focusWidget() is panel.b
     type_keys(window, "woman")
     assert (panel.a.text(), panel.b.text()) == ("man", "woman")
+
+
+# --- neighbours say what they show --------------------------------------------------------------
+@pytest.mark.default_model
+def test_neighbours_name_a_selection_and_clear_an_old_table(qtbot, smol):
+    panel = smol.neighbours
+    panel.word.setText("king")
+    panel.run()
+    wait_for(qtbot, lambda: "␣king" in panel.heading.text() and panel.table.rowCount() == 10, 30_000)
+    map_panel = smol.map_panel
+    map_panel.set_selection(list(range(1000, 1100)))
+    qtbot.mouseClick(map_panel.selection_mean, Qt.MouseButton.LeftButton)
+    wait_for(qtbot, lambda: "selected tokens left out" in panel.heading.text(), 30_000)
+    assert panel.word.text() == panel.state.word == "selection (100 tokens)"
+    panel.k.setValue(5)  # asks again: the selection still, not a word typed before it
+    wait_for(qtbot, lambda: panel.table.rowCount() == 5, 30_000)
+    assert "selected tokens left out" in panel.heading.text()
+    panel.word.setText("queen")  # typing replaces the selection
+    panel.run()
+    wait_for(qtbot, lambda: "␣queen" in panel.heading.text(), 30_000)
+    panel.word.setText("qqqzzzxxx")
+    panel.run()
+    wait_for(qtbot, lambda: "not one token" in panel.message.text(), 30_000)
+    assert panel.table.rowCount() == 0 and "queen" not in panel.heading.text()
