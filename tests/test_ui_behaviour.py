@@ -165,3 +165,26 @@ def test_neighbours_name_a_selection_and_clear_an_old_table(qtbot, smol):
     panel.run()
     wait_for(qtbot, lambda: "not one token" in panel.message.text(), 30_000)
     assert panel.table.rowCount() == 0 and "queen" not in panel.heading.text()
+
+
+# --- the lens without its final norm, and while typing ------------------------------------------
+@pytest.mark.default_model
+def test_the_raw_lens_claims_no_answer_and_follows_the_newest_token(qtbot, smol):
+    lens = smol.lens
+    smol.resize(1024, 700)  # the grid scrolls sideways once the text is long
+    smol.tabs.setCurrentWidget(lens)
+    lens.set_text("The capital of France is")
+    wait_for(qtbot, lambda: lens.result is not None and len(lens.result.tokens) == 5, 300_000)
+    assert lens.grid.verticalHeaderItem(0).text() == "30 = output" and "own answer" in lens.caption.text()
+    lens.final_norm.setChecked(False)
+    wait_for(qtbot, lambda: lens.result is not None and lens.result.final_norm is False, 60_000)
+    assert lens.grid.verticalHeaderItem(0).text() == "block 30"
+    assert "own answer" not in lens.caption.text() and "not even the top one" in lens.caption.text()
+    lens.text.setPlainText("The capital of France is Paris, and the capital of Germany is")  # as typed
+    wait_for(qtbot, lambda: lens.result is not None and len(lens.result.tokens) > 10, 60_000)
+    last = len(lens.result.tokens) - 1
+    assert lens.cell == (30, last) and "after “␣is”" in lens.bars.title
+    qtbot.wait(50)  # the columns' second fit
+    grid = lens.grid
+    assert grid.horizontalScrollBar().maximum() > 0  # the text is wider than the grid
+    assert grid.viewport().rect().contains(grid.visualItemRect(grid.item(0, last)))
