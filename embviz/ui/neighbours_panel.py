@@ -119,18 +119,24 @@ class NeighboursPanel(QWidget):
         """A typed word, a clicked token id, or the ids of a map selection (their mean).
         The field says which: what is listed is never another word's neighbours."""
         self.state.query = query
-        if isinstance(query, list):
-            self._show_word(selection_text(query))
-        elif not isinstance(query, str):
-            self._show_word(self.labels[query] if 0 <= query < len(self.labels) else "")
+        self._show_word(self._describe(query))
         self.request_id = self.submit(rq.Neighbours(
             query=query, k=self.state.k, centered=self.state.centered, hide_special=self.state.hide_special,
             by=self.state.by,
         ))
 
+    def _describe(self, query: int | str | list[int]) -> str:
+        """The query as the field shows it: the word, the token's label, or the selection."""
+        if isinstance(query, str):
+            return query
+        if isinstance(query, list):
+            return selection_text(query)
+        return self.labels[query] if 0 <= query < len(self.labels) else ""
+
     def _show_word(self, text: str) -> None:
-        self.state.word = text
-        self.bindings.push()
+        if text != self.state.word:
+            self.state.word = text
+            self.bindings.push()
 
     def show_token(self, token_id: int) -> None:
         """A point clicked on the map."""
