@@ -124,6 +124,22 @@ class MapState:
     clusters_k: int = 50
     selection: list[int] = field(default_factory=list)  # ids picked with the rectangle or lasso
 
+    def fit_to_model(self, max_clusters: int, word_rows: int) -> str:
+        """Change the settings a new model cannot honour (k beyond its rows, whole words
+        when it has none) to the nearest it can; one sentence naming the changes, or ""."""
+        changes = []
+        k = min(self.clusters_k, max_clusters)
+        if k < 2 and self.colour_by == "cluster":  # one row cannot be split into clusters
+            self.colour_by = "none"
+            changes.append("no colours, as one row cannot be clustered")
+        elif k != self.clusters_k and k >= 2:
+            self.clusters_k = k
+            changes.append(f"k = {k} clusters, the most it allows")
+        if self.subset == "words" and word_rows == 0:
+            self.subset = "all"
+            changes.append("all rows, as it has no whole words")
+        return f"Map settings changed to fit this model: {' and '.join(changes)}." if changes else ""
+
 
 @evented
 @dataclass

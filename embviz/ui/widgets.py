@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPoint, QRect, QSize, QStringListModel, Qt, QTimer, Signal
-from PySide6.QtGui import QKeySequence
+from PySide6.QtCore import QEvent, QObject, QPoint, QRect, QSize, QStringListModel, Qt, QTimer, Signal
+from PySide6.QtGui import QKeySequence, QMouseEvent
 from PySide6.QtWidgets import (
     QAbstractItemView, QApplication, QCheckBox, QCompleter, QHeaderView, QLabel, QLayout, QLayoutItem, QLineEdit, QSizePolicy,
     QTableWidget, QTableWidgetItem, QWidget,
@@ -83,9 +83,42 @@ class WordField(QLineEdit):
         completer.setModelSorting(QCompleter.ModelSorting.UnsortedModel)
         completer.setMaxVisibleItems(12)
         self.setCompleter(completer)
+        # Installed after QCompleter's own filter, so it sees the popup's events first.
+        completer.popup().installEventFilter(self)
 
     def set_vocabulary(self, labels: list[str]) -> None:
         self._model.setStringList(labels)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """QCompleter eats the click that closes its popup (the next word typed lands in
+        this field, not the one clicked) and completes on Tab without moving on. Here a
+        click outside the popup closes it and goes on to what was clicked, and Tab and
+        Backtab close it and move the focus, leaving the text as typed or highlighted."""
+        popup = self.completer().popup()
+        if watched is popup and popup.isVisible():
+            if event.type() == QEvent.Type.MouseButtonPress and not popup.rect().contains(event.position().toPoint()):
+                popup.hide()
+                self._replay_press(event)
+                return True
+            if event.type() == QEvent.Type.KeyPress and event.key() in (Qt.Key.Key_Tab, Qt.Key.Key_Backtab):
+                popup.hide()
+                self.focusNextPrevChild(event.key() == Qt.Key.Key_Tab)
+                return True
+        return super().eventFilter(watched, event)
+
+    def _replay_press(self, event: QMouseEvent) -> None:
+        """The press that closed the popup, sent to the widget under the mouse."""
+        target = QApplication.widgetAt(event.globalPosition().toPoint())
+        if target is None or target is self.completer().popup():
+            return
+        focus = target
+        while focus is not None and not focus.focusPolicy() & Qt.FocusPolicy.ClickFocus:
+            focus = focus.parentWidget()  # as Qt gives a click's focus: the first that takes it
+        if focus is not None:
+            focus.setFocus(Qt.FocusReason.MouseFocusReason)
+        local = target.mapFromGlobal(event.globalPosition())
+        QApplication.sendEvent(target, QMouseEvent(event.type(), local, event.globalPosition(), event.button(),
+                                                   event.buttons(), event.modifiers()))
 
 
 class ElidedLabel(QLabel):

@@ -10,6 +10,7 @@ from embviz.bridge import requests as rq
 from embviz.bridge.registry import handles
 from embviz.core import EmbvizError, open_checkpoint
 from embviz.core.errors import ProgressFn
+from embviz.core.maps.clusters import MAX_K
 from embviz.core.fingerprint import check_same_model, model_fingerprint
 from embviz.core.model import EmbeddingModel
 
@@ -28,6 +29,8 @@ class ModelSummary:
     lm_needed: bool = False  # full-model logits need a LoadLanguageModel first
     fingerprint: dict[str, Any] = field(default_factory=dict)  # what a saved session checks against
     lens_reason: str | None = None  # why the lens and drift tabs cannot run here; None when they can
+    max_clusters: int = 0  # the largest k that k-means accepts on this model
+    word_rows: int = 0  # rows that Rows ▸ Whole words would keep
 
 
 @dataclass
@@ -116,6 +119,8 @@ def summarise(model: EmbeddingModel, generation: int = 0) -> ModelSummary:
         lm_needed=model.kind == "transformer" and not model.lm_loaded,
         fingerprint=model_fingerprint(model),
         lens_reason=_lens_reason(model, reason),
+        max_clusters=min(MAX_K, model.vocab_size),
+        word_rows=int(model.vocab.mask(words_only=True).sum()),
     )
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QBrush, QColor, QPainter, QPen
 from PySide6.QtWidgets import (
-    QAbstractItemView, QCheckBox, QHBoxLayout, QLabel, QPlainTextEdit, QSplitter, QStyledItemDelegate, QTableWidget,
+    QAbstractItemView, QCheckBox, QLabel, QPlainTextEdit, QSplitter, QStyledItemDelegate, QTableWidget,
     QTableWidgetItem, QVBoxLayout, QWidget,
 )
 
@@ -36,6 +36,24 @@ def cell_color(prob: float) -> QColor:
 
 def short(label: str) -> str:
     return label if len(label) <= CELL_CHARS else label[: CELL_CHARS - 1] + "…"
+
+
+def row_names(result) -> list[str]:
+    """The grid's row names, embedding first. The last block is the model's answer only
+    through the final norm: without it, that row is one more raw reading."""
+    names = list(result.layer_names)
+    if result.final_norm:
+        names[-1] = f"{len(names) - 1} = output"
+    return names
+
+
+def caption(final_norm: bool) -> str:
+    """Short: at 150 % text on a 1024 × 700 screen, three lines are what the grid can spare."""
+    how = ("through the final norm and the output head, as the model reads its last: the top row is its own answer"
+           if final_norm else "straight into the output head, with no final norm: no row, not even the top one, "
+           "is the model's answer")
+    return (f"Each row reads the residual stream after one layer {how}. Colour: the guess's probability "
+            f"(white 0 %, dark blue 100 %). Click a cell for its top guesses.")
 
 
 class FramedCell(QStyledItemDelegate):
@@ -78,10 +96,10 @@ class LensPanel(LanguageModelTab):
         self.timer.timeout.connect(self.run)
         self.text.textChanged.connect(self.timer.start)
         self.final_norm.toggled.connect(self.run)
-        why = QLabel(NORM_WHY)
-        why.setWordWrap(True)
         self.grid = QTableWidget(0, 0)
         self.grid.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        # By pixel: by whole columns, the last one (the newest token) could not be scrolled fully into view.
+        self.grid.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         style.use_font(self.grid, style.BASE_POINT_SIZE)
         style.use_font(self.grid.horizontalHeader(), style.BASE_POINT_SIZE, bold=True)
         style.use_font(self.grid.verticalHeader(), style.BASE_POINT_SIZE, bold=True)
@@ -95,25 +113,20 @@ class LensPanel(LanguageModelTab):
         self.cell_caption.setWordWrap(True)
         self.caption = QLabel("")
         self.caption.setWordWrap(True)
-        side = QWidget()
-        side_layout = QVBoxLayout(side)
-        side_layout.setContentsMargins(0, 0, 0, 0)
-        side_layout.addWidget(self.bars, 1)
-        side_layout.addWidget(self.cell_caption)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(self.grid)
-        self.splitter.addWidget(side)
+        self.splitter.addWidget(self.bars)
         self.splitter.setStretchFactor(0, 3)
         self.splitter.setStretchFactor(1, 2)
-        options = QHBoxLayout()
-        options.addWidget(self.final_norm)
-        options.addWidget(why, 1)
         layout = QVBoxLayout(self)
         layout.addWidget(self.text)
-        layout.addLayout(options)
+        layout.addWidget(self.final_norm)  # why, in its tooltip: its five lines at large text left the grid none
         layout.addWidget(self.loading)
         layout.addWidget(self.message)
         layout.addWidget(self.splitter, HIDDEN_SPACE_STRETCH)
+        # The cell's caption in a row of its own: under the bars, in their narrow column, its
+        # wrapped lines took the bars' room and ran over their labels (large text, small screen).
+        layout.addWidget(self.cell_caption)
         layout.addWidget(self.caption)
         layout.addStretch(1)  # holds the space while the answer is hidden; a sliver of it otherwise
         style.follow_scale(self)
@@ -167,7 +180,7 @@ class LensPanel(LanguageModelTab):
     def on_result(self, rid: int, result) -> None:
         if rid != self.request_id:
             return
-        self.result = result
+        previous, self.result = self.result, result
         self.shown_id = rid
         self.splitter.show()  # first, so the columns are fitted to the grid's real width
         self._say("  ".join(result.notes))
@@ -176,9 +189,7 @@ class LensPanel(LanguageModelTab):
         self.grid.setRowCount(layers)
         self.grid.setColumnCount(positions)
         self.grid.setHorizontalHeaderLabels([label for _, label in result.tokens])
-        names = list(result.layer_names)
-        names[-1] = f"{len(names) - 1} = output"
-        self.grid.setVerticalHeaderLabels(names[::-1])
+        self.grid.setVerticalHeaderLabels(row_names(result)[::-1])
         for layer, row in enumerate(result.top):
             for p, cell in enumerate(row):
                 best = cell[0]
@@ -189,15 +200,9 @@ class LensPanel(LanguageModelTab):
                 item.setToolTip("\n".join(f"{s.token}  {s.prob:.1%}" for s in cell[:5]))
                 self.grid.setItem(self._row_of(layer), p, item)
         self._fit_columns()
-        QTimer.singleShot(0, self._fit_columns)  # again once the scroll bars have settled
-        norm = "through the final norm and" if result.final_norm else "straight into (no final norm)"
-        self.caption.setText(
-            f"Each row reads the residual stream after one layer {norm} the output head: the model's guess for the "
-            f"next token if it stopped there. Each column is a token of the text; colour is the guess's probability "
-            f"(white 0 %, dark blue 100 %). The top row is the model's own answer; the embedding is at the bottom. "
-            f"Click a cell for its top guesses.")
-        keep = self.cell if self.cell and self.cell[0] < layers and self.cell[1] < positions else (layers - 1, positions - 1)
-        self.show_cell(*keep)
+        QTimer.singleShot(0, self._settle)  # again once the scroll bars have settled
+        self.caption.setText(caption(result.final_norm))
+        self.show_cell(*self._cell_to_show(previous, result))
 
     def show_cell(self, layer: int, position: int) -> None:
         result = self.result
@@ -216,6 +221,22 @@ class LensPanel(LanguageModelTab):
         share = percent_labels([sum(probs)])[0]
         self.cell_caption.setText(f"The top {len(cell)} guesses at {result.layer_names[layer]} after “{after}” "
                                   f"(token {position + 1} of {len(result.tokens)}) hold {share} of the probability.")
+
+    def _cell_to_show(self, previous, result) -> tuple[int, int]:
+        """The chosen cell while the text is the same (the norm was switched); after an
+        edit, the newest token at the chosen layer: the one being typed is the one to watch."""
+        layers, positions = len(result.top), len(result.tokens)
+        layer = self.cell[0] if self.cell and self.cell[0] < layers else layers - 1
+        if self.cell and previous is not None and previous.tokens == result.tokens:
+            return layer, self.cell[1]
+        return layer, positions - 1
+
+    def _settle(self) -> None:
+        """Columns fitted to the final width, and the chosen cell (the newest column while
+        typing) scrolled back into view: the refit moves them."""
+        self._fit_columns()
+        if self.cell is not None and (item := self.grid.item(self._row_of(self.cell[0]), self.cell[1])) is not None:
+            self.grid.scrollToItem(item)
 
     def _row_of(self, layer: int) -> int:
         """The grid row of a layer, and the layer of a row: the output on top, as a stack reads."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QInputDialog, QLabel, QLineEdit, QListWidget, QListWidgetItem,
     QProgressBar, QPushButton, QSpinBox, QSplitter, QVBoxLayout, QWidget,
@@ -60,6 +60,8 @@ class MapPanel(QWidget):
         self.view.pointClicked.connect(self.tokenClicked)
         self.view.pointHovered.connect(self._hovered)
         self.view.selectionMade.connect(self.set_selection)
+        self.view.scene().sigMouseClicked.connect(self._map_clicked)
+        self.view.installEventFilter(self)  # Esc on the map clears its selection
 
         self.method = QComboBox()
         for key, text in METHOD_NAMES.items():
@@ -140,7 +142,7 @@ class MapPanel(QWidget):
         for key, text in DRAG_MODES.items():
             self.drag_mode.addItem(text, key)
         self.drag_mode.setToolTip("Pan the map, or select the points inside a rectangle or a lasso you draw")
-        self.drag_mode.currentIndexChanged.connect(lambda: self.view.set_select_mode(self.drag_mode.currentData()))
+        self.drag_mode.currentIndexChanged.connect(self._drag_mode_changed)
         self.hover_label = QLabel(HOVER_HINT)
         self.hover_label.setWordWrap(True)
         style.use_font(self.hover_label, style.LABEL_POINT_SIZE, bold=True)
@@ -221,8 +223,7 @@ class MapPanel(QWidget):
         map come back, the map as saved rather than computed again."""
         self.request_id = self.search_id = self.faithful_id = self.colour_id = 0
         self.summary_ready = True
-        self.state.selection = []  # ids of the old vocabulary
-        self._show_selection()
+        self.clear_selection()  # ids of the old vocabulary
         self.set_ids.clear()
         self.word_sets.model_changed()
         self.view.clear_map()
@@ -230,18 +231,27 @@ class MapPanel(QWidget):
         self.hover_label.setText(HOVER_HINT)
         self.state.projection = None
         if restore is None:
-            self.method.blockSignals(True)  # one projection, not one per changed control
-            self.method.setCurrentIndex(0)
-            self.method.blockSignals(False)
             self.state.method = "pca"
+            self._fit_to_model(summary)
             self.run_projection()
         else:
             self._restore(restore)
+        self.clusters_k.setMaximum(max(2, summary.max_clusters))  # after the fit, which names the change
         for name in self.word_sets.ticked:
             self._request_set(name)
         if restore is not None and self.state.search:
             self._zoom_to_search = False  # the saved zoom, not the hits', is what was shown
             self.run_search()
+
+    def _fit_to_model(self, summary) -> None:
+        """Settings the model cannot honour are changed, silently in the controls (one
+        projection, not one per control) and said once in the status bar."""
+        changed = self.state.fit_to_model(summary.max_clusters, summary.word_rows)
+        self.bindings.push()
+        self._show_cluster_controls()
+        self.limit.setEnabled(self.state.subset == "first")
+        if changed:
+            self.statusMessage.emit(changed)
 
     def _restore(self, saved: MapState) -> None:
         for name in ("method", "subset", "limit", "labels_on", "search", "regex", "substring", "axis_x", "axis_y",
@@ -322,6 +332,7 @@ class MapPanel(QWidget):
         self.progress.setValue(int(fraction * 1000))
         self.status.setText(f"{stage} — {fraction:.0%}")
         if isinstance(preview, tuple):  # (row ids, coordinates so far): t-SNE's live picture
+            self.clear_selection()  # its rings would scatter over the new layout
             self.view.set_points(*preview, autorange=True)
 
     def on_result(self, rid: int, projection) -> None:
@@ -341,7 +352,7 @@ class MapPanel(QWidget):
         for note in projection.notes:
             self.statusMessage.emit(note)
         self.apply_colour_by()  # the new map's points, coloured as asked
-        self._show_selection()
+        self.clear_selection()  # picked on another layout: its points are elsewhere here
         # Drawn first, measured next (a second, on the long lane): how faithful is this picture?
         self.faithful_id = self.submit(rq.Faithfulness(ids=projection.ids, coords=projection.coords),
                                        Reply(self.on_faithfulness, self.on_failed, self.on_cancelled))
@@ -377,6 +388,7 @@ class MapPanel(QWidget):
             if done is not None and not (np.array_equal(done.ids, self.view.ids) and np.array_equal(done.coords, self.view.coords)):
                 self.view.set_points(done.ids, done.coords)  # not the half-made layout of the cancelled run
                 self.status.setText(f"Cancelled: back to the last finished map. {done.caption}")
+                self.apply_colour_by()  # its colours went with the preview's rows; Colour by still names them
             else:
                 self.status.setText("Cancelled: the last picture is kept")
         elif rid == self.colour_id:
@@ -439,6 +451,31 @@ class MapPanel(QWidget):
         """The tokens inside a drawn rectangle or lasso (or a restored session's)."""
         self.state.selection = [int(i) for i in ids]
         self._show_selection()
+
+    def clear_selection(self) -> None:
+        if self.state.selection:
+            self.set_selection([])
+
+    def _drag_mode_changed(self) -> None:
+        self.clear_selection()  # another mode is another task: the old outline's picks would linger
+        self.view.set_select_mode(self.drag_mode.currentData())
+
+    def _map_clicked(self, event) -> None:
+        """A click on empty map (no point under it) clears the selection."""
+        if event.button() == Qt.MouseButton.LeftButton and self.view.nearest_at(event.scenePos()) < 0:
+            self.clear_selection()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Esc on the map clears a selection; the window's Esc (cancel the long job) waits
+        for the next press. Claimed at ShortcutOverride, so the shortcut does not fire."""
+        if watched is self.view and self.state.selection and event.type() in (QEvent.Type.ShortcutOverride,
+                                                                              QEvent.Type.KeyPress):
+            if event.key() == Qt.Key.Key_Escape:
+                event.accept()
+                if event.type() == QEvent.Type.KeyPress:
+                    self.clear_selection()
+                return True
+        return super().eventFilter(watched, event)
 
     def _show_selection(self) -> None:
         ids = [i for i in self.state.selection if self.view.position_of(i) is not None]

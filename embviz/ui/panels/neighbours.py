@@ -18,6 +18,11 @@ from embviz.ui.widgets import ResultsTable, WordField, flow_row, hide_special_sw
 HEADING_HINT = "Type a word or click a point on the map."
 
 
+def selection_text(ids: list[int]) -> str:
+    """What the word field reads while a map selection's neighbours are shown."""
+    return f"selection ({len(ids):,} tokens)"
+
+
 class NeighboursPanel(QWidget):
     highlight = Signal(list)  # token ids to ring and label on the map
     statusMessage = Signal(str)
@@ -27,6 +32,7 @@ class NeighboursPanel(QWidget):
         self.submit = submit
         self.request_id = 0
         self.state = NeighboursState()
+        self.labels: list[str] = []  # the model's, for the field to name a clicked token
         self.word = WordField("A word, e.g. king (or ␣king for the exact token)")
         self.word.returnPressed.connect(self.run)
         self.k = QSpinBox()
@@ -86,6 +92,7 @@ class NeighboursPanel(QWidget):
         (which names another token here) is forgotten. A session of this model
         (`restore`) brings back its controls and asks its last query, ids included."""
         self.request_id = 0
+        self.labels = summary.labels
         self.word.set_vocabulary(summary.labels)
         self.table.fill([], [])
         self.heading.setText(HEADING_HINT)
@@ -96,6 +103,7 @@ class NeighboursPanel(QWidget):
             self.bindings.push()
         elif not isinstance(self.state.query, str) or not self.state.query.strip():
             self.state.query = None
+            self._show_word("")  # it named a token or a selection of the old vocabulary
         self.run_if_ready()
 
     def run_if_ready(self) -> None:
@@ -103,15 +111,33 @@ class NeighboursPanel(QWidget):
             self.query(self.state.query)
 
     def run(self) -> None:
-        self.query(self.state.word)
+        """The field's word; while it still names the selection shown, that selection."""
+        query = self.state.query
+        selection = isinstance(query, list) and self.state.word == selection_text(query)
+        self.query(query if selection else self.state.word)
 
     def query(self, query: int | str | list[int]) -> None:
-        """A typed word, a clicked token id, or the ids of a map selection (their mean)."""
+        """A typed word, a clicked token id, or the ids of a map selection (their mean).
+        The field says which: what is listed is never another word's neighbours."""
         self.state.query = query
+        self._show_word(self._describe(query))
         self.request_id = self.submit(rq.Neighbours(
             query=query, k=self.state.k, centered=self.state.centered, hide_special=self.state.hide_special,
             by=self.state.by,
         ), Reply(self.on_result, self.on_failed))
+
+    def _describe(self, query: int | str | list[int]) -> str:
+        """The query as the field shows it: the word, the token's label, or the selection."""
+        if isinstance(query, str):
+            return query
+        if isinstance(query, list):
+            return selection_text(query)
+        return self.labels[query] if 0 <= query < len(self.labels) else ""
+
+    def _show_word(self, text: str) -> None:
+        if text != self.state.word:
+            self.state.word = text
+            self.bindings.push()
 
     def show_token(self, token_id: int) -> None:
         """A point clicked on the map."""
@@ -134,5 +160,8 @@ class NeighboursPanel(QWidget):
         self.highlight.emit([view.query_id] * (view.query_id >= 0) + [h.id for h in view.hits[:10]])
 
     def on_failed(self, rid: int, message: str) -> None:
-        if rid == self.request_id:
+        if rid == self.request_id:  # the old answer would read as this query's
             self.message.setText(message)
+            self.heading.setText(HEADING_HINT)
+            self.table.fill([], [])
+            self.highlight.emit([])
