@@ -217,9 +217,9 @@ class LogitsPanel(LanguageModelTab):
         labels = [r.token for r in self.shown]
         logits, probs = [r.logit for r in self.shown], [r.prob for r in self.shown]
         self.logit_chart.set_bars(labels, logits, logit_labels(logits))
-        # Drawn in percent, so the axis reads as the labels do; held, 0–100 % with room for the labels.
+        # Drawn in percent, so the axis reads as the labels do; held, 0–100 % (long bars carry their labels inside).
         self.prob_chart.set_bars(labels, [100 * p for p in probs], percent_labels(probs),
-                                 (0.0, 130.0) if self.state.hold_axis else None)
+                                 (0.0, 100.0) if self.state.hold_axis else None)
         self.prob_chart.set_title(f"Probabilities, T = {result.temperature:g}")
         self.charts.show()
         path = "the full model" if result.path == "full" else "the direct path (embedding → head, no blocks)"

@@ -1,0 +1,182 @@
+"""Small fixes of issue 20 (item 7): each test failed before its fix."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from PySide6.QtCore import QPointF, Qt
+
+from embviz.formatting import percent_labels
+from embviz.ui import style
+from test_gui import wait_for
+
+
+def _decimals(label: str) -> int:
+    match = re.search(r"\.(\d+)", label)
+    return len(match.group(1)) if match else 0
+
+
+# --- a, b: the logits tab's probabilities -----------------------------------------------------
+
+def test_a_sharp_softmax_reads_as_bounds_not_eight_decimals():
+    # T = 0.1 on SmolLM2: the top token holds all but 1e-13 of the mass.
+    labels = percent_labels([1 - 1e-13, 1e-13, 3e-14])
+    assert labels == ["> 99.99%", "< 0.01%", "< 0.01%"]
+    assert percent_labels([0.6, 0.4 - 1e-15, 1e-15]) == ["60.00%", "40.00%", "< 0.01%"]
+    assert percent_labels([0.999999, 1e-6]) == ["99.9999%", "0.0001%"]  # apart in four decimals: still numbers
+    assert percent_labels([1.0]) == ["100.0%"]  # exactly all of it is not "> 99.99%"
+
+
+def test_the_held_probability_axis_stops_at_100_percent_and_keeps_every_label_in_view(qtbot, window):
+    window.open_model("spells")
+    wait_for(qtbot, lambda: "lesson:spells" in window.model_label.full_text, 30_000)
+    panel = window.logits
+    window.tabs.setCurrentWidget(panel)
+    panel.hold_axis.setChecked(True)
+    panel.temperature.setValue(0.1)
+    panel.set_text("I cast")
+    wait_for(qtbot, lambda: panel.results and panel.results[0].token == "fireball", 30_000)
+    qtbot.wait(50)
+    chart = panel.prob_chart
+    (x0, x1), _ = chart.item.vb.viewRange()
+    assert (x0, x1) == (0.0, 100.0)
+    plot = chart.item.vb.sceneBoundingRect()
+    for text in chart.texts[:chart.count]:
+        assert plot.contains(text.sceneBoundingRect()), text.toPlainText()
+    labels = [t.toPlainText() for t in chart.texts[:chart.count]]
+    assert all(_decimals(label) <= 5 for label in labels) and not any(label.startswith("100.0") for label in labels)
+
+
+# --- c, h: the bar chart ----------------------------------------------------------------------
+
+def test_an_invisible_token_reads_as_its_code_point():
+    from embviz.formatting import visible_token
+
+    assert visible_token("\ufe0f") == "U+FE0F"
+    assert visible_token("\u200b") == "U+200B"
+    assert visible_token("❤\ufe0f") == "❤\ufe0f" and visible_token("␣king") == "␣king"
+
+
+@pytest.fixture
+def chart(qtbot):
+    from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+    from embviz.ui.bar_chart import BarChart
+
+    holder = QWidget()  # closed in its place: pyqtgraph's own close() crashes at qtbot's teardown
+    widget = BarChart("Probabilities", style.BAR_PROB)
+    QVBoxLayout(holder).addWidget(widget)
+    holder.resize(500, 300)
+    holder.show()
+    qtbot.waitExposed(holder)
+    yield widget
+    holder.close()
+
+
+def test_an_invisible_token_gets_a_visible_bar_label(chart):
+    chart.set_bars(["\ufe0f", "␣Paris"], [60.0, 40.0], ["60.0%", "40.0%"])
+    ticks = [label for _, label in chart.item.getAxis("left")._tickLevels[0]]
+    assert ticks == ["U+FE0F", "␣Paris"]
+
+
+def _click(qtbot, chart, x: float, y: float) -> None:
+    scene = chart.item.vb.mapViewToScene(QPointF(x, y))
+    qtbot.mouseClick(chart.viewport(), Qt.MouseButton.LeftButton, pos=chart.mapFromScene(scene))
+
+
+def test_only_a_bar_or_its_label_is_clickable(qtbot, chart):
+    chart.set_bars(["a", "b"], [90.0, 5.0], ["90%", "5%"], (0.0, 100.0))
+    qtbot.wait(20)
+    with qtbot.assertNotEmitted(chart.barClicked, wait=50):
+        _click(qtbot, chart, 70.0, 1.0)  # the empty row right of b's short bar and its text
+    with qtbot.waitSignal(chart.barClicked, timeout=1000) as clicked:
+        _click(qtbot, chart, 2.5, 1.0)  # on b's bar
+    assert clicked.args == [1]
+    value_text = chart.texts[1].sceneBoundingRect().center()
+    with qtbot.waitSignal(chart.barClicked, timeout=1000) as clicked:
+        qtbot.mouseClick(chart.viewport(), Qt.MouseButton.LeftButton, pos=chart.mapFromScene(value_text))
+    assert clicked.args == [1]
+
+
+# --- f: the analogy benchmark window ------------------------------------------------------------
+
+def _benchmark_result():
+    from embviz.core.analogy_benchmark import BenchmarkResult, Miss, SectionScore
+
+    names = ["capital-common-countries", "capital-world", "currency", "city-in-state", "family",
+             "gram1-adjective-to-adverb", "gram2-opposite", "gram3-comparative", "gram4-superlative",
+             "gram5-present-participle", "gram6-nationality-adjective", "gram7-past-tense", "gram8-plural",
+             "gram9-plural-verbs"]
+    sections = [SectionScore(name, 506 + 1000 * i, 380 + 10 * i, int((380 + 10 * i) * (0.95 - 0.05 * i)),
+                             int((380 + 10 * i) * 0.1), 5) for i, name in enumerate(names)]
+    misses = [Miss("capital-common-countries", ("␣Athens", "␣Greece", "␣Beijing", "␣China"), "China")]
+    return BenchmarkResult(total=19544, sections=sections, misses=misses)
+
+
+def test_the_benchmark_window_shows_names_counts_and_bars_whole(qtbot):
+    from embviz.ui.benchmark_view import BenchmarkWindow
+
+    bench = BenchmarkWindow(lambda: None)
+    qtbot.addWidget(bench)
+    bench.resize(1024, 700)
+    bench.show()
+    bench.started()
+    qtbot.wait(20)
+    assert not bench.chart.isVisible()  # no empty axes before a result
+    bench.show_result(_benchmark_result(), "done")
+    qtbot.wait(50)
+    assert bench.chart.isVisible()
+    for table in (bench.sections, bench.misses):
+        metrics = table.fontMetrics()
+        for c in (0, 1):
+            widest = max(metrics.horizontalAdvance(table.item(r, c).text()) for r in range(table.rowCount()))
+            assert table.columnWidth(c) >= widest, (table.item(0, c).text(), table.columnWidth(c), widest)
+    assert bench.sections.horizontalScrollBar().maximum() == 0  # every column in view
+    # The legend lies outside the bars' plot: it covers none of them.
+    item = bench.chart.getPlotItem()
+    assert not item.vb.sceneBoundingRect().intersects(bench.legend.sceneBoundingRect())
+    assert len(bench.legend.items) == 2
+
+
+# --- i: no progress bar from the first full-model build -------------------------------------------
+
+def test_building_the_full_model_prints_no_progress_bar(tmp_path, capfd):
+    from conftest import make_tiny_model
+    from embviz.core import open_checkpoint
+
+    make_tiny_model(tmp_path / "tiny")
+    model = open_checkpoint(str(tmp_path / "tiny"), "cpu")
+    capfd.readouterr()
+    model.load_language_model()
+    err = capfd.readouterr().err
+    assert "Loading" not in err and "%|" not in err, err
+
+
+# --- j: the drift tab's message line follows the text size ------------------------------------------
+
+def test_the_drift_tabs_error_line_follows_the_text_size(qtbot):
+    from embviz.ui.drift_panel import DriftPanel
+    from embviz.ui.language_model import LanguageModelLoader
+
+    panel = DriftPanel(lambda request: 1, lambda channel: None, LanguageModelLoader(lambda request: 1))
+    qtbot.addWidget(panel)
+    panel.on_failed(panel.request_id, "The word is not one token.")
+    try:
+        style.set_text_scale(2.0)
+        assert panel.message.font().pointSize() == style.pt(style.BASE_POINT_SIZE)
+    finally:
+        style.set_text_scale(1.0)
+
+
+# --- k: --version ---------------------------------------------------------------------------------
+
+def test_version_prints_the_package_version(capsys):
+    from importlib.metadata import version
+
+    from embviz.cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out.strip() == f"embviz {version('embviz')}"
