@@ -141,7 +141,17 @@ def test_the_benchmark_window_shows_names_counts_and_bars_whole(qtbot):
 
 # --- i: no progress bar from the first full-model build -------------------------------------------
 
-def test_building_the_full_model_prints_no_progress_bar(tmp_path, capfd):
+@pytest.fixture
+def progress_bars_on():
+    """transformers' bars on, as where it was imported before embviz.core set its environment."""
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.enable_progress_bar()
+    yield
+    hf_logging.disable_progress_bar()
+
+
+def test_building_the_full_model_prints_no_progress_bar(tmp_path, capfd, progress_bars_on):
     from conftest import make_tiny_model
     from embviz.core import open_checkpoint
 
@@ -150,7 +160,22 @@ def test_building_the_full_model_prints_no_progress_bar(tmp_path, capfd):
     capfd.readouterr()
     model.load_language_model()
     err = capfd.readouterr().err
-    assert "Loading" not in err and "%|" not in err, err
+    assert "Loading weights" not in err and "%|" not in err, err
+
+
+def test_quiet_loading_silences_the_gguf_bar_too_and_then_restores_the_bars(capfd, progress_bars_on):
+    from transformers import modeling_gguf_pytorch_utils as gguf
+    from transformers.utils import logging as hf_logging
+
+    from embviz.core.causal_lm import quiet_loading
+
+    with quiet_loading():
+        list(gguf.tqdm(range(3), desc="Converting and de-quantizing GGUF tensors..."))
+        list(hf_logging.tqdm(range(3), desc="Loading weights"))
+    assert capfd.readouterr().err == ""
+    assert hf_logging.is_progress_bar_enabled()
+    list(gguf.tqdm(range(3), desc="after"))  # the module's own tqdm again
+    assert "after" in capfd.readouterr().err
 
 
 # --- j: the drift tab's message line follows the text size ------------------------------------------
