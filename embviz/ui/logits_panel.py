@@ -141,6 +141,9 @@ class LogitsPanel(LanguageModelTab):
             # Clicked ids name tokens of the old vocabulary: keep the text, forget the ids.
             self.prompt.parts = [(self.prompt.text, None)] if self.prompt.text else []
         self.text.setEnabled(summary.text_enabled)
+        # Without blocks the direct path is the whole model: no choice of path to offer.
+        for radio in (self.full, self.direct):
+            radio.setVisible(summary.info["kind"] == "transformer")
         self._say(summary.text_disabled_reason or "")
         if summary.text_enabled and self.text.toPlainText().strip():
             self.run()
