@@ -10,6 +10,8 @@ from pathlib import Path
 from embviz.core.errors import EmbvizError
 
 DEMO_SETS = ("weekdays", "months", "numbers")
+TSNE_ROWS = 3000  # t-SNE's live picture on the first ids: a preview in seconds, not the minutes of every row
+TSNE_SHOWN_AT = 600  # of the progress bar's 1000: far enough into the optimising for the map to have shape
 
 
 def _wait(app, done, what: str, timeout: float = 600.0) -> None:
@@ -36,10 +38,26 @@ def _lesson_steps(app, window, save) -> None:
         window.go_to_step(i)
         asks_numbers = "rows" in step.setup or step.setup.get("shapes")
         _wait(app, lambda: window.summary is not None and not window.load_progress.isVisible() and tabs[step.tab]()
+              and ("analogy" not in step.setup or tabs[2]())  # step 8 shows the analogy on the map
               and (not asks_numbers or "Working" not in window.lessons.numbers.text() and window.lessons.numbers.text()),
               f"lesson step {i + 1}")
         save(f"lesson_{i + 1:02d}")
     window.lessons_dock.hide()
+
+
+def _tsne_live(app, panel, save) -> None:
+    """tsne_live.png: t-SNE part-way, its map moving and the progress bar running; then cancelled."""
+    panel.method.setCurrentIndex(panel.method.findData("tsne"))  # first: a slow method waits for Draw map
+    panel.subset.setCurrentIndex(panel.subset.findData("first"))
+    panel.limit.setValue(TSNE_ROWS)
+    panel.run_projection()
+    _wait(app, lambda: "optimising" in panel.status.text() and panel.progress.value() >= TSNE_SHOWN_AT
+          or panel.status.text().startswith("Map failed"), "t-SNE's live picture")
+    if panel.status.text().startswith("Map failed"):
+        raise EmbvizError(panel.status.text())
+    save("tsne_live")
+    panel.cancel_button.click()
+    _wait(app, lambda: not panel.progress.isVisible(), "the t-SNE to stop")
 
 
 def _colour_by(app, panel, save) -> None:
@@ -159,6 +177,7 @@ def run_screenshots(out: str, model: str | None = None, device: str = "auto", te
     view.zoom_to(view._selected)  # the analogy's words, as the session will keep them
     _wait(app, lambda: True, "the zoom")
     session = window.save_session(folder / "demo.embviz")
+    _tsne_live(app, panel, save)  # after the session: it keeps the PCA map
     # The lessons' small models: big labelled markers.
     window.open_model("toy4")
     _wait(app, lambda: window.summary is not None and window.summary.info["vocab_size"] == 4 and panel.view.ids.size == 4, "toy4")
