@@ -256,3 +256,22 @@ def test_lesson_step_8_shows_the_analogy_arrows_on_the_map(qtbot, window):
     view = window.map_panel.view
     wait_for(qtbot, lambda: len(view._arrows) == 2 and view.ids.size == 49152, 300_000)
     assert window.tabs.currentWidget() is window.map_panel
+
+
+# --- l: the screenshot command draws t-SNE's live picture ----------------------------------------------
+
+@pytest.mark.default_model
+def test_the_screenshot_command_saves_tsne_live_part_way_then_cancels(qtbot, qapp, window, monkeypatch):
+    from embviz.ui import screenshots
+
+    monkeypatch.setattr(screenshots, "TSNE_ROWS", 300)  # the same steps, quicker
+    window.open_model(None)
+    panel = window.map_panel
+    wait_for(qtbot, lambda: "PCA of 49,152 rows" in panel.status.text())
+    seen = []
+    screenshots._tsne_live(qapp, panel, lambda name: seen.append((name, panel.status.text(), panel.view.ids.size)))
+    assert len(seen) == 1
+    name, status, rows = seen[0]
+    assert name == "tsne_live" and "t-SNE: optimising" in status and rows == 300
+    assert not panel.progress.isVisible() and panel.view.ids.size == 49152  # the map's rows as they were
+    assert (panel.state.method, panel.state.subset) == ("pca", "all")

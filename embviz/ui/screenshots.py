@@ -11,7 +11,7 @@ from embviz.core.errors import EmbvizError
 
 DEMO_SETS = ("weekdays", "months", "numbers")
 TSNE_ROWS = 3000  # t-SNE's live picture on the first ids: a preview in seconds, not the minutes of every row
-TSNE_SHOWN_AT = 600  # of the progress bar's 1000: far enough into the optimising for the map to have shape
+TSNE_SHOWN_AT = 850  # of the progress bar's 1000: far enough into the optimising for the map to have shape
 
 
 def _wait(app, done, what: str, timeout: float = 600.0) -> None:
@@ -46,7 +46,9 @@ def _lesson_steps(app, window, save) -> None:
 
 
 def _tsne_live(app, panel, save) -> None:
-    """tsne_live.png: t-SNE part-way, its map moving and the progress bar running; then cancelled."""
+    """tsne_live.png: t-SNE part-way, its map moving and the progress bar running; then cancelled,
+    and the map's rows as they were (the lessons open the default model again with them)."""
+    subset, limit = panel.state.subset, panel.state.limit
     panel.method.setCurrentIndex(panel.method.findData("tsne"))  # first: a slow method waits for Draw map
     panel.subset.setCurrentIndex(panel.subset.findData("first"))
     panel.limit.setValue(TSNE_ROWS)
@@ -58,6 +60,10 @@ def _tsne_live(app, panel, save) -> None:
     save("tsne_live")
     panel.cancel_button.click()
     _wait(app, lambda: not panel.progress.isVisible(), "the t-SNE to stop")
+    panel.subset.setCurrentIndex(panel.subset.findData(subset))
+    panel.limit.setValue(limit)
+    panel.method.setCurrentIndex(panel.method.findData("pca"))  # last: one PCA of those rows
+    _wait(app, lambda: not panel.progress.isVisible() and panel.view.ids.size > 0, "the PCA map again")
 
 
 def _colour_by(app, panel, save) -> None:
