@@ -144,9 +144,13 @@ def test_the_benchmark_window_shows_names_counts_and_bars_whole(qtbot):
 @pytest.fixture
 def progress_bars_on():
     """transformers' bars on, as where it was imported before embviz.core set its environment."""
+    import warnings
+
     from transformers.utils import logging as hf_logging
 
-    hf_logging.enable_progress_bar()
+    with warnings.catch_warnings():  # huggingface_hub's own bars stay off, and it says so
+        warnings.simplefilter("ignore")
+        hf_logging.enable_progress_bar()
     yield
     hf_logging.disable_progress_bar()
 
@@ -231,7 +235,8 @@ def test_svg_export_draws_each_word_set_marker_as_one_whole_path(qtbot, tmp_path
     # Copied from a pixmap atlas, every marker was an <image> fragment of it.
     assert not list(root.iter(f"{svg}image"))
     colour = style.SET_COLORS[0].name().lower()
-    markers = [g for g in root.iter(f"{svg}g") if g.get("fill", "").lower() == colour and g.find(f"{svg}path") is not None]
+    markers = [g for g in root.iter(f"{svg}g")
+               if g.get("fill", "").lower() == colour and g.find(f"{svg}path") is not None]
     assert len(markers) >= 7  # the seven markers (and the legend's sample)
     assert all(len(g.findall(f"{svg}path")) == 1 for g in markers)
 

@@ -55,12 +55,11 @@ class BenchmarkWindow(QDialog):
         running = QHBoxLayout()
         running.addWidget(self.progress, 1)
         running.addWidget(self.cancel_button)
-        top = QSplitter(Qt.Orientation.Horizontal)
-        top.addWidget(self.sections)
-        top.addWidget(self.chart)
-        self.top = top
+        self.top = QSplitter(Qt.Orientation.Horizontal)  # the table as wide as its columns, the chart the rest
+        self.top.addWidget(self.sections)
+        self.top.addWidget(self.chart)
         split = QSplitter(Qt.Orientation.Vertical)
-        split.addWidget(top)
+        split.addWidget(self.top)
         split.addWidget(self.misses)
         layout = QVBoxLayout(self)
         layout.addWidget(self.summary)
@@ -111,7 +110,8 @@ class BenchmarkWindow(QDialog):
         """The table as wide as its columns (section names and counts whole), the chart the rest."""
         table = self.sections
         table.resizeColumnsToContents()
-        wanted = table.horizontalHeader().length() + 2 * table.frameWidth() + table.verticalScrollBar().sizeHint().width()
+        frame = 2 * table.frameWidth() + table.verticalScrollBar().sizeHint().width()
+        wanted = table.horizontalHeader().length() + frame
         total = self.top.width() - self.top.handleWidth()
         wanted = min(wanted, total - CHART_MIN_WIDTH)
         self.top.setSizes([wanted, total - wanted])

@@ -43,7 +43,8 @@ def _vector_markers(widget: QWidget) -> Iterator[None]:
     """A plot's items in pyqtgraph's export mode while it is painted: a scatter then draws
     each marker as a path. On screen it copies them from a pixmap atlas, which an SVG keeps
     as fragments of that image, read back as striped, broken markers."""
-    items = [i for i in widget.scene().items() if hasattr(i, "setExportMode")] if isinstance(widget, QGraphicsView) else []
+    scene = widget.scene() if isinstance(widget, QGraphicsView) else None
+    items = [i for i in scene.items() if hasattr(i, "setExportMode")] if scene is not None else []
     for item in items:
         item.setExportMode(True, {"antialias": True})
     try:

@@ -55,7 +55,8 @@ def assemble(
     norms = torch.linalg.vector_norm(table, dim=1)
     finite, zero = row_checks(table, norms)
     if not bool(finite.all()):
-        notes.append(_row_report((~finite).nonzero().flatten().cpu(), ("has NaN or Inf values", "have NaN or Inf values"), vocab))
+        notes.append(_row_report((~finite).nonzero().flatten().cpu(),
+                                 ("has NaN or Inf values", "have NaN or Inf values"), vocab))
     if bool(zero.any()):
         notes.append(_row_report(zero.nonzero().flatten().cpu(), ("is all zeros", "are all zeros"), vocab,
                                  " Padding and end-of-text rows are often zero on purpose."))
