@@ -144,17 +144,14 @@ def test_the_benchmark_window_shows_names_counts_and_bars_whole(qtbot):
 @pytest.fixture
 def progress_bars_on():
     """transformers' bars on, as where it was imported before embviz.core set its environment."""
-    import warnings
-
     from transformers.utils import logging as hf_logging
 
-    with warnings.catch_warnings():  # huggingface_hub's own bars stay off, and it says so
-        warnings.simplefilter("ignore")
-        hf_logging.enable_progress_bar()
+    hf_logging.enable_progress_bar()  # huggingface_hub's own bars stay off, and warns so
     yield
     hf_logging.disable_progress_bar()
 
 
+@pytest.mark.filterwarnings("ignore:Cannot enable progress bars")
 def test_building_the_full_model_prints_no_progress_bar(tmp_path, capfd, progress_bars_on):
     from conftest import make_tiny_model
     from embviz.core import open_checkpoint
@@ -167,6 +164,7 @@ def test_building_the_full_model_prints_no_progress_bar(tmp_path, capfd, progres
     assert "Loading weights" not in err and "%|" not in err, err
 
 
+@pytest.mark.filterwarnings("ignore:Cannot enable progress bars")
 def test_quiet_loading_silences_the_gguf_bar_too_and_then_restores_the_bars(capfd, progress_bars_on):
     from transformers import modeling_gguf_pytorch_utils as gguf
     from transformers.utils import logging as hf_logging
@@ -274,9 +272,9 @@ def test_the_screenshot_command_saves_tsne_live_part_way_then_cancels(qtbot, qap
     panel = window.map_panel
     wait_for(qtbot, lambda: "PCA of 49,152 rows" in panel.status.text())
     seen = []
-    screenshots._tsne_live(qapp, panel, lambda name: seen.append((name, panel.status.text(), panel.view.ids.size)))
+    screenshots._tsne_live(qapp, window, lambda name: seen.append((name, panel.status.text(), panel.view.ids.size)))
     assert len(seen) == 1
     name, status, rows = seen[0]
-    assert name == "tsne_live" and "t-SNE: optimising" in status and rows == 300
+    assert name == "tsne_live" and "t-SNE: optimising" in status and rows == 300, status
     assert not panel.progress.isVisible() and panel.view.ids.size == 49152  # the map's rows as they were
     assert (panel.state.method, panel.state.subset) == ("pca", "all")
