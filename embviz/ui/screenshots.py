@@ -11,7 +11,7 @@ from embviz.core.errors import EmbvizError
 
 DEMO_SETS = ("weekdays", "months", "numbers")
 TSNE_ROWS = 3000  # t-SNE's live picture on the first ids: a preview in seconds, not the minutes of every row
-TSNE_SHOWN_AT = 0.85  # far enough into the optimising for the map to have shape
+TSNE_SHOWN_AT = 0.7  # far enough into the optimising for the map to have shape
 
 
 def _wait(app, done, what: str, timeout: float = 600.0) -> None:
@@ -50,13 +50,15 @@ def _tsne_live(app, window, save) -> None:
     and the map's rows as they were (the lessons open the default model again with them)."""
     panel = window.map_panel
     subset, limit = panel.state.subset, panel.state.limit
-    saved: list[bool] = []
+    saved: list[float] = []  # the fractions of the previews saved so far
 
-    def on_preview(_channel: str, rid: int, fraction: float, _stage: str, preview) -> None:
-        # Saved as the preview arrives (after the tab has drawn it): one event loop turn can
-        # take the last previews and the result together, and the live picture is gone.
-        if rid == panel.request_id and isinstance(preview, tuple) and fraction >= TSNE_SHOWN_AT and not saved:
-            saved.append(True)
+    def on_preview(_channel: str, rid: int, fraction: float, stage: str, preview) -> None:
+        # Saved as each preview arrives (after the tab has drawn it), until one far enough in:
+        # one event loop turn can take the last previews and the result together, and on a
+        # fast machine there are few previews at all.
+        live = rid == panel.request_id and isinstance(preview, tuple) and "optimising" in stage
+        if live and (not saved or saved[-1] < TSNE_SHOWN_AT):
+            saved.append(fraction)
             save("tsne_live")
 
     window.worker.progressed.connect(on_preview)
@@ -64,7 +66,7 @@ def _tsne_live(app, window, save) -> None:
     panel.subset.setCurrentIndex(panel.subset.findData("first"))
     panel.limit.setValue(TSNE_ROWS)
     panel.run_projection()
-    _wait(app, lambda: saved or not panel.progress.isVisible(), "t-SNE's live picture")
+    _wait(app, lambda: saved and saved[-1] >= TSNE_SHOWN_AT or not panel.progress.isVisible(), "t-SNE's live picture")
     window.worker.progressed.disconnect(on_preview)
     if not saved:
         raise EmbvizError(f"No live t-SNE picture to save: {panel.status.text()}")
@@ -132,7 +134,8 @@ def run_screenshots(out: str, model: str | None = None, device: str = "auto", te
     def save(name: str) -> None:
         path = folder / f"{name}.png"
         window.grab().save(str(path))
-        saved.append(path)
+        if path not in saved:  # tsne_live.png is saved again as its previews come
+            saved.append(path)
 
     save("map")
     view = panel.view
