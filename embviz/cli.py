@@ -8,6 +8,19 @@ import os
 import sys
 from typing import Any, Callable, Sequence
 
+
+def _version() -> str:
+    """The installed distribution's version; the package's own where it is not installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("embviz")
+    except PackageNotFoundError:
+        from embviz import __version__
+
+        return __version__
+
+
 def _model_options(parser: argparse.ArgumentParser, top_level: bool = False) -> None:
     # Subcommands repeat the options without defaults, so `embviz --model M info` keeps M.
     default = (lambda value: value) if top_level else (lambda value: argparse.SUPPRESS)
@@ -22,6 +35,7 @@ def _hide_special_option(parser: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="embviz", description="Look inside a language model's vocabulary.")
+    parser.add_argument("--version", action="version", version=f"embviz {_version()}")
     _model_options(parser, top_level=True)
     parser.add_argument("--session", default=None, metavar="FILE",
                         help="open a saved session (.embviz): its model, its map as drawn, every tab's inputs")

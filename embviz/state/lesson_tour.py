@@ -57,8 +57,9 @@ STEPS: tuple[LessonStep, ...] = (
                DEFAULT, 2, {"analogy": ("king", "man", "woman"), "exclude": False}),
     LessonStep("004", "king − man + woman, inputs excluded",
                "With word2vec's rule (the three inputs may not be the answer) the answer is ␣queen. The map shows the "
-               "arrows man→king and woman→queen that the analogy says are parallel.",
-               DEFAULT, 2, {"analogy": ("king", "man", "woman"), "exclude": True}),
+               "arrows man→king and woman→queen that the analogy says are parallel; the Analogies tab lists the "
+               "runners-up.",
+               DEFAULT, 0, {"analogy": ("king", "man", "woman"), "exclude": True}),
     LessonStep("004", "The capital of France is",
                "The output head scores every token with a dot product: the logits. Softmax turns them into "
                "probabilities over the whole vocabulary; ␣Paris comes first.",

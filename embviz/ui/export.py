@@ -3,7 +3,9 @@ with the caption the panel shows printed under it."""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 from PySide6.QtCore import QPoint, QRect, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QImage, QPainter
@@ -36,6 +38,22 @@ def _paint(painter: QPainter, widget: QWidget, caption: str, size: QSize, captio
                          Qt.TextFlag.TextWordWrap, caption)
 
 
+@contextmanager
+def _vector_markers(widget: QWidget) -> Iterator[None]:
+    """A plot's items in pyqtgraph's export mode while it is painted: a scatter then draws
+    each marker as a path. On screen it copies them from a pixmap atlas, which an SVG keeps
+    as fragments of that image, read back as striped, broken markers."""
+    scene = widget.scene() if isinstance(widget, QGraphicsView) else None
+    items = [i for i in scene.items() if hasattr(i, "setExportMode")] if scene is not None else []
+    for item in items:
+        item.setExportMode(True, {"antialias": True})
+    try:
+        yield
+    finally:
+        for item in items:
+            item.setExportMode(False)
+
+
 def export_picture(widget: QWidget, caption: str, path: str | Path) -> Path:
     """Write `widget` (and `caption` under it) to `path`: .svg as vectors, else PNG at 2×."""
     path = Path(path)
@@ -50,7 +68,8 @@ def export_picture(widget: QWidget, caption: str, path: str | Path) -> Path:
         generator.setViewBox(QRect(0, 0, size.width(), size.height() + caption_h))
         generator.setTitle("embviz")
         painter = QPainter(generator)
-        _paint(painter, widget, caption, size, caption_h)
+        with _vector_markers(widget):
+            _paint(painter, widget, caption, size, caption_h)
         painter.end()
     else:
         if path.suffix.lower() != ".png":

@@ -10,6 +10,8 @@ from pathlib import Path
 from embviz.core.errors import EmbvizError
 
 DEMO_SETS = ("weekdays", "months", "numbers")
+TSNE_ROWS = 3000  # t-SNE's live picture on the first ids: a preview in seconds, not the minutes of every row
+TSNE_SHOWN_AT = 0.7  # far enough into the optimising for the map to have shape
 
 
 def _wait(app, done, what: str, timeout: float = 600.0) -> None:
@@ -36,10 +38,44 @@ def _lesson_steps(app, window, save) -> None:
         window.go_to_step(i)
         asks_numbers = "rows" in step.setup or step.setup.get("shapes")
         _wait(app, lambda: window.summary is not None and not window.load_progress.isVisible() and tabs[step.tab]()
+              and ("analogy" not in step.setup or tabs[2]())  # step 8 shows the analogy on the map
               and (not asks_numbers or "Working" not in window.lessons.numbers.text() and window.lessons.numbers.text()),
               f"lesson step {i + 1}")
         save(f"lesson_{i + 1:02d}")
     window.lessons_dock.hide()
+
+
+def _tsne_live(app, window, save) -> None:
+    """tsne_live.png: t-SNE part-way, its map moving and the progress bar running; then cancelled,
+    and the map's rows as they were (the lessons open the default model again with them)."""
+    panel = window.map_panel
+    subset, limit = panel.state.subset, panel.state.limit
+    saved: list[float] = []  # the fractions of the previews saved so far
+
+    def on_preview(_channel: str, rid: int, fraction: float, stage: str, preview) -> None:
+        # Saved as each preview arrives (after the tab has drawn it), until one far enough in:
+        # one event loop turn can take the last previews and the result together, and on a
+        # fast machine there are few previews at all.
+        live = rid == panel.request_id and isinstance(preview, tuple) and "optimising" in stage
+        if live and (not saved or saved[-1] < TSNE_SHOWN_AT):
+            saved.append(fraction)
+            save("tsne_live")
+
+    window.worker.progressed.connect(on_preview)
+    panel.method.setCurrentIndex(panel.method.findData("tsne"))  # first: a slow method waits for Draw map
+    panel.subset.setCurrentIndex(panel.subset.findData("first"))
+    panel.limit.setValue(TSNE_ROWS)
+    panel.run_projection()
+    _wait(app, lambda: saved and saved[-1] >= TSNE_SHOWN_AT or not panel.progress.isVisible(), "t-SNE's live picture")
+    window.worker.progressed.disconnect(on_preview)
+    if not saved:
+        raise EmbvizError(f"No live t-SNE picture to save: {panel.status.text()}")
+    panel.cancel_button.click()
+    _wait(app, lambda: not panel.progress.isVisible(), "the t-SNE to stop")
+    panel.subset.setCurrentIndex(panel.subset.findData(subset))
+    panel.limit.setValue(limit)
+    panel.method.setCurrentIndex(panel.method.findData("pca"))  # last: one PCA of those rows
+    _wait(app, lambda: not panel.progress.isVisible() and panel.view.ids.size > 0, "the PCA map again")
 
 
 def _colour_by(app, panel, save) -> None:
@@ -98,7 +134,8 @@ def run_screenshots(out: str, model: str | None = None, device: str = "auto", te
     def save(name: str) -> None:
         path = folder / f"{name}.png"
         window.grab().save(str(path))
-        saved.append(path)
+        if path not in saved:  # tsne_live.png is saved again as its previews come
+            saved.append(path)
 
     save("map")
     view = panel.view
@@ -159,6 +196,7 @@ def run_screenshots(out: str, model: str | None = None, device: str = "auto", te
     view.zoom_to(view._selected)  # the analogy's words, as the session will keep them
     _wait(app, lambda: True, "the zoom")
     session = window.save_session(folder / "demo.embviz")
+    _tsne_live(app, window, save)  # after the session: it keeps the PCA map
     # The lessons' small models: big labelled markers.
     window.open_model("toy4")
     _wait(app, lambda: window.summary is not None and window.summary.info["vocab_size"] == 4 and panel.view.ids.size == 4, "toy4")

@@ -9,10 +9,12 @@ not change when tokens are appended (causal attention), so they are kept too.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
 import torch
 
@@ -28,6 +30,30 @@ class _Prefix:
     cache: Any  # transformers' DynamicCache for `ids`
     residuals: torch.Tensor | None  # (layers + 1, len(ids), D): embedding output, then each block's output
     logits: torch.Tensor  # (V,) after the last of `ids`
+
+
+@contextmanager
+def quiet_loading() -> Iterator[None]:
+    """transformers' progress bars and load reports off while the full model is built:
+    the tab shows its own busy bar, and the terminal the app was started from stays clean."""
+    from transformers import modeling_gguf_pytorch_utils as gguf
+    from transformers.utils import logging as hf_logging
+
+    bars_on, verbosity = hf_logging.is_progress_bar_enabled(), hf_logging.get_verbosity()
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
+    # GGUF's de-quantizing calls tqdm directly, past the switch above.
+    gguf_tqdm = getattr(gguf, "tqdm", None)
+    if gguf_tqdm is not None:
+        gguf.tqdm = functools.partial(gguf_tqdm, disable=True)
+    try:
+        yield
+    finally:
+        if gguf_tqdm is not None:
+            gguf.tqdm = gguf_tqdm
+        hf_logging.set_verbosity(verbosity)
+        if bars_on:
+            hf_logging.enable_progress_bar()
 
 
 def common_prefix(a: list[int], b: list[int]) -> int:

@@ -13,10 +13,16 @@ from embviz.core.table.similarity import ROW_CHECKS, ROW_NORMS, row_checks
 from embviz.core.table.vocab import Vocabulary
 
 
-def _row_report(ids: torch.Tensor, what: str) -> str:
-    shown = ", ".join(str(i) for i in ids[:8].tolist())
-    more = ", …" if ids.numel() > 8 else ""
-    return f"{ids.numel()} row(s) {what} (ids {shown}{more}); they score 0 in cosine similarity."
+def _row_report(ids: torch.Tensor, what: tuple[str, str], vocab: Vocabulary, why: str = "") -> str:
+    """"1 row is all zeros (ids 0: <eos>); …": `what` for one row and for several, and the
+    tokens named, so a class sees which ones."""
+    n = ids.numel()
+    listed = ids[:8].tolist()
+    more = ", …" if n > 8 else ""
+    names = ", ".join(vocab.labels[i][:20] for i in listed if i < len(vocab.labels))
+    it = "they score" if n > 1 else "it scores"
+    return (f"{n} row{'s' if n > 1 else ''} {what[n > 1]} (ids {', '.join(map(str, listed))}{more}"
+            f"{': ' + names + more if names else ''}); {it} 0 in cosine similarity.{why}")
 
 
 def assemble(
@@ -49,9 +55,11 @@ def assemble(
     norms = torch.linalg.vector_norm(table, dim=1)
     finite, zero = row_checks(table, norms)
     if not bool(finite.all()):
-        notes.append(_row_report((~finite).nonzero().flatten().cpu(), "contain NaN or Inf values"))
+        notes.append(_row_report((~finite).nonzero().flatten().cpu(),
+                                 ("has NaN or Inf values", "have NaN or Inf values"), vocab))
     if bool(zero.any()):
-        notes.append(_row_report(zero.nonzero().flatten().cpu(), "are all zeros"))
+        notes.append(_row_report(zero.nonzero().flatten().cpu(), ("is all zeros", "are all zeros"), vocab,
+                                 " Padding and end-of-text rows are often zero on purpose."))
     if head is not None:
         head = head.to(device=device, dtype=torch.float32)
     if head_bias is not None:

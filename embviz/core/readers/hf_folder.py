@@ -10,7 +10,7 @@ from typing import Any
 
 import torch
 
-from embviz.core.lm.causal_lm import HFLanguageModel
+from embviz.core.lm.causal_lm import HFLanguageModel, quiet_loading
 from embviz.core.device import ensure_fits_in_ram, free_bytes
 from embviz.core.errors import EmbvizError, ProgressFn, first_line, no_progress
 from embviz.core.model import EmbeddingModel
@@ -94,7 +94,8 @@ def load_hf_language_model(
         ensure_fits_in_ram(need, "The full model (for next-token logits)")
     try:
         extra = {"gguf_file": gguf_file} if gguf_file else {}
-        model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch.float32, **extra)
+        with quiet_loading():
+            model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch.float32, **extra)
     except Exception as exc:
         raise EmbvizError(f"The full model could not be loaded for logits: {first_line(exc)}") from exc
     model.eval()

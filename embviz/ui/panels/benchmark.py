@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton, QSplitter, QVBoxLayout
+from PySide6.QtWidgets import (
+    QDialog, QHBoxLayout, QHeaderView, QLabel, QProgressBar, QPushButton, QSplitter, QVBoxLayout,
+)
 
 from embviz.ui import style
 from embviz.ui.widgets import ResultsTable
 
+CHART_MIN_WIDTH = 300  # bars still comparable beside the section names
 SERIES = (("inputs excluded", "accuracy_excluded", style.BAR_LOGIT), ("inputs allowed", "accuracy_included", style.BAR_PROB))
 
 
@@ -28,7 +31,13 @@ class BenchmarkWindow(QDialog):
         self.cancel_button.clicked.connect(cancel)
         self.sections = ResultsTable(["section", "kept", "excluded", "+ variants", "allowed"])
         self.misses = ResultsTable(["section", "a", "is to b", "as c", "is to d", "answered instead"])
+        # Every column as wide as its longest text ("capital-common-countries", "380 of 506").
+        for table in (self.sections, self.misses):
+            table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+            style.use_font(table, style.BASE_POINT_SIZE)  # five and six columns beside a chart: a size smaller
+        self.misses.horizontalHeader().setStretchLastSection(True)
         self.chart = pg.PlotWidget(background=style.BACKGROUND)
+        self.chart.setMinimumWidth(CHART_MIN_WIDTH)
         item = self.chart.getPlotItem()
         item.setMenuEnabled(False)
         item.hideButtons()
@@ -38,16 +47,19 @@ class BenchmarkWindow(QDialog):
         for name in ("left", "bottom"):
             item.getAxis(name).setTextPen("k")
             item.getAxis(name).setPen("k")
-        self.legend = item.addLegend(offset=(-10, -10), labelTextColor="k", brush=pg.mkBrush(255, 255, 255, 220))
+        # Under the axis, in a row of the plot's own: inside the plot it covered the longest bars.
+        self.legend = pg.LegendItem(labelTextColor="k")
+        item.legend = self.legend  # named bars add themselves to it
+        item.layout.addItem(self.legend, 4, 0, 1, 3)  # under the axis's names too: the chart may be narrow
+        self.chart.hide()  # no empty axes before the first result
         running = QHBoxLayout()
         running.addWidget(self.progress, 1)
         running.addWidget(self.cancel_button)
-        top = QSplitter(Qt.Orientation.Horizontal)
-        top.addWidget(self.sections)
-        top.addWidget(self.chart)
-        top.setSizes([560, 540])  # the table's five columns readable, the chart beside it
+        self.top = QSplitter(Qt.Orientation.Horizontal)  # the table as wide as its columns, the chart the rest
+        self.top.addWidget(self.sections)
+        self.top.addWidget(self.chart)
         split = QSplitter(Qt.Orientation.Vertical)
-        split.addWidget(top)
+        split.addWidget(self.top)
         split.addWidget(self.misses)
         layout = QVBoxLayout(self)
         layout.addWidget(self.summary)
@@ -63,6 +75,7 @@ class BenchmarkWindow(QDialog):
         self.misses.fill([], [])
         self.chart.getPlotItem().clear()
         self.legend.clear()
+        self.chart.hide()
 
     def on_progress(self, fraction: float, stage: str) -> None:
         self.progress.setValue(int(fraction * 1000))
@@ -90,6 +103,18 @@ class BenchmarkWindow(QDialog):
         item.getAxis("left").setTicks([[(i, s.name) for i, s in enumerate(sections)]])
         item.setXRange(0, 100, padding=0.02)
         item.setYRange(-0.6, len(sections) - 0.4, padding=0)
+        self.chart.show()
+        self._fit_table()
+
+    def _fit_table(self) -> None:
+        """The table as wide as its columns (section names and counts whole), the chart the rest."""
+        table = self.sections
+        table.resizeColumnsToContents()
+        frame = 2 * table.frameWidth() + table.verticalScrollBar().sizeHint().width()
+        wanted = table.horizontalHeader().length() + frame
+        total = self.top.width() - self.top.handleWidth()
+        wanted = min(wanted, total - CHART_MIN_WIDTH)
+        self.top.setSizes([wanted, total - wanted])
 
 
 def _pct(x: float | None) -> str:

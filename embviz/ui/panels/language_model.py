@@ -107,6 +107,7 @@ class LanguageModelTab(QWidget):
         self.loading = LoadingRow(cancel)
         self.message = QLabel("")
         self.message.setWordWrap(True)
+        style.use_font(self.message)  # with a style sheet it would not follow the text size
         self.message.hide()
 
     def run(self) -> None:

@@ -142,6 +142,9 @@ class LogitsPanel(LanguageModelTab):
             # Clicked ids name tokens of the old vocabulary: keep the text, forget the ids.
             self.prompt.parts = [(self.prompt.text, None)] if self.prompt.text else []
         self.text.setEnabled(summary.text_enabled)
+        # Without blocks the direct path is the whole model: no choice of path to offer.
+        for radio in (self.full, self.direct):
+            radio.setVisible(summary.info["kind"] == "transformer")
         self._say(summary.text_disabled_reason or "")
         if summary.text_enabled and self.text.toPlainText().strip():
             self.run()
@@ -218,9 +221,9 @@ class LogitsPanel(LanguageModelTab):
         labels = [r.token for r in self.shown]
         logits, probs = [r.logit for r in self.shown], [r.prob for r in self.shown]
         self.logit_chart.set_bars(labels, logits, logit_labels(logits))
-        # Drawn in percent, so the axis reads as the labels do; held, 0–100 % with room for the labels.
+        # Drawn in percent, so the axis reads as the labels do; held, 0–100 % (long bars carry their labels inside).
         self.prob_chart.set_bars(labels, [100 * p for p in probs], percent_labels(probs),
-                                 (0.0, 130.0) if self.state.hold_axis else None)
+                                 (0.0, 100.0) if self.state.hold_axis else None)
         self.prob_chart.set_title(f"Probabilities, T = {result.temperature:g}")
         self.charts.show()
         path = "the full model" if result.path == "full" else "the direct path (embedding → head, no blocks)"

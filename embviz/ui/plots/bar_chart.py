@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pyqtgraph as pg
-from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtCore import QPointF, QSize, Qt, Signal
 
+from embviz.formatting import visible_token
 from embviz.ui import style
 
 MIN_HEIGHT = 240  # pixels at 100 % text
@@ -74,14 +75,11 @@ class BarChart(pg.PlotWidget):
             self.texts.append(text)
         for i, text in enumerate(self.texts):
             if i < len(values):
-                v = values[i]
                 text.setText(texts[i])
-                text.setAnchor((0, 0.5) if v >= 0 else (1, 0.5))
-                text.setPos(v, i)
                 text.show()
             else:
                 text.hide()
-        self.item.getAxis("left").setTicks([[(y, label) for y, label in zip(ys, labels)]])
+        self.item.getAxis("left").setTicks([[(y, visible_token(label)) for y, label in zip(ys, labels)]])
         self._values, self._held = list(values), x_range
         self._fit_range()
         self.item.setYRange(-0.6, max(len(values), 1) - 0.4, padding=0)
@@ -100,6 +98,22 @@ class BarChart(pg.PlotWidget):
             x_range = (lo - 0.02 * span, hi + span * max(share / (1 - share), 0.05))
         self._range = x_range
         self.item.setXRange(*x_range, padding=0)
+        self._place_texts()
+
+    def _place_texts(self) -> None:
+        """Each value's text past its bar's end; on a held axis, a text that would run
+        past the axis's end goes inside its bar instead (the axis stops at 100 %)."""
+        lo, hi = self._range
+        plot = self.item.vb.width() or 0.7 * self.width()
+        per_unit = plot / ((hi - lo) or 1.0)
+        for i, (v, text) in enumerate(zip(self._values, self.texts)):
+            room = (hi - v if v >= 0 else v - lo) * per_unit
+            outside = self._held is None or room >= text.boundingRect().width() + 4
+            if v >= 0:
+                text.setAnchor((0, 0.5) if outside else (1, 0.5))
+            else:
+                text.setAnchor((1, 0.5) if outside else (0, 0.5))
+            text.setPos(v, i)
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
@@ -119,9 +133,21 @@ class BarChart(pg.PlotWidget):
     def _clicked(self, event) -> None:
         if event.button() != Qt.MouseButton.LeftButton or not self.count:
             return
-        pos = self.item.vb.mapSceneToView(event.scenePos())
+        row = self.row_at(event.scenePos())
+        if row is not None:
+            self.barClicked.emit(row)
+
+    def row_at(self, scene_pos: QPointF) -> int | None:
+        """The row whose bar, value text or token label is at `scene_pos`; None for the
+        empty plot beside a short bar, where a click should not append a token."""
+        pos = self.item.vb.mapSceneToView(scene_pos)
         row = int(round(pos.y()))
-        if 0 <= row < self.count and self.item.vb.sceneBoundingRect().contains(event.scenePos()):
-            self.barClicked.emit(row)
-        elif 0 <= row < self.count and self.item.getAxis("left").sceneBoundingRect().contains(event.scenePos()):
-            self.barClicked.emit(row)
+        if not 0 <= row < self.count:
+            return None
+        if self.item.getAxis("left").sceneBoundingRect().contains(scene_pos):
+            return row
+        if not self.item.vb.sceneBoundingRect().contains(scene_pos):
+            return None
+        v = self._values[row]
+        on_bar = min(0.0, v) <= pos.x() <= max(0.0, v) and abs(pos.y() - row) <= 0.35  # the bars are 0.7 high
+        return row if on_bar or self.texts[row].sceneBoundingRect().contains(scene_pos) else None
