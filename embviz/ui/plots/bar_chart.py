@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QSize, Qt, Signal
 
-from embviz.formatting import visible_token
+from embviz.ui.formatting import visible_token
 from embviz.ui import style
 
 MIN_HEIGHT = 240  # pixels at 100 % text
