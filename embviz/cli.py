@@ -8,6 +8,8 @@ import os
 import sys
 from typing import Any, Callable, Sequence
 
+from embviz.state.tabs import CLUSTERS_K
+
 
 def _version() -> str:
     """The installed distribution's version; the package's own where it is not installed."""
@@ -90,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--words-only", action="store_true", help="only rows that are whole words")
     p.add_argument("--out", required=True)
     p = add("clusters", "k-means clusters of the rows' directions, each named by its most central tokens")
-    p.add_argument("--k", type=int, default=50, help="number of clusters (default 50)")
+    p.add_argument("--k", type=int, default=CLUSTERS_K, help=f"number of clusters (default {CLUSTERS_K})")
     p.add_argument("--of", nargs="+", default=[], metavar="WORD", help="also say which cluster these tokens are in")
     p = add("analogies", "the Google analogy benchmark (questions-words.txt)")
     p.add_argument("file", nargs="?", default=None)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from embviz.state.tabs import CLUSTERS_K, FIRST_ROWS, SEARCH_LIMIT
+
 WORDSET_PREFIX = "wordset:"
 
 
@@ -125,7 +127,7 @@ class Drift(Request):
 class Project(Request):
     method: str = "pca"  # or "tsne", "umap", "axes"
     subset: str = "all"  # "all", "first" (the first `limit` ids) or "words"
-    limit: int = 5000
+    limit: int = FIRST_ROWS
     first: int | None = None  # of "all" or "words", only the first N (the command line's --limit)
     axes: tuple[str, str, str, str] = ("man", "woman", "man", "king")  # "axes": x from → to, y from → to
     channel = "project"
@@ -167,7 +169,7 @@ class Clusters(Request):
     and k), or HDBSCAN of the map's own 2-D points; each cluster named by its central tokens."""
 
     method: str = "kmeans"  # or "hdbscan"
-    k: int = 50
+    k: int = CLUSTERS_K
     ids: object = None  # the map's row ids (numpy)
     coords: object = None  # and its coordinates (HDBSCAN clusters those)
     channel = "clusters"
@@ -188,7 +190,7 @@ class Search(Request):
     pattern: str = ""
     regex: bool = False
     substring: bool = False  # plain text: any token containing it, not whole tokens only
-    limit: int = 500
+    limit: int = SEARCH_LIMIT
     channel = "search"
 
 

@@ -22,6 +22,7 @@ import numpy as np
 from embviz.core.errors import EmbvizError
 from embviz.state.settings import atomic_write_bytes
 from embviz.state.tabs import (
+    FIRST_ROWS,
     AnalogyState, DriftState, LensState, LogitsState, MapState, NeighboursState, ProjectionState, PromptState, VectorsState,
     WordSetsState,
 )
@@ -289,7 +290,7 @@ def _projection(meta: Any, arrays: dict[str, np.ndarray] | None, vocab_size: int
     if not np.isfinite(coords).all():
         raise SessionError("its map's coordinates are not all finite numbers")
     return ProjectionState(method=simple.get("method", "pca"), subset=simple.get("subset", "all"),
-                           limit=simple.get("limit", 5000), ids=ids.astype(np.int64),
+                           limit=simple.get("limit", FIRST_ROWS), ids=ids.astype(np.int64),
                            coords=coords.astype(np.float32), caption=caption)
 
 

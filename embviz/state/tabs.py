@@ -11,6 +11,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from psygnal import evented
 
+# The window's defaults, named once (the requests and the command line take them from here).
+CLUSTERS_K = 50  # k-means clusters
+FIRST_ROWS = 5000  # Rows ▸ First N ids
+SEARCH_LIMIT = 500  # search hits marked on the map
+
 
 @dataclass
 class WordSetsState:
@@ -109,7 +114,7 @@ class ProjectionState:
 class MapState:
     method: str = "pca"
     subset: str = "all"
-    limit: int = 5000
+    limit: int = FIRST_ROWS
     labels_on: bool = True
     search: str = ""
     regex: bool = False
@@ -121,7 +126,7 @@ class MapState:
     axis_y: str = "man, king"
     colour_by: str = "none"  # or "kind", "id", "norm", "cluster"
     cluster_method: str = "kmeans"  # or "hdbscan" (of the map's points)
-    clusters_k: int = 50
+    clusters_k: int = CLUSTERS_K
     selection: list[int] = field(default_factory=list)  # ids picked with the rectangle or lasso
 
     def fit_to_model(self, max_clusters: int, word_rows: int) -> str:
