@@ -295,8 +295,11 @@ def _number_in(value: Any, kind: type, bounds: tuple[float, float] | None) -> bo
 
 
 def _finite(value: int | float) -> bool:
-    # an int is always finite, and math.isfinite cannot even take one past a float's range
-    return isinstance(value, int) or math.isfinite(value)
+    """Whether `value` is a finite float, or an int that becomes one (JSON ints have no bound)."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def _short(value: Any) -> str:
