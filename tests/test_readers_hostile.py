@@ -88,3 +88,15 @@ def test_an_unreadable_vocabulary_beside_the_weights_is_one_line(tmp_path, monke
     _unreadable(tmp_path, monkeypatch, "vocab.json")
     with pytest.raises(EmbvizError, match="vocab.json cannot be read: permission denied"):
         open_checkpoint(str(tmp_path / "w.safetensors"), "cpu")
+
+
+def test_a_hub_id_longer_than_the_hub_allows_never_reaches_the_hub(monkeypatch):
+    from embviz.core.readers import hub
+
+    def no_hub(*args, **kwargs):
+        raise AssertionError("the hub was asked")
+
+    monkeypatch.setattr(hub, "_cached_snapshot", no_hub)
+    monkeypatch.setattr(hub, "plan_download", no_hub)
+    with pytest.raises(EmbvizError, match="too long for a hub id"):
+        open_checkpoint("someone/" + "m" * 200, "cpu")
