@@ -43,7 +43,8 @@ def run_isolated(kind: str, path: Path, timeout: float = 90) -> subprocess.Compl
     """Open `path` (a model, or with kind "session" a session) in a child; a hang fails here."""
     if not Path("/proc/self/status").exists():
         pytest.skip("the memory limit needs /proc")
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1",
+           "EMBVIZ_CACHE_DIR": str(path.parent / "cache")}
     return subprocess.run([sys.executable, "-c", CHILD, str(HEADROOM), kind, str(path)], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=timeout)
 

@@ -3,8 +3,10 @@ without gensim and without running the pickle.
 
 gensim saves with pickle, and `KeyedVectors.load` would run whatever a file asks. Here
 the pickle goes through an unpickler that builds only inert records for gensim's
-classes, plain containers and numpy arrays; any other global (`os.system`, …) is refused
-before anything is called. Big arrays that gensim stored beside the pickle
+classes and plain containers; any other global (`os.system`, …) is refused before
+anything is called. numpy is never asked to build anything from the pickle: an array
+stays a record of its shape, dtype and bytes until the one array embviz needs is checked
+(plain numbers, no object fields, exactly shape × item size bytes) and made from them. Big arrays that gensim stored beside the pickle
 (`NAME.vectors.npy`, `NAME.wv.vectors.npy`) are read with `allow_pickle=False`.
 """
 
@@ -19,7 +21,7 @@ import numpy as np
 
 from embviz.core.errors import EmbvizError, first_line
 from embviz.core.readers.regular_file import (
-    check_claim, file_size, npy_from_bytes, open_regular, plain_dtype, read_exact, shown,
+    file_size, npy_from_bytes, open_regular, plain_dtype, read_exact, shown,
 )
 
 SUFFIXES = (".kv", ".model", ".wv", ".w2v")
@@ -213,7 +215,7 @@ def _keyed_vectors(root: object, path: Path) -> tuple[GensimRecord, str]:
         wv = root.__dict__.get("wv")
         if isinstance(wv, GensimRecord):
             return wv, f"{path}.wv"
-    raise EmbvizError(f"{path.name} is a gensim file without word vectors in it.")
+    raise EmbvizError(f"{shown(path.name)} is a gensim file without word vectors in it.")
 
 
 def _stored_beside(kv: GensimRecord, prefix: str, path: Path) -> np.ndarray:
@@ -246,7 +248,9 @@ def _load_npz(npz: Path) -> np.ndarray:
         try:
             with zipfile.ZipFile(f) as archive:
                 info = archive.getinfo("val.npy")
-                check_claim(npz.name, "an array", info.file_size, MAX_PICKLE_BYTES)
+                if info.file_size > MAX_PICKLE_BYTES:
+                    raise EmbvizError(f"{shown(npz.name)} says its array is {info.file_size:,} bytes, "
+                                      f"over the {MAX_PICKLE_BYTES >> 30} GB embviz reads.")
                 data = archive.read(info)
         except (zipfile.BadZipFile, KeyError, OSError, NotImplementedError, EOFError) as exc:
             raise EmbvizError(f"{shown(npz.name)} is not readable: {first_line(exc)}") from None

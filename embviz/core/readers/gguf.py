@@ -30,7 +30,7 @@ GGUF_MAGIC = b"GGUF"
 TABLE_NAME = "token_embd.weight"
 HEAD_NAME = "output.weight"
 # Bump when what is cached, or how it is made, changes: old entries are then never read.
-CACHE_FORMAT = "gguf-table-1"
+CACHE_FORMAT = "gguf-table-2"  # 2: headers with duplicate names or mistyped tokenizer fields are refused
 # llama.cpp's token types: 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte.
 _SPECIAL_TYPES = (2, 3)
 _VERBATIM_TYPES = (2, 3, 4)
@@ -85,7 +85,7 @@ def _dequantize(path: Path, info: TensorInfo) -> torch.Tensor:
     try:
         values = dequantize(tensor_bytes(path, info), qtype)
     except (NotImplementedError, ValueError, TypeError) as exc:
-        raise EmbvizError(f"{path.name}: the tensor {info.name} is stored as {qtype.name}, "
+        raise EmbvizError(f"{shown(path.name)}: the tensor {info.name} is stored as {qtype.name}, "
                           f"which embviz cannot de-quantise ({first_line(exc)}).") from exc
     # Owned and writable: an F32 tensor comes back as a view of the mapped file.
     return torch.from_numpy(np.require(values, np.float32, ["C", "W", "O"]).reshape(rows, cols))
@@ -99,14 +99,14 @@ def read_gguf_table(path: Path, progress: ProgressFn = no_progress) -> GGUFTable
     header = read_header(path)
     fields, tensors = header.fields, header.tensors
     if TABLE_NAME not in tensors:
-        found = ", ".join(list(tensors)[:8]) or "none"
-        raise EmbvizError(f"{path.name} has no embedding table ({TABLE_NAME}); its tensors include: {found}.")
+        found = ", ".join(shown(t)[:80] for t in list(tensors)[:8]) or "none"
+        raise EmbvizError(f"{shown(path.name)} has no embedding table ({TABLE_NAME}); its tensors include: {found}.")
     embd = tensors[TABLE_NAME]
     if len(embd.shape) != 2 or min(embd.shape) < 1:
-        raise EmbvizError(f"{path.name}: {TABLE_NAME} has shape {list(embd.shape)}, not columns × rows.")
+        raise EmbvizError(f"{shown(path.name)}: {TABLE_NAME} has shape {list(embd.shape)}, not columns × rows.")
     head_info = tensors.get(HEAD_NAME)
     if head_info is not None and head_info.shape != embd.shape:
-        raise EmbvizError(f"{path.name}: the output head is {list(head_info.shape)} but the table is {list(embd.shape)}.")
+        raise EmbvizError(f"{shown(path.name)}: the output head is {list(head_info.shape)} but the table is {list(embd.shape)}.")
     ensure_fits_in_ram(embd.n_elements * 4 * (2 if head_info is not None else 1), "The embedding table")
     progress(0.4, "De-quantising the embedding table", None)
     table = _dequantize(path, embd)

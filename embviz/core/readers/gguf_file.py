@@ -148,19 +148,21 @@ def _parse(buf: bytes, name: str, size: int, quant_sizes, quant_types) -> GGUFHe
     fields: dict[str, Any] = {}
     for _ in range(n_fields):
         key = cur.string("a metadata key")
+        shown_key = shown(key)[:80]
         if key in fields:
-            raise EmbvizError(f"{name} is corrupt: it lists the metadata key {shown(key)[:80]} twice.")
-        type_id = cur.scalar(4, f"the type of {key}")
-        fields[key] = cur.value(type_id, f"the metadata value {key}")
+            raise EmbvizError(f"{name} is corrupt: it lists the metadata key {shown_key} twice.")
+        type_id = cur.scalar(4, f"the type of {shown_key}")
+        fields[key] = cur.value(type_id, f"the metadata value {shown_key}")
     infos = []
     for _ in range(n_tensors):
         tname = cur.string("a tensor name")
-        n_dims = cur.scalar(4, f"the rank of {tname}")
+        shown_name = shown(tname)[:80]
+        n_dims = cur.scalar(4, f"the rank of {shown_name}")
         if not 1 <= n_dims <= 8:
-            raise EmbvizError(f"{name} is corrupt: the tensor {tname} claims {n_dims} dimensions.")
-        shape = tuple(cur.scalar(10, f"the shape of {tname}") for _ in range(n_dims))
-        type_id = cur.scalar(4, f"the type of {tname}")
-        offset = cur.scalar(10, f"the offset of {tname}")
+            raise EmbvizError(f"{name} is corrupt: the tensor {shown_name} claims {n_dims} dimensions.")
+        shape = tuple(cur.scalar(10, f"the shape of {shown_name}") for _ in range(n_dims))
+        type_id = cur.scalar(4, f"the type of {shown_name}")
+        offset = cur.scalar(10, f"the offset of {shown_name}")
         infos.append((tname, shape, type_id, offset))
     alignment = fields.get("general.alignment", DEFAULT_ALIGNMENT)
     if not isinstance(alignment, int) or alignment < 1 or alignment & (alignment - 1):
@@ -168,21 +170,22 @@ def _parse(buf: bytes, name: str, size: int, quant_sizes, quant_types) -> GGUFHe
     data_start = -(-cur.pos // alignment) * alignment
     tensors: dict[str, TensorInfo] = {}
     for tname, shape, type_id, offset in infos:
+        shown_name = shown(tname)[:80]
         if tname in tensors:
-            raise EmbvizError(f"{name} is corrupt: it lists the tensor {shown(tname)[:80]} twice.")
+            raise EmbvizError(f"{name} is corrupt: it lists the tensor {shown_name} twice.")
         try:
             qtype = quant_types(type_id)
         except ValueError:
-            raise EmbvizError(f"{name} is corrupt: the tensor {tname} has an unknown type {type_id}.") from None
+            raise EmbvizError(f"{name} is corrupt: the tensor {shown_name} has an unknown type {type_id}.") from None
         block, type_size = quant_sizes[qtype]
         n = int(np.prod(shape, dtype=np.float64))
         if shape[0] % block:
-            raise EmbvizError(f"{name} is corrupt: the tensor {tname} ({qtype.name}) has rows of {shape[0]} values, "
+            raise EmbvizError(f"{name} is corrupt: the tensor {shown_name} ({qtype.name}) has rows of {shape[0]} values, "
                               f"not a multiple of its block of {block}.")
         nbytes = n // block * type_size
         start = data_start + offset
         if start + nbytes > size:
-            raise EmbvizError(f"{name} is truncated or corrupt: the tensor {tname} ({nbytes:,} bytes at "
+            raise EmbvizError(f"{name} is truncated or corrupt: the tensor {shown_name} ({nbytes:,} bytes at "
                               f"{start:,}) runs past the end of the {size:,}-byte file.")
         tensors[tname] = TensorInfo(tname, shape, type_id, start, nbytes)
     return GGUFHeader(fields, tensors, size)

@@ -141,7 +141,7 @@ def open_hf_folder(
     else:
         bins = sorted(folder.glob("pytorch_model*.bin"))
         if not bins:
-            raise EmbvizError(f"{folder} has no weights: expected model.safetensors, shards, or pytorch_model.bin.")
+            raise EmbvizError(f"{shown(folder)} has no weights: expected model.safetensors, shards, or pytorch_model.bin.")
         state: dict[str, torch.Tensor] = {}
         for path in bins:
             state.update(load_torch_state_dict(path))
