@@ -100,3 +100,22 @@ def test_a_hub_id_longer_than_the_hub_allows_never_reaches_the_hub(monkeypatch):
     monkeypatch.setattr(hub, "plan_download", no_hub)
     with pytest.raises(EmbvizError, match="too long for a hub id"):
         open_checkpoint("someone/" + "m" * 200, "cpu")
+
+
+def test_a_table_survives_its_file_being_truncated_after_the_open(tmp_path):
+    """safetensors maps the file: a table still backed by the map would die of SIGBUS here."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    path = tmp_path / "w.safetensors"
+    save_file({"embedding.weight": torch.ones(4096, 512)}, str(path))
+    code = ("import os, sys\n"
+            "from embviz.core.readers.safetensors_file import read_header, load_tensor\n"
+            "t = load_tensor(read_header(sys.argv[1])['embedding.weight'])\n"
+            "os.truncate(sys.argv[1], 8)\n"
+            "print(float(t.sum()))\n")
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=120,
+                          cwd=root, env={**os.environ, "PYTHONPATH": str(root)})
+    assert done.returncode == 0 and float(done.stdout) == 4096 * 512, done.stderr[-500:]

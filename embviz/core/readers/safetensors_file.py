@@ -2,7 +2,8 @@
 
 `safe_open` parses and checks the header (offsets, shapes and types against the file's size,
 tensors neither overlapping nor leaving gaps) and maps the file, so reading the embedding table
-of a 10 GB checkpoint touches only the table's bytes. Its errors are worded here as one line.
+of a 10 GB checkpoint touches only the table's bytes, which are copied out of the map at once.
+Its errors are worded here as one line.
 """
 
 from __future__ import annotations
@@ -98,24 +99,30 @@ def _shards(index: Path) -> list[str]:
 
 
 def load_tensor(info: TensorInfo, dtype: torch.dtype | None = None) -> torch.Tensor:
-    """Read one tensor into memory, optionally converting it (e.g. to float32)."""
+    """Read one tensor into memory of its own, optionally converting it (e.g. to float32)."""
     from safetensors import SafetensorError
 
     with _safe_open(info.path) as f:
         try:
-            out = f.get_tensor(info.name)
+            mapped = f.get_tensor(info.name)
         except (SafetensorError, TypeError, ValueError) as exc:  # a type torch has no dtype for (F4, F6_…)
             raise EmbvizError(f"Tensor '{shown(info.name)[:80]}' has dtype {info.dtype}, which embviz cannot read "
                               f"({first_line(exc, 120)}).") from None
-    if out.dtype not in _COMMON_TYPES and out.dtype.itemsize <= 1 and "float" in str(out.dtype):
-        dtype = torch.float32  # FP8 (or smaller) tables: the rest of embviz computes in float32
-    if dtype is not None and out.dtype != dtype:
-        try:
-            out = out.to(dtype)
-        except (RuntimeError, NotImplementedError, TypeError) as exc:
-            raise EmbvizError(f"Tensor '{shown(info.name)[:80]}' is stored as {info.dtype}, which torch cannot "
-                              f"convert to {str(dtype).removeprefix('torch.')} here ({first_line(exc, 120)}).") from None
-    return out
+        if mapped.dtype not in _COMMON_TYPES and mapped.dtype.itemsize <= 1 and "float" in str(mapped.dtype):
+            dtype = torch.float32  # FP8 (or smaller) tables: the rest of embviz computes in float32
+        # The library hands back a view of the mapped file: copied here, so a file truncated
+        # later (an interrupted download over it) cannot crash the app with SIGBUS.
+        return _owned_copy(mapped, dtype, info)
+
+
+def _owned_copy(mapped: torch.Tensor, dtype: torch.dtype | None, info: TensorInfo) -> torch.Tensor:
+    if dtype is None or mapped.dtype == dtype:
+        return mapped.clone()
+    try:
+        return mapped.to(dtype)
+    except (RuntimeError, NotImplementedError, TypeError) as exc:
+        raise EmbvizError(f"Tensor '{shown(info.name)[:80]}' is stored as {info.dtype}, which torch cannot "
+                          f"convert to {str(dtype).removeprefix('torch.')} here ({first_line(exc, 120)}).") from None
 
 
 def total_parameters(infos: dict[str, TensorInfo]) -> int:
