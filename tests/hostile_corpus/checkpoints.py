@@ -86,6 +86,13 @@ def gensim_shared_references(folder: Path) -> Path:
     return _keyed_vectors(folder, "shared.kv", index_to_key=_fragment([word, "b"]), vectors=_TWO_VECTORS)
 
 
+@isolated("ck_gensim_memo_index_bomb", r"word list holds something other than text")
+def gensim_memo_index_bomb(folder: Path) -> Path:
+    # LONG_BINPUT with an index of 2³¹−1: the C unpickler grows its memo array to twice that.
+    word = b"N" + b"r" + struct.pack("<I", 0x7FFFFFFF)
+    return _keyed_vectors(folder, "memo.kv", index_to_key=b"]" + word + b"a", vectors=_TWO_VECTORS)
+
+
 @case("ck_gensim_array_without_data", r"array without its data")
 def gensim_array_without_data(folder: Path) -> Path:
     vectors = _Reduce(_RECONSTRUCT, (np.ndarray, (2, 3), np.dtype("f4")))  # no state: uninitialised memory
