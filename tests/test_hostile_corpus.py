@@ -12,7 +12,9 @@ CASES = load_all()
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_hostile_case(name, tmp_path, capsys):
+def test_hostile_case(name, tmp_path, capsys, monkeypatch):
+    # A cache of its own: a table cached when an older reader accepted the file would hide the refusal.
+    monkeypatch.setenv("EMBVIZ_CACHE_DIR", str(tmp_path / "cache"))
     case = CASES[name]
     path = case.make(tmp_path)
     with pytest.raises(EmbvizError, match=case.expect) as info:

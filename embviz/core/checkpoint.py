@@ -15,6 +15,7 @@ from embviz.core.readers.gguf import open_gguf
 from embviz.core.readers.gensim_file import is_gensim_file
 from embviz.core.readers.hf_folder import is_hf_folder, open_hf_folder
 from embviz.core.readers.hub import looks_like_hub_id, resolve_hub_id
+from embviz.core.readers.regular_file import require_regular, shown
 from embviz.core.readers.state_dict import open_state_dict
 from embviz.core.readers.word_vectors import BINARY_SUFFIXES, TEXT_SUFFIXES, is_word2vec_binary, open_word_vectors
 
@@ -46,24 +47,35 @@ def open_checkpoint(
         path = example
     else:
         path = Path(text).expanduser()
-    if not path.exists():
+    if not _exists(path):
         if looks_like_hub_id(text):
             model = open_hf_folder(resolve_hub_id(text, progress), dev, name=text, progress=progress)
             progress(1.0, "Ready", None)
             return model
-        raise EmbvizError(f"No such file or folder: {text}")
+        raise EmbvizError(f"No such file or folder: {shown(text)}")
     model = _open_path(path, dev, progress)
     progress(1.0, "Ready", None)
     return model
 
 
+def _exists(path: Path) -> bool:
+    """Whether `path` names something; a name the system cannot even look up is refused."""
+    try:
+        path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError as exc:  # a name too long, a loop of links: no file could be there
+        raise EmbvizError(f"{shown(path.name)[:80]} cannot be opened: {exc.strerror or exc}.") from None
+    return True
+
+
 def _open_path(path: Path, device: torch.device, progress: ProgressFn) -> EmbeddingModel:
     if path.is_dir():
         if not is_hf_folder(path):
-            raise EmbvizError(f"{path} is not a model folder: it has no config.json or weights files.")
+            raise EmbvizError(f"{shown(path)} is not a model folder: it has no config.json or weights files.")
         return open_hf_folder(path, device, progress=progress)
-    if path.stat().st_size == 0:
-        raise EmbvizError(f"{path.name} is empty (0 bytes).")
+    if require_regular(path).stat().st_size == 0:
+        raise EmbvizError(f"{shown(path.name)} is empty (0 bytes).")
     suffix = path.suffix.lower()
     if suffix == ".gguf":
         return open_gguf(path, device, progress)
@@ -77,6 +89,6 @@ def _open_path(path: Path, device: torch.device, progress: ProgressFn) -> Embedd
             return open_hf_folder(path.parent, device, progress=progress)
         return open_state_dict(path, device)
     raise EmbvizError(
-        f"{path.name}: unsupported file type '{suffix or '(none)'}'. embviz opens model folders, "
+        f"{shown(path.name)}: unsupported file type '{suffix or '(none)'}'. embviz opens model folders, "
         ".gguf, .safetensors, .pt/.bin files, word vectors (.txt, .vec, word2vec .bin, .npy, gensim .kv/.model), hub ids and the lesson models."
     )

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from embviz.core.errors import EmbvizError
+from embviz.core.readers.regular_file import npy_from_bytes, open_regular, shown
 from embviz.state.settings import atomic_write_bytes
 from embviz.state.tabs import (
     FIRST_ROWS,
@@ -40,6 +41,19 @@ CHOICES = {
     (AnalogyState, "method"): ("add", "mul"),
     (NeighboursState, "by"): ("cosine", "dot"),
 }
+# The numbers a session may hold, inclusive: the window's own limits, with room to spare, so a
+# file cannot ask for a billion neighbours or an unreadable text size.
+RANGES = {
+    (MapState, "limit"): (1, 10_000_000),
+    (MapState, "clusters_k"): (1, 10_000),
+    (NeighboursState, "k"): (1, 10_000),
+    (AnalogyState, "k"): (1, 10_000),
+    (LogitsState, "k"): (1, 10_000),
+    (LogitsState, "temperature"): (0.01, 100.0),
+    (DriftState, "layer"): (-1, 100_000),
+}
+TAB_RANGE = (0, 99)
+TEXT_SCALE_RANGE = (0.5, 4.0)
 
 
 class SessionError(EmbvizError):
@@ -131,37 +145,55 @@ def _to_json(session: Session) -> dict[str, Any]:
 # --- reading ------------------------------------------------------------------------------------
 def load_session(path: str | Path) -> Session:
     path = Path(path)
-    name = path.name
+    name = shown(path.name)
     try:
-        with zipfile.ZipFile(path) as archive:
+        with open_regular(path) as f, zipfile.ZipFile(f) as archive:
             members = {info.filename: info for info in archive.infolist()}
             if "session.json" not in members:
                 raise SessionError(f"{name} is not an embviz session (it has no session.json).")
-            if members["session.json"].file_size > MAX_JSON_BYTES:
-                raise SessionError(f"{name} is not a usable session: its session.json is too large.")
-            doc = json.loads(archive.read("session.json").decode("utf-8"))
+            doc = json.loads(_member(archive, members["session.json"], MAX_JSON_BYTES, name).decode("utf-8"))
             arrays = None
             if "projection.npz" in members:
-                if members["projection.npz"].file_size > MAX_ARRAY_BYTES:
-                    raise SessionError(f"{name} is not a usable session: its map is too large.")
-                with np.load(io.BytesIO(archive.read("projection.npz")), allow_pickle=False) as npz:
-                    arrays = {k: npz[k] for k in ("ids", "coords")}
-    except FileNotFoundError:
-        raise SessionError(f"There is no session file at {path}.") from None
-    except IsADirectoryError:
-        raise SessionError(f"{path} is a folder, not a session file.") from None
+                arrays = _arrays(_member(archive, members["projection.npz"], MAX_ARRAY_BYTES, name), name)
+    except SessionError:
+        raise
+    except EmbvizError as exc:  # not a regular file, not there, not readable
+        message = str(exc)
+        if message.startswith("No such file"):
+            message = f"There is no session file at {shown(path)}."
+        raise SessionError(message) from None
     except zipfile.BadZipFile:
         raise SessionError(f"{name} is not an embviz session, or it is damaged (not a readable archive).") from None
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         raise SessionError(f"{name} is damaged: its session.json is not valid JSON.") from None
-    except KeyError as exc:
-        raise SessionError(f"{name} is damaged: its map has no {exc.args[0]!r} array.") from None
-    except (OSError, ValueError, EOFError, zipfile.LargeZipFile) as exc:
-        raise SessionError(f"{name} could not be read: {exc}") from None
+    except (OSError, ValueError, EOFError, NotImplementedError, zipfile.LargeZipFile) as exc:
+        raise SessionError(f"{name} could not be read: {shown(exc)}") from None
     try:
         return _from_json(doc, arrays)
     except SessionError as exc:
         raise SessionError(f"{name} is not a usable session: {exc}") from None
+
+
+def _member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, name: str) -> bytes:
+    """One member, refused before it is expanded when it says it is larger than `limit` (zipfile
+    stops at the size a member states, so the statement bounds what is read)."""
+    if info.file_size > limit:
+        raise SessionError(f"{name} is not a usable session: its {shown(info.filename)} is too large.")
+    return archive.read(info)
+
+
+def _arrays(data: bytes, name: str) -> dict[str, np.ndarray]:
+    """The map's ids and coordinates from projection.npz, each .npy read exactly, never unpickled."""
+    with zipfile.ZipFile(io.BytesIO(data)) as npz:
+        members = {info.filename: info for info in npz.infolist()}
+        if sum(info.file_size for info in members.values()) > MAX_ARRAY_BYTES:
+            raise SessionError(f"{name} is not a usable session: its map is too large.")
+        arrays = {}
+        for key in ("ids", "coords"):
+            if f"{key}.npy" not in members:
+                raise SessionError(f"{name} is damaged: its map has no {key!r} array.")
+            arrays[key] = npy_from_bytes(npz.read(members[f"{key}.npy"]), f"{key}.npy in {name}")
+    return arrays
 
 
 def _from_json(doc: Any, arrays: dict[str, np.ndarray] | None) -> Session:
@@ -175,6 +207,8 @@ def _from_json(doc: Any, arrays: dict[str, np.ndarray] | None) -> Session:
     fingerprint = _obj(model, "fingerprint", "model.fingerprint")
     if source is not None and not isinstance(source, str):
         raise SessionError("model.source is not text")
+    if model.get("name") is not None and not isinstance(model.get("name"), str):
+        raise SessionError("model.name is not text")
     if not isinstance(fingerprint.get("vocab_size"), int) or not isinstance(fingerprint.get("dim"), int):
         raise SessionError("model.fingerprint has no vocabulary size and width")
     ref = ModelRef(source=source, name=str(model.get("name") or "the model"), fingerprint=fingerprint)
@@ -210,8 +244,10 @@ def _from_json(doc: Any, arrays: dict[str, np.ndarray] | None) -> Session:
     ):
         raise SessionError("custom_sets is not a list of words per name")
     tab, scale = doc.get("tab", 0), doc.get("text_scale", 1.0)
-    if isinstance(tab, bool) or not isinstance(tab, int) or isinstance(scale, bool) or not isinstance(scale, (int, float)):
-        raise SessionError("tab or text_scale is not a number")
+    if not _number_in(tab, int, TAB_RANGE):
+        raise SessionError(f"tab has an unusable value ({_short(tab)})")
+    if not _number_in(scale, float, TEXT_SCALE_RANGE):
+        raise SessionError(f"text_scale has an unusable value ({_short(scale)})")
     return Session(
         model=ref, map=map_state, neighbours=neighbours_state,
         analogies=AnalogyState(**_simple_fields(AnalogyState, _obj(doc, "analogies"), "analogies")),
@@ -239,18 +275,38 @@ def _simple_fields(cls, data: dict, where: str) -> dict[str, Any]:
         value, kind = data[f.name], type(f.default)
         if kind is bool:
             ok = isinstance(value, bool)
-        elif kind is int:
-            ok = isinstance(value, int) and not isinstance(value, bool)
-        elif kind is float:
-            ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        elif kind in (int, float):
+            ok = _number_in(value, kind, RANGES.get((cls, f.name)))
         else:
             ok = isinstance(value, str)
         if ok and (cls, f.name) in CHOICES:
             ok = value in CHOICES[(cls, f.name)]
         if not ok:
-            raise SessionError(f"{where}.{f.name} has an unusable value ({value!r})")
+            raise SessionError(f"{where}.{f.name} has an unusable value ({_short(value)})")
         out[f.name] = float(value) if kind is float else value
     return out
+
+
+def _number_in(value: Any, kind: type, bounds: tuple[float, float] | None) -> bool:
+    """An int (or, for a float field, an int or a finite float) within `bounds`; never a bool."""
+    allowed = (int,) if kind is int else (int, float)
+    if isinstance(value, bool) or not isinstance(value, allowed) or not _finite(value):
+        return False
+    return bounds is None or bounds[0] <= value <= bounds[1]
+
+
+def _finite(value: int | float) -> bool:
+    """Whether `value` is a finite float, or an int that becomes one (JSON ints have no bound)."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
+def _short(value: Any) -> str:
+    """A value for a one-line message: its repr, cut short and on one line."""
+    text = repr(value) if isinstance(value, (bool, int, float, str, type(None))) else type(value).__name__
+    return shown(text[:60])
 
 
 def _ids(value: Any, vocab_size: int, where: str) -> list[int]:
@@ -265,7 +321,7 @@ def _view_range(value: Any) -> list[float] | None:
     if value is None:
         return None
     if (not isinstance(value, list) or len(value) != 4
-            or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in value)
+            or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and _finite(v) for v in value)
             or value[0] >= value[1] or value[2] >= value[3]):
         raise SessionError("map.view_range is not x0, x1, y0, y1")
     return [float(v) for v in value]

@@ -23,13 +23,14 @@ from embviz.core.errors import EmbvizError, ProgressFn, first_line, no_progress
 from embviz.core.model import EmbeddingModel
 from embviz.core.readers.assemble import assemble
 from embviz.core.readers.gguf_file import TensorInfo, read_header, tensor_bytes
+from embviz.core.readers.regular_file import open_regular, shown
 from embviz.core.table.vocab import Vocabulary, decode_pieces
 
 GGUF_MAGIC = b"GGUF"
 TABLE_NAME = "token_embd.weight"
 HEAD_NAME = "output.weight"
 # Bump when what is cached, or how it is made, changes: old entries are then never read.
-CACHE_FORMAT = "gguf-table-1"
+CACHE_FORMAT = "gguf-table-2"  # 2: headers with duplicate names or mistyped tokenizer fields are refused
 # llama.cpp's token types: 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte.
 _SPECIAL_TYPES = (2, 3)
 _VERBATIM_TYPES = (2, 3, 4)
@@ -47,12 +48,31 @@ class GGUFTable:
 
 def _check_magic(path: Path) -> None:
     try:
-        with path.open("rb") as f:
+        with open_regular(path) as f:
             magic = f.read(4)
     except OSError as exc:
-        raise EmbvizError(f"Cannot read {path}: {exc.strerror or exc}.") from exc
+        raise EmbvizError(f"Cannot read {shown(path)}: {exc.strerror or exc}.") from exc
     if magic != GGUF_MAGIC:
-        raise EmbvizError(f"{path.name} is not a GGUF file (it does not start with 'GGUF').")
+        raise EmbvizError(f"{shown(path.name)} is not a GGUF file (it does not start with 'GGUF').")
+
+
+def _field(fields: dict[str, Any], key: str, kind: type, name: str) -> Any:
+    """A metadata value of the kind a GGUF writer gives it, None when absent; refused otherwise."""
+    value = fields.get(key)
+    if value is not None and (not isinstance(value, kind) or isinstance(value, bool) != (kind is bool)):
+        raise EmbvizError(f"{name} is corrupt: its {key} is not {_KIND_WORDS[kind]}.")
+    return value
+
+
+def _list_field(fields: dict[str, Any], key: str, kind: type, name: str) -> list:
+    """A metadata list whose items are all of `kind` (never bools for numbers); [] when absent."""
+    items = _field(fields, key, list, name) or []
+    if not all(isinstance(item, kind) and not isinstance(item, bool) for item in items):
+        raise EmbvizError(f"{name} is corrupt: its {key} is not a list of {_KIND_WORDS[kind]}s.")
+    return items
+
+
+_KIND_WORDS = {str: "text", int: "number", list: "a list", bool: "true or false"}
 
 
 def _dequantize(path: Path, info: TensorInfo) -> torch.Tensor:
@@ -65,7 +85,7 @@ def _dequantize(path: Path, info: TensorInfo) -> torch.Tensor:
     try:
         values = dequantize(tensor_bytes(path, info), qtype)
     except (NotImplementedError, ValueError, TypeError) as exc:
-        raise EmbvizError(f"{path.name}: the tensor {info.name} is stored as {qtype.name}, "
+        raise EmbvizError(f"{shown(path.name)}: the tensor {info.name} is stored as {qtype.name}, "
                           f"which embviz cannot de-quantise ({first_line(exc)}).") from exc
     # Owned and writable: an F32 tensor comes back as a view of the mapped file.
     return torch.from_numpy(np.require(values, np.float32, ["C", "W", "O"]).reshape(rows, cols))
@@ -79,14 +99,14 @@ def read_gguf_table(path: Path, progress: ProgressFn = no_progress) -> GGUFTable
     header = read_header(path)
     fields, tensors = header.fields, header.tensors
     if TABLE_NAME not in tensors:
-        found = ", ".join(list(tensors)[:8]) or "none"
-        raise EmbvizError(f"{path.name} has no embedding table ({TABLE_NAME}); its tensors include: {found}.")
+        found = ", ".join(shown(t)[:80] for t in list(tensors)[:8]) or "none"
+        raise EmbvizError(f"{shown(path.name)} has no embedding table ({TABLE_NAME}); its tensors include: {found}.")
     embd = tensors[TABLE_NAME]
     if len(embd.shape) != 2 or min(embd.shape) < 1:
-        raise EmbvizError(f"{path.name}: {TABLE_NAME} has shape {list(embd.shape)}, not columns × rows.")
+        raise EmbvizError(f"{shown(path.name)}: {TABLE_NAME} has shape {list(embd.shape)}, not columns × rows.")
     head_info = tensors.get(HEAD_NAME)
     if head_info is not None and head_info.shape != embd.shape:
-        raise EmbvizError(f"{path.name}: the output head is {list(head_info.shape)} but the table is {list(embd.shape)}.")
+        raise EmbvizError(f"{shown(path.name)}: the output head is {list(head_info.shape)} but the table is {list(embd.shape)}.")
     ensure_fits_in_ram(embd.n_elements * 4 * (2 if head_info is not None else 1), "The embedding table")
     progress(0.4, "De-quantising the embedding table", None)
     table = _dequantize(path, embd)
@@ -94,19 +114,18 @@ def read_gguf_table(path: Path, progress: ProgressFn = no_progress) -> GGUFTable
     if head_info is not None:
         progress(0.6, "De-quantising the output head", None)
         head = _dequantize(path, head_info)
-    architecture = str(fields.get("general.architecture") or "")
-    tokens = fields.get("tokenizer.ggml.tokens")
-    types = fields.get("tokenizer.ggml.token_type")
-    context = fields.get(f"{architecture}.context_length")
+    name = shown(path.name)
+    architecture = _field(fields, "general.architecture", str, name) or ""
+    context = _field(fields, f"{architecture}.context_length", int, name)
     meta = {
-        "name": fields.get("general.name"),
+        "name": _field(fields, "general.name", str, name),
         "architecture": architecture,
-        "context_length": int(context) if isinstance(context, int) and context > 0 else None,
+        "context_length": context if context and context > 0 else None,
         "total_params": int(sum(t.n_elements for t in tensors.values())),
         "storage_dtype": GGMLQuantizationType(embd.type_id).name,
-        "tokenizer_model": fields.get("tokenizer.ggml.model"),
-        "tokens": [str(t) for t in tokens] if isinstance(tokens, list) else [],
-        "token_types": [int(t) for t in types] if isinstance(types, list) else [],
+        "tokenizer_model": _field(fields, "tokenizer.ggml.model", str, name),
+        "tokens": _list_field(fields, "tokenizer.ggml.tokens", str, name),
+        "token_types": _list_field(fields, "tokenizer.ggml.token_type", int, name),
     }
     return GGUFTable(table, head, meta)
 

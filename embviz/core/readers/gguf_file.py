@@ -8,7 +8,6 @@ takes ~0.2 s). The constants, block sizes and the de-quantisers are the gguf pac
 
 from __future__ import annotations
 
-import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from embviz.core.errors import EmbvizError
+from embviz.core.readers.regular_file import file_size, open_regular, read_exact, shown
 
 MAGIC = b"GGUF"
 DEFAULT_ALIGNMENT = 32
@@ -25,6 +25,9 @@ _SCALARS = {  # GGUFValueType → struct format
 }
 _NUMPY = {0: "<u1", 1: "<i1", 2: "<u2", 3: "<i2", 4: "<u4", 5: "<i4", 6: "<f4", 7: "?", 10: "<u8", 11: "<i8", 12: "<f8"}
 _STRING, _ARRAY = 8, 9
+# GGUF writers nest arrays at most once (merges as pairs); deeper is a hostile file, refused
+# before the parser recurses into it.
+MAX_NESTING = 8
 
 
 @dataclass(frozen=True)
@@ -82,12 +85,14 @@ class _Cursor:
         self.pos += n
         return raw.decode("utf-8", errors="replace")
 
-    def value(self, type_id: int, what: str) -> Any:
+    def value(self, type_id: int, what: str, depth: int = 0) -> Any:
         if type_id in _SCALARS:
             return self.scalar(type_id, what)
         if type_id == _STRING:
             return self.string(what)
         if type_id == _ARRAY:
+            if depth >= MAX_NESTING:
+                raise EmbvizError(f"{self.name} is corrupt: {what} has nested arrays deeper than {MAX_NESTING}.")
             item_type = self.scalar(4, what)
             count = self.scalar(10, what)
             if item_type in _NUMPY:
@@ -102,7 +107,7 @@ class _Cursor:
                 return [self.string(what) for _ in range(count)]
             if item_type == _ARRAY:
                 self.need(count * 12, what)
-                return [self.value(_ARRAY, what) for _ in range(count)]
+                return [self.value(_ARRAY, what, depth + 1) for _ in range(count)]
         raise EmbvizError(f"{self.name} is corrupt: {what} has an unknown value type {type_id}.")
 
 
@@ -110,14 +115,14 @@ def read_header(path: Path) -> GGUFHeader:
     """Metadata and tensor directory of a GGUF file (versions 2 and 3)."""
     from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
 
-    name = Path(path).name
+    name = shown(Path(path).name)
     want = _FIRST_READ
     try:
-        with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
+        with open_regular(path) as f:
+            size = file_size(f)
             while True:
                 f.seek(0)
-                buf = f.read(min(want, size))
+                buf = read_exact(f, min(want, size), name, "its header")
                 try:
                     return _parse(buf, name, size, GGML_QUANT_SIZES, GGMLQuantizationType)
                 except _NeedMore:
@@ -143,17 +148,21 @@ def _parse(buf: bytes, name: str, size: int, quant_sizes, quant_types) -> GGUFHe
     fields: dict[str, Any] = {}
     for _ in range(n_fields):
         key = cur.string("a metadata key")
-        type_id = cur.scalar(4, f"the type of {key}")
-        fields[key] = cur.value(type_id, f"the metadata value {key}")
+        shown_key = shown(key)[:80]
+        if key in fields:
+            raise EmbvizError(f"{name} is corrupt: it lists the metadata key {shown_key} twice.")
+        type_id = cur.scalar(4, f"the type of {shown_key}")
+        fields[key] = cur.value(type_id, f"the metadata value {shown_key}")
     infos = []
     for _ in range(n_tensors):
         tname = cur.string("a tensor name")
-        n_dims = cur.scalar(4, f"the rank of {tname}")
+        shown_name = shown(tname)[:80]
+        n_dims = cur.scalar(4, f"the rank of {shown_name}")
         if not 1 <= n_dims <= 8:
-            raise EmbvizError(f"{name} is corrupt: the tensor {tname} claims {n_dims} dimensions.")
-        shape = tuple(cur.scalar(10, f"the shape of {tname}") for _ in range(n_dims))
-        type_id = cur.scalar(4, f"the type of {tname}")
-        offset = cur.scalar(10, f"the offset of {tname}")
+            raise EmbvizError(f"{name} is corrupt: the tensor {shown_name} claims {n_dims} dimensions.")
+        shape = tuple(cur.scalar(10, f"the shape of {shown_name}") for _ in range(n_dims))
+        type_id = cur.scalar(4, f"the type of {shown_name}")
+        offset = cur.scalar(10, f"the offset of {shown_name}")
         infos.append((tname, shape, type_id, offset))
     alignment = fields.get("general.alignment", DEFAULT_ALIGNMENT)
     if not isinstance(alignment, int) or alignment < 1 or alignment & (alignment - 1):
@@ -161,19 +170,22 @@ def _parse(buf: bytes, name: str, size: int, quant_sizes, quant_types) -> GGUFHe
     data_start = -(-cur.pos // alignment) * alignment
     tensors: dict[str, TensorInfo] = {}
     for tname, shape, type_id, offset in infos:
+        shown_name = shown(tname)[:80]
+        if tname in tensors:
+            raise EmbvizError(f"{name} is corrupt: it lists the tensor {shown_name} twice.")
         try:
             qtype = quant_types(type_id)
         except ValueError:
-            raise EmbvizError(f"{name} is corrupt: the tensor {tname} has an unknown type {type_id}.") from None
+            raise EmbvizError(f"{name} is corrupt: the tensor {shown_name} has an unknown type {type_id}.") from None
         block, type_size = quant_sizes[qtype]
         n = int(np.prod(shape, dtype=np.float64))
         if shape[0] % block:
-            raise EmbvizError(f"{name} is corrupt: the tensor {tname} ({qtype.name}) has rows of {shape[0]} values, "
+            raise EmbvizError(f"{name} is corrupt: the tensor {shown_name} ({qtype.name}) has rows of {shape[0]} values, "
                               f"not a multiple of its block of {block}.")
         nbytes = n // block * type_size
         start = data_start + offset
         if start + nbytes > size:
-            raise EmbvizError(f"{name} is truncated or corrupt: the tensor {tname} ({nbytes:,} bytes at "
+            raise EmbvizError(f"{name} is truncated or corrupt: the tensor {shown_name} ({nbytes:,} bytes at "
                               f"{start:,}) runs past the end of the {size:,}-byte file.")
         tensors[tname] = TensorInfo(tname, shape, type_id, start, nbytes)
     return GGUFHeader(fields, tensors, size)

@@ -4,7 +4,6 @@ full model is loaded on the first request for logits."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +15,17 @@ from embviz.core.errors import EmbvizError, ProgressFn, first_line, no_progress
 from embviz.core.model import EmbeddingModel
 from embviz.core.readers.assemble import assemble
 from embviz.core.readers.names import find_embedding, find_head, find_head_bias
+from embviz.core.readers.regular_file import read_json, require_regular, shown
 from embviz.core.readers.torch_pickle import load_torch_state_dict
 from embviz.core.readers.safetensors_file import load_tensor, read_sharded_headers, total_parameters
 from embviz.core.table.vocab import Vocabulary, vocabulary_from_ids, vocabulary_from_tokenizer
 
+# What broken tokenizer files make transformers and sentencepiece raise. The tokenizers library
+# (Rust) raises a bare `Exception`, caught by its exact type below.
+_TOKENIZER_ERRORS = (OSError, ValueError, KeyError, TypeError, RuntimeError, ImportError, RecursionError)
+# What transformers raises for a model folder it cannot build: missing or damaged files, an
+# unknown architecture, a missing optional package.
+_MODEL_ERRORS = (OSError, ValueError, KeyError, RuntimeError, ImportError, NotImplementedError)
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "tokenizer.model", "spiece.model")
 
 
@@ -33,14 +39,11 @@ def is_hf_folder(folder: Path) -> bool:
 
 def read_config(folder: Path) -> dict[str, Any]:
     path = folder / "config.json"
-    if not path.is_file():
+    if not path.exists():
         return {}
-    try:
-        config = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
-        raise EmbvizError(f"{path} is not valid JSON.") from exc
+    config = read_json(path)
     if not isinstance(config, dict):
-        raise EmbvizError(f"{path} does not hold a configuration object.")
+        raise EmbvizError(f"{shown(path)} does not hold a configuration object.")
     return config
 
 
@@ -63,6 +66,9 @@ def load_vocabulary(folder: Path, size: int) -> tuple[Vocabulary, str | None]:
     if not any((folder / f).is_file() for f in TOKENIZER_FILES):
         return vocabulary_from_ids(size), "This checkpoint has no tokenizer files, so tokens are shown by id and text cannot be typed."
     try:
+        for name in TOKENIZER_FILES:
+            if (folder / name).exists():
+                require_regular(folder / name)  # the libraries would block on a FIFO
         if (folder / "tokenizer.json").is_file():
             from tokenizers import Tokenizer
 
@@ -75,8 +81,12 @@ def load_vocabulary(folder: Path, size: int) -> tuple[Vocabulary, str | None]:
         from transformers import AutoTokenizer
 
         return vocabulary_from_tokenizer(AutoTokenizer.from_pretrained(str(folder)), size), None
-    except Exception as exc:  # tokenizers and transformers raise many types for broken files
+    except (EmbvizError, *_TOKENIZER_ERRORS) as exc:
         return vocabulary_from_ids(size), f"The tokenizer could not be loaded ({type(exc).__name__}: {first_line(exc, 160)})."
+    except Exception as exc:  # noqa: BLE001 - only the tokenizers library's bare Exception; anything else is a bug
+        if type(exc) is not Exception:
+            raise
+        return vocabulary_from_ids(size), f"The tokenizer could not be loaded ({first_line(exc, 160)})."
 
 
 def load_hf_language_model(
@@ -96,7 +106,7 @@ def load_hf_language_model(
         extra = {"gguf_file": gguf_file} if gguf_file else {}
         with quiet_loading():
             model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch.float32, **extra)
-    except Exception as exc:
+    except _MODEL_ERRORS as exc:
         raise EmbvizError(f"The full model could not be loaded for logits: {first_line(exc)}") from exc
     model.eval()
     try:
@@ -132,7 +142,7 @@ def open_hf_folder(
     else:
         bins = sorted(folder.glob("pytorch_model*.bin"))
         if not bins:
-            raise EmbvizError(f"{folder} has no weights: expected model.safetensors, shards, or pytorch_model.bin.")
+            raise EmbvizError(f"{shown(folder)} has no weights: expected model.safetensors, shards, or pytorch_model.bin.")
         state: dict[str, torch.Tensor] = {}
         for path in bins:
             state.update(load_torch_state_dict(path))

@@ -16,6 +16,7 @@ from embviz.core.child import run_in_child
 from embviz.core.errors import EmbvizError, ProgressFn, first_line, no_progress
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+MAX_HUB_PART = 96  # the hub's own limit on an owner's or a repository's name
 _PATTERNS = ["*.json", "*.safetensors", "*.model", "*.txt", "pytorch_model*.bin"]
 
 
@@ -50,13 +51,29 @@ def plan_download(repo_id: str) -> DownloadPlan:
 
     try:
         info = HfApi().model_info(repo_id, files_metadata=True)
-    except Exception as exc:  # noqa: BLE001 - sorted into plain messages below
+    except _hub_errors() as exc:
         raise EmbvizError(_hub_failure(repo_id, exc)) from exc
     sizes = {s.rfilename: int(s.size or 0) for s in info.siblings or []}
     wanted = files_to_fetch(sizes)
     if not any(name.endswith((".safetensors", ".bin")) for name in wanted):
         raise EmbvizError(f"'{repo_id}' on the hub has no safetensors or pytorch_model.bin weights that embviz reads.")
     return DownloadPlan(repo_id, info.sha or "main", tuple(sorted(wanted)), sum(wanted.values()))
+
+
+def _hub_errors() -> tuple[type[BaseException], ...]:
+    """What asking the hub raises when the hub, the network or the id is at fault (not a bug here):
+    huggingface_hub's errors are OSErrors or ValueErrors; its HTTP client's network errors are neither."""
+    import importlib
+
+    from huggingface_hub.errors import EntryNotFoundError
+
+    errors: tuple[type[BaseException], ...] = (OSError, ValueError, EntryNotFoundError)
+    for client in ("httpx2", "httpx"):  # requests, in older versions, raises OSErrors
+        try:
+            errors += (importlib.import_module(client).HTTPError,)
+        except ImportError:
+            continue
+    return errors
 
 
 def _hub_failure(repo_id: str, exc: Exception) -> str:
@@ -80,7 +97,7 @@ def _cached_snapshot(repo_id: str) -> Path | None:
 
     try:
         return Path(snapshot_download(repo_id, local_files_only=True, allow_patterns=_PATTERNS))
-    except Exception:  # noqa: BLE001 - not cached (or only partly): ask the hub
+    except (OSError, ValueError):  # not cached, or only partly (LocalEntryNotFoundError): ask the hub
         return None
 
 
@@ -103,6 +120,8 @@ def _bytes_in_cache(repo_id: str) -> int:
 
 def resolve_hub_id(repo_id: str, progress: ProgressFn = no_progress) -> Path:
     """The local snapshot folder of `repo_id`, downloaded first when it is not cached."""
+    if any(len(part) > MAX_HUB_PART for part in repo_id.split("/")):
+        raise EmbvizError(f"'{repo_id[:60]}…' is too long for a hub id (at most {MAX_HUB_PART} characters a part).")
     cached = _cached_snapshot(repo_id)
     if cached is not None:
         return cached

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 from embviz.core.errors import EmbvizError
+from embviz.core.readers.regular_file import shown
 
 # Suffixes in order of preference; position embeddings (wpe) are never candidates.
 EMBEDDING_SUFFIXES = (
@@ -30,7 +31,7 @@ def find_embedding(shapes: Mapping[str, tuple[int, ...]]) -> str:
     if name is None and len(two_d) == 1 and len(shapes) <= 3:
         name = two_d[0]  # a bare table saved on its own
     if name is None:
-        found = ", ".join(f"{n} {list(s)}" for n, s in list(shapes.items())[:12])
+        found = ", ".join(f"{shown(n)[:80]} {list(s)}" for n, s in list(shapes.items())[:12])
         more = f" and {len(shapes) - 12} more" if len(shapes) > 12 else ""
         raise EmbvizError(
             "No embedding table found. Expected a 2-D tensor named like "

@@ -8,12 +8,16 @@ sentence before anything blocks or streams forever, and checks a size the file c
 from __future__ import annotations
 
 import io
+import json
 import os
 import stat
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from embviz.core.errors import EmbvizError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 # What a compressed stream may expand to before a reader refuses it (stated in its message).
 MAX_DECOMPRESSED_BYTES = 64 * 2**30
@@ -85,3 +89,68 @@ def read_exact(f: BinaryIO, size: int, name: str, what: str) -> bytes:
         parts.write(chunk)
         left -= len(chunk)
     return parts.getvalue()
+
+
+# The numpy dtypes a reader accepts from a file: numbers and booleans, never objects.
+PLAIN_KINDS = "fiub"
+
+
+def plain_dtype(dtype: object, name: str) -> np.dtype:
+    """`dtype` if it is a plain number or boolean type (no objects, fields or sub-arrays)."""
+    import numpy as np
+
+    if (not isinstance(dtype, np.dtype) or dtype.hasobject or dtype.fields is not None
+            or dtype.subdtype is not None or dtype.kind not in PLAIN_KINDS):
+        raise EmbvizError(f"{shown(name)} holds an array of {dtype}, not plain numbers; embviz refuses it.")
+    return dtype
+
+
+def npy_from_bytes(data: bytes, name: str) -> np.ndarray:
+    """A .npy file held in `data`, read exactly: its header's shape and type must account for
+    every byte, checked before anything is allocated (numpy's own reader allocates first)."""
+    import numpy as np
+    from numpy.lib import format as npy
+
+    stream = io.BytesIO(data)
+    try:
+        version = npy.read_magic(stream)
+        read_header = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
+        shape, fortran, dtype = read_header(stream)
+    except (ValueError, SyntaxError, TypeError, OverflowError) as exc:
+        raise EmbvizError(f"{shown(name)} is not a readable .npy array ({type(exc).__name__}).") from None
+    plain_dtype(dtype, name)
+    count = 1
+    for n in shape:
+        count *= n
+    check_claim(name, f"an array of shape {list(shape)}", count * dtype.itemsize, len(data) - stream.tell())
+    if count * dtype.itemsize != len(data) - stream.tell():
+        raise EmbvizError(f"{shown(name)} holds more bytes than its array of shape {list(shape)}; it is corrupt.")
+    flat = np.frombuffer(data, dtype=dtype, count=count, offset=stream.tell())
+    return flat.reshape(shape, order="F" if fortran else "C")
+
+
+# Configs, vocabularies and shard indexes are text a person could read; more is not one of them.
+MAX_JSON_BYTES = 256 * 2**20
+
+
+def read_text(path: Path | str, limit: int = MAX_JSON_BYTES) -> str:
+    """A regular UTF-8 text file of at most `limit` bytes, read exactly; one-line error otherwise."""
+    name = Path(path).name
+    with open_regular(path) as f:
+        size = file_size(f)
+        if size > limit:
+            raise EmbvizError(f"{shown(name)} is {size:,} bytes, more than the {limit:,} embviz reads from such a file.")
+        data = read_exact(f, size, name, "its text")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise EmbvizError(f"{shown(name)} is not UTF-8 text (byte {exc.start}).") from None
+
+
+def read_json(path: Path | str, limit: int = MAX_JSON_BYTES) -> object:
+    """The JSON value of a regular file; one line when it is not JSON or nests past Python's stack."""
+    text = read_text(path, limit)
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        raise EmbvizError(f"{shown(Path(path).name)} is not valid JSON.") from None

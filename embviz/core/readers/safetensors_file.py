@@ -1,92 +1,68 @@
-"""Reading single tensors out of (sharded) safetensors files with plain file reads.
+"""Reading single tensors out of (sharded) safetensors files, with the safetensors library.
 
-Only the header (a JSON table of names, dtypes, shapes and byte offsets) is parsed;
-a tensor is then read straight into its own buffer, so reading the embedding table
-of a 10 GB checkpoint touches only the table's bytes. Every header is checked
-against the file size before any offset is trusted.
+`safe_open` parses and checks the header (offsets, shapes and types against the file's size,
+tensors neither overlapping nor leaving gaps) and maps the file, so reading the embedding table
+of a 10 GB checkpoint touches only the table's bytes, which are copied out of the map at once.
+Its errors are worded here as one line.
 """
 
 from __future__ import annotations
 
-import json
 import math
-import struct
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
-from embviz.core.errors import EmbvizError
+from embviz.core.errors import EmbvizError, first_line
+from embviz.core.readers.regular_file import read_json, require_regular, shown
 
-_DTYPES = {
-    "F64": torch.float64, "F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16,
-    "I64": torch.int64, "I32": torch.int32, "I16": torch.int16, "I8": torch.int8, "U8": torch.uint8,
-    "BOOL": torch.bool,
-}
-_MAX_HEADER = 100 * 1024 * 1024
+
+# Types torch computes with everywhere; anything smaller that is a float is converted on reading.
+_COMMON_TYPES = {torch.float16, torch.bfloat16, torch.float32, torch.float64}
 
 
 @dataclass(frozen=True)
 class TensorInfo:
     name: str
-    dtype: str
+    dtype: str  # as safetensors names it: F32, BF16, F8_E4M3, …
     shape: tuple[int, ...]
     path: Path
-    start: int  # absolute byte offset in the file
-    end: int
 
     @property
     def numel(self) -> int:
         return math.prod(self.shape)
 
 
+def _refusal(path: Path, exc: Exception) -> EmbvizError:
+    """safetensors' own error as one plain line, sorted by what it means for the file."""
+    detail = first_line(exc, 160).removeprefix("Error while deserializing header: ")
+    name = shown(path.name)
+    if "incomplete metadata" in detail or "not fully covered" in detail:
+        return EmbvizError(f"{name} is truncated or corrupt: its header describes more bytes than the file holds.")
+    if "invalid shape, data type, or offset" in detail:
+        return EmbvizError(f"{name} is truncated or corrupt: a tensor claims shape, type or offsets that do not fit its bytes.")
+    return EmbvizError(f"{name} is not a valid safetensors file ({detail}).")
+
+
+def _safe_open(path: Path):
+    from safetensors import SafetensorError, safe_open
+
+    require_regular(path)  # a FIFO would block the library's open
+    try:
+        return safe_open(str(path), framework="pt")
+    except (SafetensorError, OSError) as exc:
+        raise _refusal(path, exc) from None
+
+
 def read_header(path: Path) -> dict[str, TensorInfo]:
-    """The tensor table of one safetensors file, validated against the file's size."""
+    """The tensor table of one safetensors file, checked by safetensors against the file."""
     path = Path(path)
-    try:
-        size = path.stat().st_size
-        with path.open("rb") as f:
-            head = f.read(8)
-            if len(head) < 8:
-                raise EmbvizError(f"{path.name} is not a safetensors file: it is only {size} bytes long.")
-            (n,) = struct.unpack("<Q", head)
-            if n > min(size - 8, _MAX_HEADER):
-                raise EmbvizError(f"{path.name} is not a valid safetensors file (its header length is impossible).")
-            raw = f.read(n)
-    except OSError as exc:
-        raise EmbvizError(f"Cannot read {path}: {exc.strerror or exc}.") from exc
-    try:
-        table = json.loads(raw)
-        if not isinstance(table, dict):
-            raise ValueError
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise EmbvizError(f"{path.name} is not a valid safetensors file (its header is not readable).") from exc
-    data_start = 8 + n
-    infos: dict[str, TensorInfo] = {}
-    for name, meta in table.items():
-        if name == "__metadata__":
-            continue
-        try:
-            dtype = str(meta["dtype"])
-            shape = tuple(int(d) for d in meta["shape"])
-            begin, end = (int(x) for x in meta["data_offsets"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise EmbvizError(f"{path.name}: the entry for tensor '{name}' is malformed.") from exc
-        if dtype in _DTYPES and any(d < 0 for d in shape):
-            raise EmbvizError(f"{path.name}: tensor '{name}' has a negative dimension.")
-        info = TensorInfo(name, dtype, shape, path, data_start + begin, data_start + end)
-        itemsize = torch.empty(0, dtype=_DTYPES[dtype]).element_size() if dtype in _DTYPES else None
-        if begin < 0 or end < begin or info.end > size:
-            raise EmbvizError(
-                f"{path.name} is truncated or corrupt: tensor '{name}' should end at byte {info.end:,} "
-                f"but the file has {size:,} bytes."
-            )
-        if itemsize is not None and (end - begin) != info.numel * itemsize:
-            raise EmbvizError(
-                f"{path.name} is corrupt: tensor '{name}' claims shape {list(shape)} ({dtype}) "
-                f"but holds {end - begin:,} bytes."
-            )
-        infos[name] = info
+    with _safe_open(path) as f:
+        infos = {}
+        for name in f.keys():
+            part = f.get_slice(name)
+            infos[name] = TensorInfo(name, str(part.get_dtype()), tuple(int(d) for d in part.get_shape()), path)
     return infos
 
 
@@ -94,43 +70,60 @@ def read_sharded_headers(folder: Path) -> dict[str, TensorInfo]:
     """All tensors of a checkpoint folder: one file, or shards listed by an index."""
     index_files = sorted(folder.glob("*.safetensors.index.json"))
     if index_files:
-        try:
-            weight_map = json.loads(index_files[0].read_text(encoding="utf-8"))["weight_map"]
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise EmbvizError(f"{index_files[0].name} is not a valid shard index.") from exc
-        shards = sorted(set(weight_map.values()))
+        shards = _shards(index_files[0])
         missing = [s for s in shards if not (folder / s).is_file()]
         if missing:
-            raise EmbvizError(f"The checkpoint is incomplete: shard {missing[0]} is missing from {folder}.")
+            raise EmbvizError(f"The checkpoint is incomplete: shard {shown(missing[0])} is missing from {shown(folder)}.")
     else:
         shards = sorted(p.name for p in folder.glob("*.safetensors"))
     infos: dict[str, TensorInfo] = {}
     for shard in shards:
-        infos.update(read_header(folder / shard))
+        for name, info in read_header(folder / shard).items():
+            if name in infos:
+                raise EmbvizError(f"The checkpoint is corrupt: the tensor {shown(name)[:80]} is in two shards.")
+            infos[name] = info
     return infos
 
 
+def _shards(index: Path) -> list[str]:
+    """The shard files an index names, each a plain file name in the index's own folder."""
+    data = read_json(index)
+    weight_map = data.get("weight_map") if isinstance(data, dict) else None
+    if not isinstance(weight_map, dict) or not all(isinstance(v, str) for v in weight_map.values()):
+        raise EmbvizError(f"{shown(index.name)} is not a valid shard index.")
+    shards = sorted(set(weight_map.values()))
+    outside = [s for s in shards if Path(s).name != s or s in (".", "..")]
+    if outside:
+        raise EmbvizError(f"{shown(index.name)} names a shard outside its folder ({shown(outside[0])[:80]}).")
+    return shards
+
+
 def load_tensor(info: TensorInfo, dtype: torch.dtype | None = None) -> torch.Tensor:
-    """Read one tensor into memory, optionally converting it (e.g. to float32)."""
-    if info.dtype not in _DTYPES:
-        raise EmbvizError(f"Tensor '{info.name}' has dtype {info.dtype}, which embviz cannot read.")
-    out = torch.empty(info.shape, dtype=_DTYPES[info.dtype])
-    buf = out.view(-1).view(torch.uint8).numpy() if out.numel() else None
-    if buf is not None:
-        with info.path.open("rb", buffering=0) as f:
-            f.seek(info.start)
-            view = memoryview(buf)
-            got = 0
-            while got < len(view):
-                n = f.readinto(view[got:])
-                if not n:
-                    raise EmbvizError(f"{info.path.name} ended early while reading '{info.name}'.")
-                got += n
-    if dtype is not None and out.dtype != dtype:
-        out = out.to(dtype)
-    return out
+    """Read one tensor into memory of its own, optionally converting it (e.g. to float32)."""
+    from safetensors import SafetensorError
+
+    with _safe_open(info.path) as f:
+        try:
+            mapped = f.get_tensor(info.name)
+        except (SafetensorError, TypeError, ValueError) as exc:  # a type torch has no dtype for (F4, F6_…)
+            raise EmbvizError(f"Tensor '{shown(info.name)[:80]}' has dtype {info.dtype}, which embviz cannot read "
+                              f"({first_line(exc, 120)}).") from None
+        if mapped.dtype not in _COMMON_TYPES and mapped.dtype.itemsize <= 1 and "float" in str(mapped.dtype):
+            dtype = torch.float32  # FP8 (or smaller) tables: the rest of embviz computes in float32
+        # The library hands back a view of the mapped file: copied here, so a file truncated
+        # later (an interrupted download over it) cannot crash the app with SIGBUS.
+        return _owned_copy(mapped, dtype, info)
+
+
+def _owned_copy(mapped: torch.Tensor, dtype: torch.dtype | None, info: TensorInfo) -> torch.Tensor:
+    if dtype is None or mapped.dtype == dtype:
+        return mapped.clone()
+    try:
+        return mapped.to(dtype)
+    except (RuntimeError, NotImplementedError, TypeError) as exc:
+        raise EmbvizError(f"Tensor '{shown(info.name)[:80]}' is stored as {info.dtype}, which torch cannot "
+                          f"convert to {str(dtype).removeprefix('torch.')} here ({first_line(exc, 120)}).") from None
 
 
 def total_parameters(infos: dict[str, TensorInfo]) -> int:
     return sum(i.numel for i in infos.values())
-

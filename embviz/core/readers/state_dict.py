@@ -4,7 +4,6 @@ optionally an nn.Linear head, with a vocabulary file beside it: the lessons'
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from embviz.core.model import EmbeddingModel
 from embviz.core.readers.assemble import assemble
 from embviz.core.readers.torch_pickle import load_torch_state_dict
 from embviz.core.readers.names import find_embedding, find_head, find_head_bias
+from embviz.core.readers.regular_file import read_json, read_text, shown
 from embviz.core.readers.safetensors_file import load_tensor, read_header
 from embviz.core.table.vocab import Vocabulary, vocabulary_from_ids, vocabulary_from_words
 
@@ -28,25 +28,21 @@ def vocab_file_for(path: Path) -> Path | None:
 
 def read_word_list(path: Path) -> list[str]:
     """A JSON list of tokens, a JSON {token: id} map, or one token per line."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise EmbvizError(f"{path.name} is not UTF-8 text (byte {exc.start}).") from exc
     if path.suffix == ".json":
-        try:
-            data = json.loads(text)
-        except ValueError as exc:
-            raise EmbvizError(f"{path.name} is not valid JSON.") from exc
+        data = read_json(path)
         if isinstance(data, list) and all(isinstance(w, str) for w in data):
             return data
-        if isinstance(data, dict) and all(isinstance(v, int) for v in data.values()):
+        if isinstance(data, dict) and all(isinstance(v, int) and not isinstance(v, bool) for v in data.values()):
+            if max(data.values(), default=-1) >= len(data):
+                # ids past the number of tokens would leave holes (and a few bytes could ask for billions)
+                raise EmbvizError(f"{shown(path.name)} gives ids up to {max(data.values()):,} for {len(data):,} tokens.")
             words = [""] * (max(data.values(), default=-1) + 1)
             for word, i in data.items():
                 if i >= 0:
                     words[i] = word
             return words
-        raise EmbvizError(f"{path.name} should be a list of tokens or a {{token: id}} map.")
-    return text.splitlines()
+        raise EmbvizError(f"{shown(path.name)} should be a list of tokens or a {{token: id}} map.")
+    return read_text(path).splitlines()
 
 
 def open_state_dict(path: Path, device: torch.device, name: str | None = None) -> EmbeddingModel:
