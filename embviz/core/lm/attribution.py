@@ -455,4 +455,4 @@ def _check_sum(total: float, logit: float) -> None:
         raise EmbvizError("The model's logit for this token is not a finite number, so it cannot be split.")
     if abs(total - logit) > SUM_TOLERANCE * max(1.0, abs(logit)):
         raise EmbvizError(f"The parts add up to {total:.4f}, not the model's logit {logit:.4f}: this architecture "
-                          "changes the logits after the output head (e.g. soft-capping), so they cannot be split.")
+                          "changes the logits after the output head (e.g. scaling or soft-capping them), so they cannot be split.")
