@@ -390,28 +390,35 @@ def _close(a: torch.Tensor, b: torch.Tensor, scale: float | None = None) -> bool
     return float((a - b).norm()) <= bound + 1e-6
 
 
-def _head_writes(out_proj: torch.nn.Module, z: torch.Tensor, n_heads: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """(each head's write (H, D), the projection's bias (D,)): the projection of the heads'
-    outputs with all but one zeroed, less the bias, which no head wrote."""
-    width = z.shape[-1]
+def _head_mask(width: int, n_heads: int, device: torch.device) -> torch.Tensor:
+    """(H, width): row h keeps head h's slice of the heads' outputs side by side."""
     if width % n_heads:
         raise EmbvizError(f"The attention output's width {width} is not a whole number of its {n_heads} heads.")
-    mask = torch.block_diag(*[torch.ones(1, width // n_heads, device=z.device)] * n_heads)
-    bias = _first(out_proj(torch.zeros(1, width, device=z.device)))[0].float()
-    return _first(out_proj(z * mask)).float() - bias, bias
+    return torch.block_diag(*[torch.ones(1, width // n_heads, device=device)] * n_heads)
+
+
+def _head_writes(out_proj: torch.nn.Module, z: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(each head's write (H, D), the projection's bias (D,)): the projection of the heads'
+    outputs with all but one zeroed, less the bias, which no head wrote."""
+    written = _first(out_proj(z * mask)).float()
+    bias = getattr(out_proj, "bias", None)
+    if not isinstance(bias, torch.Tensor):
+        bias = _first(out_proj(torch.zeros_like(z[None])))[0].float()  # a projection of no known kind
+    return written - bias.float(), bias.float()
 
 
 def _writes(blocks: list[Block], rows: dict, n_heads: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(embedding, then attention and MLP of each block (2N + 1, D); heads (N, H, D);
     attention biases (N, D)), each checked to add up to what the block wrote."""
     writes, heads, biases = [rows[("in", 0)]], [], []
+    mask = _head_mask(rows[("heads", 0)].shape[-1], n_heads, rows[("heads", 0)].device)
     for n in range(len(blocks)):
         attention, mlp = rows[("attention", n)], rows[("mlp", n)]
         written = rows[("out", n)] - rows[("in", n)]
         if not _close(attention + mlp, written, float(rows[("in", n)].norm() + rows[("out", n)].norm())):
             raise EmbvizError(f"Block {n + 1}'s attention and MLP outputs do not add up to what it writes to the "
                               "residual stream (this architecture changes them on the way), so it cannot be split.")
-        per_head, bias = _head_writes(blocks[n].out_proj, rows[("heads", n)], n_heads)
+        per_head, bias = _head_writes(blocks[n].out_proj, rows[("heads", n)], mask)
         if not _close(per_head.sum(0) + bias, attention, float(attention.norm())):
             raise EmbvizError(f"The heads of block {n + 1} do not add up to its attention output, so it cannot be "
                               "split by head.")
