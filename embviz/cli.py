@@ -261,7 +261,8 @@ def _attention(model, args, ask: Ask) -> tuple[Any, str]:
     _with_language_model(model, ask)
     result = ask(rq.Attention(text=args.text, block=args.block, head=args.head, token=args.token, position=args.position))
     lines = [f"note: {n}" for n in result.notes]
-    lines.append(f"block {result.block}'s heads by their part of the logit of '{model.vocab.label(result.target_id)}' after position {result.position}: "
+    target = model.vocab.label(result.target_id)
+    lines.append(f"block {result.block}'s heads by their part of the logit of '{target}' after position {result.position}: "
                  + ", ".join(f"{h.head} {h.value:.3f}" for h in result.ranking))
     labels = [label for _, label in result.tokens]
     width = max(len(label) for label in labels)

@@ -159,7 +159,8 @@ def attribute(model: EmbeddingModel, text: Prompt, token: str | int | None = Non
     blocks = find_blocks(lm)
     rows: dict[tuple[str, int], torch.Tensor] = {}
     try:
-        # Through the typing cache: at the last position only that token runs again.
+        # Through the typing cache: at the last position only that token runs again (an earlier
+        # position leaves the cache holding the text up to it, as a deletion would).
         logits = lm.run(ids[:p + 1], hooks=_trace_hooks(blocks, lm.final_norm, rows)).logits
     except torch.OutOfMemoryError as exc:
         raise EmbvizError("The device ran out of memory running the model on this text; try shorter text.") from exc
@@ -180,13 +181,14 @@ def attention_pattern(model: EmbeddingModel, text: Prompt, block: int, head: int
                       load_lm: bool = True) -> AttentionResult:
     """The attention weights of one block (every head, or one) over the text, with the
     block's heads ranked by their part of the attribution's logit."""
-    attribution = attribute(model, text, token, position, load_lm)
+    check_has_layers(model)
     lm = model.language_model(load=load_lm)
     blocks = find_blocks(lm)
     block_ = blocks[_check_block(block, len(blocks)) - 1]
     n_heads = _n_heads(lm)
     if head is not None and not 0 <= head < n_heads:
         raise EmbvizError(f"Head {head} is out of range: block {block} has heads 0–{n_heads - 1}.")
+    attribution = attribute(model, text, token, position, load_lm)
     ids = [i for i, _ in attribution.tokens]
     skipped = max(0, len(ids) - MAX_ATTENTION_TOKENS)
     notes = list(attribution.notes)
@@ -196,8 +198,8 @@ def attention_pattern(model: EmbeddingModel, text: Prompt, block: int, head: int
     shown = list(range(n_heads)) if head is None else [head]
     return AttentionResult(
         tokens=attribution.tokens[skipped:], token_texts=attribution.token_texts[skipped:], block=block, heads=shown,
-        weights=weights[shown], ranking=attribution.ranked_heads(block), target_id=attribution.target_id, target=attribution.target,
-        position=attribution.position, skipped=skipped, notes=notes,
+        weights=weights[shown], ranking=attribution.ranked_heads(block), target_id=attribution.target_id,
+        target=attribution.target, position=attribution.position, skipped=skipped, notes=notes,
     )
 
 
@@ -250,8 +252,9 @@ def resolve_token(model: EmbeddingModel, token: str | int) -> int:
         if not 0 <= token < model.vocab_size:
             raise EmbvizError(f"Token id {token} is outside the vocabulary (0–{model.vocab_size - 1}).")
         return token
-    if model.vocab.id_of(token) is not None:
-        return model.vocab.resolve(token)
+    exact = model.vocab.id_of(token)
+    if exact is not None:
+        return exact
     return model.vocab.resolve(token.replace("␣", " "))  # several tokens: an error naming the pieces
 
 
@@ -462,4 +465,5 @@ def _check_sum(total: float, logit: float) -> None:
         raise EmbvizError("The model's logit for this token is not a finite number, so it cannot be split.")
     if abs(total - logit) > SUM_TOLERANCE * max(1.0, abs(logit)):
         raise EmbvizError(f"The parts add up to {total:.4f}, not the model's logit {logit:.4f}: this architecture "
-                          "changes the logits after the output head (e.g. scaling or soft-capping them), so they cannot be split.")
+                          "changes the logits after the output head (e.g. scaling or soft-capping them), so they "
+                          "cannot be split.")
