@@ -35,6 +35,13 @@ def _hide_special_option(parser: argparse.ArgumentParser) -> None:
                         help="leave out special tokens and byte pieces that are not whole characters (the window's default)")
 
 
+def _target_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--token", default=None,
+                        help='the token whose logit is split, taken literally (" Paris" has a leading space); default: the top guess')
+    parser.add_argument("--position", type=int, default=None,
+                        help="the position whose next token is guessed, 0-based, negative from the end; default: the last")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="embviz", description="Look inside a language model's vocabulary.")
     parser.add_argument("--version", action="version", version=f"embviz {_version()}")
@@ -85,6 +92,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("sentences", nargs="+", metavar="SENTENCE")
     p.add_argument("--layer", type=int, default=None, help="list the nearest vocabulary rows at this layer (default: the last)")
     p.add_argument("--k", type=int, default=8)
+    p = add("attribute", "which blocks and heads wrote the logit of the token after TEXT (direct logit attribution)")
+    p.add_argument("text")
+    _target_options(p)
+    p.add_argument("--heads", type=int, default=8, help="heads listed at each end of the text output (default 8)")
+    p = add("attention", "one block's attention weights over TEXT, its heads ranked by their part of the logit")
+    p.add_argument("text")
+    p.add_argument("--block", type=int, required=True, help="1…N, as the lens names blocks")
+    p.add_argument("--head", type=int, default=None, help="0-based; default: every head of the block")
+    _target_options(p)
+    p = add("pin", "pinned tokens through the layers: their probability and rank at every layer after TEXT")
+    p.add_argument("text")
+    p.add_argument("tokens", nargs="+", metavar="TOKEN", help='a token\'s text, taken literally (" Paris" has a leading space)')
+    p.add_argument("--position", type=int, default=None, help="0-based, negative from the end; default: the last token")
     p = add("project", "2-D map of the rows, written as CSV (id,token,x,y); how faithful it is on stderr "
                        "(with --json, a summary on stdout)")
     p.add_argument("--method", choices=("pca", "tsne", "umap"), default="pca")
@@ -216,6 +236,73 @@ def _drift(model, args, ask: Ask) -> tuple[Any, str]:
     return result.as_dict(), "\n".join(lines)
 
 
+def _attribute(model, args, ask: Ask) -> tuple[Any, str]:
+    from embviz.bridge import requests as rq
+
+    _with_language_model(model, ask)
+    result = ask(rq.Attribution(text=args.text, token=args.token, position=args.position))
+    lines = ["tokens: " + " | ".join(label for _, label in result.tokens)]
+    lines += [f"note: {n}" for n in result.notes]
+    after = result.tokens[result.position][1]
+    lines.append(f"'{model.vocab.label(result.target_id)}' after position {result.position} ('{after}'): "
+                 f"logit {result.logit:.3f}, p {result.prob:.4f}; its parts:")
+    lines += _parts_table(result.parts)
+    ranked = result.ranked_heads()
+    n = min(args.heads, len(ranked) // 2)
+    lines.append(f"heads, the {n} largest and the {n} smallest parts (block, head 0-based):")
+    lines += [f"  block {h.block:>3}  head {h.head:>3}  {h.value:9.3f}" for h in ranked[:n] + ranked[-n:]]
+    return result.as_dict(), "\n".join(lines)
+
+
+def _parts_table(parts) -> list[str]:
+    """One row per block, attention and MLP side by side, then the parts of no block."""
+    by_block: dict[int, dict[str, float]] = {}
+    for part in parts:
+        if part.block is not None:
+            by_block.setdefault(part.block, {})[part.kind] = part.value
+    lines = [f"  {'block':>9}  {'attention':>9}  {'mlp':>9}"]
+    for block, values in by_block.items():
+        if block == 0:
+            lines.append(f"  {'embedding':>9}  {values['embedding']:9.3f}")
+        else:
+            lines.append(f"  {block:>9}  {values['attention']:9.3f}  {values['mlp']:9.3f}")
+    lines += [f"  {part.kind:>9}  {part.value:9.3f}" for part in parts if part.block is None]
+    lines.append(f"  {'sum':>9}  {sum(part.value for part in parts):9.3f}")
+    return lines
+
+
+def _attention(model, args, ask: Ask) -> tuple[Any, str]:
+    from embviz.bridge import requests as rq
+
+    _with_language_model(model, ask)
+    result = ask(rq.Attention(text=args.text, block=args.block, head=args.head, token=args.token, position=args.position))
+    lines = [f"note: {n}" for n in result.notes]
+    target = model.vocab.label(result.target_id)
+    lines.append(f"block {result.block}'s heads by their part of the logit of '{target}' after position {result.position}: "
+                 + ", ".join(f"{h.head} {h.value:.3f}" for h in result.ranking))
+    labels = [label for _, label in result.tokens]
+    width = max(len(label) for label in labels)
+    for head, weights in zip(result.heads, result.weights):
+        lines.append(f"head {head} (row: the token attending; columns in the same order)")
+        lines += [f"  {label:>{width}}  " + " ".join(f"{w:.2f}" for w in row[:n + 1])
+                  for n, (label, row) in enumerate(zip(labels, weights))]
+    return result.as_dict(), "\n".join(lines)
+
+
+def _pin(model, args, ask: Ask) -> tuple[Any, str]:
+    from embviz.bridge import requests as rq
+
+    _with_language_model(model, ask)
+    result = ask(rq.PinnedTokens(text=args.text, tokens=args.tokens, position=args.position))
+    lines = [f"note: {n}" for n in result.notes]
+    lines.append(f"after position {result.position} ('{result.tokens[result.position][1]}'); p and rank per layer:")
+    width = max(len(name) for name in result.layer_names)
+    lines.append(" " * width + "  " + " | ".join(f"{p.label:>16}" for p in result.pinned))
+    lines += [f"{name:<{width}}  " + " | ".join(f"{p.probs[n]:9.4f} #{p.ranks[n]:<5}" for p in result.pinned)
+              for n, name in enumerate(result.layer_names)]
+    return result.as_dict(), "\n".join(lines)
+
+
 def _project(model, args, ask: Ask) -> tuple[Any, str]:
     import csv
 
@@ -270,7 +357,7 @@ def _benchmark(model, args, ask: Ask) -> tuple[Any, str]:
 
 COMMANDS: dict[str, Callable[[Any, argparse.Namespace, Ask], tuple[Any, str]]] = {
     "info": _info, "neighbors": _neighbours, "similarity": _similarity, "analogy": _analogy, "logits": _logits,
-    "lens": _lens, "drift": _drift, "project": _project, "clusters": _clusters, "analogies": _benchmark,
+    "lens": _lens, "drift": _drift, "attribute": _attribute, "attention": _attention, "pin": _pin, "project": _project, "clusters": _clusters, "analogies": _benchmark,
 }
 
 

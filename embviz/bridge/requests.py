@@ -124,6 +124,41 @@ class Drift(Request):
 
 
 @dataclass
+class Attribution(Request):
+    """Which blocks and heads wrote one next-token logit (direct logit attribution)."""
+
+    text: str | list[str | int] = ""
+    token: str | int | None = None  # the target: a token id or one token's text; None: the top guess
+    position: int | None = None  # 0-based; None: the last token
+    channel = "attribution"
+    lane = LAYERS
+
+
+@dataclass
+class Attention(Request):
+    """One block's attention weights over the text, its heads ranked by their part of a logit."""
+
+    text: str | list[str | int] = ""
+    block: int = 1  # 1…N, as the lens names blocks
+    head: int | None = None  # 0-based; None: every head
+    token: str | int | None = None  # the logit that ranks the heads, as in Attribution
+    position: int | None = None
+    channel = "attention"
+    lane = LAYERS
+
+
+@dataclass
+class PinnedTokens(Request):
+    """Some tokens' probability and rank at every layer (the lens), after one position."""
+
+    text: str | list[str | int] = ""
+    tokens: list[str | int] = field(default_factory=list)
+    position: int | None = None  # None: the last token
+    channel = "pinned-tokens"
+    lane = LAYERS
+
+
+@dataclass
 class Project(Request):
     method: str = "pca"  # or "tsne", "umap", "axes"
     subset: str = "all"  # "all", "first" (the first `limit` ids) or "words"

@@ -1,4 +1,5 @@
-"""The full model's forward pass: next-token logits, the logit lens, contextual drift.
+"""The full model's forward pass: next-token logits, the logit lens, contextual drift,
+and which blocks and heads wrote a logit (attribution, attention, pinned tokens).
 
 The window's lanes never build the language model here (`load_lm=False`): that is a job
 of its own (LoadLanguageModel), so a lookup never waits seconds for it."""
@@ -33,3 +34,25 @@ def drift(model: EmbeddingModel, request: rq.Drift, progress: ProgressFn) -> Any
 
     return contextual_drift(model, request.word, request.sentences, request.layer, request.k, load_lm=False,
                             progress=progress)
+
+
+@handles(rq.Attribution)
+def attribution(model: EmbeddingModel, request: rq.Attribution, _progress: ProgressFn) -> Any:
+    from embviz.core.lm.attribution import attribute
+
+    return attribute(model, request.text, request.token, request.position, load_lm=False)
+
+
+@handles(rq.Attention)
+def attention(model: EmbeddingModel, request: rq.Attention, _progress: ProgressFn) -> Any:
+    from embviz.core.lm.attribution import attention_pattern
+
+    return attention_pattern(model, request.text, request.block, request.head, request.token, request.position,
+                             load_lm=False)
+
+
+@handles(rq.PinnedTokens)
+def pinned(model: EmbeddingModel, request: rq.PinnedTokens, _progress: ProgressFn) -> Any:
+    from embviz.core.lm.attribution import pinned_tokens
+
+    return pinned_tokens(model, request.text, request.tokens, request.position, load_lm=False)

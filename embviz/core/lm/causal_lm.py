@@ -14,7 +14,7 @@ import inspect
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 import torch
 
@@ -22,6 +22,10 @@ from embviz.core.errors import EmbvizError
 
 STREAM_TOKENS = 1024  # longest text whose residual stream is kept without the lens asking (73 MB for SmolLM2)
 FINAL_NORM_NAMES = ("norm", "ln_f", "final_layer_norm", "final_layernorm")
+
+# A hook on one module for one forward pass: "pre" hooks are called as fn(module, args, kwargs),
+# "post" hooks as fn(module, args, output), the way torch calls them.
+Hook = tuple[torch.nn.Module, str, Callable[..., None]]
 
 
 @dataclass
@@ -101,9 +105,10 @@ class HFLanguageModel:
         assert residuals is not None
         return residuals
 
-    def run(self, ids: list[int], residuals: bool = False) -> _Prefix:
+    def run(self, ids: list[int], residuals: bool = False, hooks: Sequence[Hook] = ()) -> _Prefix:
         """The prefix for `ids`, running only what the kept one lacks. The residual
-        stream is kept while the lens asks for it; the logits tab alone never pays for it."""
+        stream is kept while the lens asks for it; the logits tab alone never pays for it.
+        With hooks, at least the last token runs again, so that they see it."""
         if not ids:
             raise EmbvizError("The text produced no tokens.")
         with self._lock:
@@ -111,19 +116,19 @@ class HFLanguageModel:
             if old is not None and residuals and old.residuals is None:
                 old = None
             keep = common_prefix(old.ids, ids) if old is not None else 0
-            if old is not None and keep == len(ids) == len(old.ids):
+            if old is not None and keep == len(ids) == len(old.ids) and not hooks:
                 return old
             # Shorter than the old text (a deletion): run its last token again for its logits.
             keep = min(keep, len(ids) - 1)
             self._prefix = None  # from here the old cache is being changed: never half-kept
             if old is None or keep == 0:
-                cache, stream, logits = self._forward(ids, None, residuals)
+                cache, stream, logits = self._forward(ids, None, residuals, hooks)
             else:
                 if len(old.ids) > keep:
                     old.cache.crop(keep - len(old.ids))  # negative: drop that many (transformers 4 and 5)
                 # Kept while the lens may ask again, but not for a long text of the logits tab alone.
                 with_stream = old.residuals is not None and (residuals or len(ids) <= STREAM_TOKENS)
-                cache, new_stream, logits = self._forward(ids[keep:], old.cache, with_stream)
+                cache, new_stream, logits = self._forward(ids[keep:], old.cache, with_stream, hooks)
                 stream = None if not with_stream else torch.cat([old.residuals[:, :keep], new_stream], dim=1)
             self._prefix = _Prefix(list(ids), cache, stream, logits)
             return self._prefix
@@ -133,18 +138,29 @@ class HFLanguageModel:
             self._prefix = None
 
     @torch.inference_mode()
-    def _forward(self, ids: list[int], cache: Any, residuals: bool) -> tuple[Any, torch.Tensor | None, torch.Tensor]:
+    def eager_forward(self, ids: list[int], hooks: Sequence[Hook]) -> None:
+        """One uncached pass of `ids` with eager attention, whose modules return their
+        attention weights (the fused kernels never form them); the typing cache is kept."""
+        with self._lock:
+            before = self.model.config._attn_implementation
+            self.model.set_attn_implementation("eager")
+            try:
+                with _hooked(hooks):
+                    self.model(input_ids=torch.tensor([ids], dtype=torch.long, device=self.device), use_cache=False,
+                               logits_to_keep=1)
+            finally:
+                self.model.set_attn_implementation(before)
+
+    @torch.inference_mode()
+    def _forward(self, ids: list[int], cache: Any, residuals: bool,
+                 hooks: Sequence[Hook] = ()) -> tuple[Any, torch.Tensor | None, torch.Tensor]:
         captured: list[torch.Tensor] = []
-        hook = None
         if residuals and self.final_norm is not None:
-            hook = self.final_norm.register_forward_pre_hook(lambda _m, args: captured.append(args[0]))
-        try:
+            hooks = [*hooks, (self.final_norm, "pre", lambda _m, args, _kw: captured.append(args[0]))]
+        with _hooked(hooks):
             input_ids = torch.tensor([ids], dtype=torch.long, device=self.device)
             out = self.model(input_ids=input_ids, use_cache=True, output_hidden_states=residuals,
                              logits_to_keep=1, **{self._cache_arg: cache})
-        finally:
-            if hook is not None:
-                hook.remove()
         self.tokens_run += len(ids)
         stream = None
         if residuals:
@@ -152,3 +168,15 @@ class HFLanguageModel:
             hidden.append(captured[-1] if captured else out.hidden_states[-1])
             stream = torch.stack([h[0].float() for h in hidden])
         return getattr(out, self._cache_arg, None) or out.past_key_values, stream, out.logits[0, -1].float()
+
+
+@contextmanager
+def _hooked(hooks: Sequence[Hook]) -> Iterator[None]:
+    """Hooks registered for the length of a `with`, removed even when the pass fails."""
+    handles = [module.register_forward_pre_hook(fn, with_kwargs=True) if when == "pre" else module.register_forward_hook(fn)
+               for module, when, fn in hooks]
+    try:
+        yield
+    finally:
+        for handle in handles:
+            handle.remove()
