@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from PySide6.QtCore import Signal
 import numpy as np
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox, QComboBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QSplitter, QVBoxLayout, QWidget,
 )
@@ -24,6 +23,10 @@ EXPLAIN = (
     "word2vec's search never lets the answer be one of the three input words. Switch it off to see "
     "why: the nearest vector to A − B + C is usually an input itself."
 )
+# Rows the answers' table always has room for: on a short screen the tab scrolls rather
+# than squeeze the table to its header.
+TABLE_MIN_ROWS = 4
+PLANE_MIN_WIDTH = 260  # pixels at 100 % text
 
 
 class AnalogyPanel(QWidget):
@@ -41,11 +44,14 @@ class AnalogyPanel(QWidget):
         self.a, self.b, self.c = WordField("A: king"), WordField("B: man"), WordField("C: woman")
         for f in (self.a, self.b, self.c):
             f.returnPressed.connect(self.run)
-        self.exclude = QCheckBox("Exclude the input words (word2vec's rule)")
+        self.exclude = QCheckBox("Exclude the inputs (word2vec)")
         self.exclude.setChecked(True)
-        self.variants = QCheckBox("…and their case and space variants (␣Paris, Paris, paris…)")
-        self.variants.setToolTip("word2vec's rule removes only the three input tokens; a vocabulary of pieces also "
-                                 "holds their other spellings, which are then often the answer.")
+        # Short labels, details in tooltips: the options fit two rows at 1024 px and 150 % text.
+        self.exclude.setToolTip(EXPLAIN)
+        self.variants = QCheckBox("…and their variants (␣Paris, paris…)")
+        self.variants.setToolTip("Their case and space variants too: word2vec's rule removes only the three input "
+                                 "tokens; a vocabulary of pieces also holds their other spellings, which are then "
+                                 "often the answer.")
         self.method = QComboBox()
         self.method.addItem("3CosAdd (A − B + C)", "add")
         self.method.addItem("3CosMul", "mul")
@@ -79,10 +85,16 @@ class AnalogyPanel(QWidget):
         self.message.setStyleSheet(style.ERROR_STYLE)
         style.use_font(self.message)  # with a style sheet it would not follow the text size
         self.message.setWordWrap(True)
+        self.message.hide()  # until there is one
         self.table = ResultsTable(["token", "id", "score"])
         self.table.tokenClicked.connect(lambda token_id: self.highlight.emit([token_id]))
-        self.bench_button = QPushButton("Run the Google analogy benchmark (19,544 questions)")
+        self.bench_button = QPushButton("Google benchmark (19,544 questions)")
+        self.bench_button.setToolTip("Run the Google analogy benchmark on this model, in a window of its own")
         self.bench_button.clicked.connect(self.run_benchmark)
+        # The plane folds away, leaving the table the whole width (a short or narrow screen).
+        self.show_plane = QCheckBox("Plane")
+        self.show_plane.setToolTip("Show the analogy's own plane beside the answers")
+        self.show_plane.setChecked(True)
         self.bench = QLabel("")
         self.bench.setWordWrap(True)
 
@@ -94,10 +106,10 @@ class AnalogyPanel(QWidget):
                 fields.addWidget(sign)
             fields.addWidget(field, 1)
         fields.addWidget(go)
+        fields.addWidget(self.show_plane)
         # The analogy's own plane: axes from its word pairs, where the global map's two
         # PCA axes (8 % of the variance) cannot show the parallelogram.
         self.plane = MapView()
-        self.plane.setMinimumWidth(260)
         plane_title = QLabel("The analogy's own plane")
         style.use_font(plane_title, style.LABEL_POINT_SIZE, bold=True)
         self.plane_caption = QLabel("")
@@ -110,6 +122,7 @@ class AnalogyPanel(QWidget):
         left.addWidget(self.message)
         left.addWidget(self.table, 1)
         left.addWidget(self.ranks)
+        left.addWidget(explain)
         self.plane_box = plane_box = QWidget()
         right = QVBoxLayout(plane_box)
         right.setContentsMargins(0, 0, 0, 0)
@@ -121,13 +134,24 @@ class AnalogyPanel(QWidget):
         split.addWidget(plane_box)
         split.setStretchFactor(0, 1)
         split.setStretchFactor(1, 1)
+        split.setChildrenCollapsible(False)  # folded by its switch, not lost to a stray drag
+        self.show_plane.toggled.connect(plane_box.setVisible)
+        bench_row = QHBoxLayout()
+        bench_row.addWidget(self.bench_button, 0, Qt.AlignmentFlag.AlignTop)
+        bench_row.addWidget(self.bench, 1)
         layout = QVBoxLayout(self)
         layout.addLayout(fields)
         layout.addLayout(options)
-        layout.addWidget(explain)
         layout.addWidget(split, 1)
-        layout.addWidget(self.bench_button)
-        layout.addWidget(self.bench)
+        layout.addLayout(bench_row)
+        style.follow_scale(self)
+
+    def set_text_scale(self, scale: float) -> None:
+        self.plane.setMinimumWidth(round(PLANE_MIN_WIDTH * scale))
+        self.table.set_text_scale(scale)  # first: its rows' height, which the minimum counts
+        rows = self.table.verticalHeader().defaultSectionSize() * TABLE_MIN_ROWS
+        header = self.table.horizontalHeader().sizeHint().height()
+        self.table.setMinimumHeight(rows + header + 2 * self.table.frameWidth())
 
     def picture(self) -> tuple[QWidget, str]:
         return self.table, f"{self.heading.text()}\n{self.ranks.text()}".strip()
@@ -152,8 +176,9 @@ class AnalogyPanel(QWidget):
         self.plane.set_labels(summary.labels)
         self.plane_caption.setText("")
         self.table.fill([], [])
-        for label in (self.ranks, self.message, self.bench):
+        for label in (self.ranks, self.bench):
             label.setText("")
+        self._say("")
         self.heading.setText(HEADING_HINT)
         self.bench_button.setEnabled(True)
         self.run_if_filled()
@@ -186,7 +211,7 @@ class AnalogyPanel(QWidget):
     def on_result(self, rid: int, view) -> None:
         if rid != self.request_id:
             return
-        self.message.setText("")
+        self._say("")
         result = view.result
         a, b, c = view.input_labels
         rule = ("inputs and their variants excluded" if result.exclude_variants
@@ -202,6 +227,11 @@ class AnalogyPanel(QWidget):
             self.showArrows.emit([(view.input_ids[1], view.input_ids[0]), (view.input_ids[2], answer)])
             self.highlight.emit(list(view.input_ids) + [answer])
         self._show_plane(view.plane)
+
+    def _say(self, message: str) -> None:
+        """An error under the heading; with none, the line takes no room from the table."""
+        self.message.setText(message)
+        self.message.setVisible(bool(message))
 
     def _show_plane(self, plane) -> None:
         self.plane.clear_map()
@@ -220,7 +250,7 @@ class AnalogyPanel(QWidget):
 
     def on_failed(self, rid: int, message: str) -> None:
         if rid == self.request_id:
-            self.message.setText(message)
+            self._say(message)
             self.table.fill([], [])
             self.ranks.setText("")
             self.heading.setText(HEADING_HINT)
