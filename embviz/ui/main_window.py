@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtCore import QEvent, QObject, QSize, Qt
 from PySide6.QtGui import QAction, QGuiApplication, QKeyEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractSpinBox, QDockWidget, QFileDialog, QFrame, QInputDialog, QLineEdit, QMainWindow, QMessageBox, QProgressBar,
@@ -728,12 +728,8 @@ class PanelTabs(QTabWidget):
         style.follow_scale(self)
 
     def add_panel(self, panel: QWidget, name: str, short: str) -> None:
-        scroll = QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QFrame.Shape.NoFrame)
-        scroll.setWidget(panel)
         self._names.append((name, short))
-        self.addTab(scroll, name)
+        self.addTab(PanelPage(panel), name)
 
     def _panel(self, page: QWidget | None) -> QWidget | None:
         return page.widget() if isinstance(page, QScrollArea) else page
@@ -766,6 +762,50 @@ class PanelTabs(QTabWidget):
                     bar.setTabText(i, names[short])
             if sum(bar.tabSizeHint(i).width() for i in range(bar.count())) <= self.width():
                 return
+
+
+class PanelPage(QScrollArea):
+    """A tab's page: the panel fills it, and scrolls only when the page is smaller than
+    the panel's minimum. (A resizable QScrollArea gives a panel whose layout has a height
+    for its width, such as a flow row's, its preferred height: the map would scroll where
+    it could shrink.)"""
+
+    def __init__(self, panel: QWidget, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setWidgetResizable(False)
+        self.setWidget(panel)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit_panel()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.widget() and event.type() == QEvent.Type.LayoutRequest:
+            self._fit_panel()  # its minimum may have changed (new text, another text size)
+        return super().eventFilter(watched, event)
+
+    def _needs(self, panel: QWidget, width: int) -> QSize:
+        """The least size at which `panel` shows all it holds, `width` pixels wide or more."""
+        least = panel.minimumSizeHint().expandedTo(panel.minimumSize())
+        layout = panel.layout()
+        width = max(width, least.width())
+        height = least.height()
+        if layout is not None and layout.hasHeightForWidth():
+            height = max(height, layout.minimumHeightForWidth(width))
+        return QSize(width, height)
+
+    def _fit_panel(self) -> None:
+        panel = self.widget()
+        if panel is None:
+            return
+        room = self.maximumViewportSize()
+        need = self._needs(panel, room.width())
+        if need.height() > room.height():  # a vertical scroll bar takes some of the width
+            need = self._needs(panel, room.width() - self.verticalScrollBar().sizeHint().width())
+        if need.width() > room.width():  # a horizontal scroll bar takes some of the height
+            room.setHeight(room.height() - self.horizontalScrollBar().sizeHint().height())
+        panel.resize(need.width(), max(need.height(), room.height()))
 
 
 class WindowKeys(QObject):
