@@ -819,5 +819,7 @@ class WindowKeys(QObject):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.ShortcutOverride and isinstance(event, QKeyEvent):
-            return QKeySequence(event.keyCombination()).toString() in self._keys
+            if QKeySequence(event.keyCombination()).toString() in self._keys:
+                event.ignore()  # unclaimed: the shortcut map runs the window's action
+                return True
         return False

@@ -31,6 +31,7 @@ KEY_MAX_AREA_SHARE = 0.12
 KEY_MAX_WIDTH_SHARE = 0.45
 KEY_MAX_HEIGHT_SHARE = 0.45
 KEY_MIN_SCALE = 0.5
+KEY_ROOM_MAX_SHARE = 0.4  # of the view that Fit and zoom leave free beside a key
 
 
 def marker_size(n_points: int) -> float:
@@ -204,11 +205,18 @@ class MapView(pg.PlotWidget):
         span = np.maximum(hi - lo, 1e-6 * max(float(np.abs(hi).max()), 1.0))
         pad = FIT_PADDING * span + (0.5 * span if len(self.coords) <= 50 else 0)  # room for the lessons' labels
         (x0, y0), (x1, y1) = (lo - pad).tolist(), (hi + pad).tolist()
-        width = self.vb.width()
+        self._set_range_beside_keys(x0, x1, y0, y1)
+
+    def _set_range_beside_keys(self, x0: float, x1: float, y0: float, y1: float) -> None:
+        """Show x0…x1 × y0…y1 with room above for the word sets' legend and on the right
+        for the colours' key, so that neither covers a point (a search's marker, say)."""
+        width, height = self.vb.width(), self.vb.height()
         if self.colour_legend.isVisible() and width > 0:
-            # Room on the right for the colours' key, so it covers no point.
-            share = min((self.key_rect(self.colour_legend).width() + 2 * LABEL_GAP_PX) / width, 0.4)
+            share = min((self.key_rect(self.colour_legend).width() + 2 * LABEL_GAP_PX) / width, KEY_ROOM_MAX_SHARE)
             x1 = x0 + (x1 - x0) / (1 - share)
+        if self.legend.isVisible() and height > 0:
+            share = min((self.key_rect(self.legend).height() + 2 * LABEL_GAP_PX) / height, KEY_ROOM_MAX_SHARE)
+            y1 = y0 + (y1 - y0) / (1 - share)
         self.vb.setRange(xRange=(x0, x1), yRange=(y0, y1), padding=0)
 
     def reveal(self, token_id: int) -> None:
@@ -557,12 +565,7 @@ class MapView(pg.PlotWidget):
         span = np.maximum(hi - lo, 0.02 * np.ptp(self.coords, axis=0).max() if len(self.coords) else 1.0)
         pad = 0.25 * span
         (x0, y0), (x1, y1) = (lo - pad).tolist(), (hi + pad).tolist()
-        height = self.vb.height()
-        if self.legend.isVisible() and height > 0:
-            # Room above the points for the legend, so it covers none of them (or their labels).
-            share = min((self.key_rect(self.legend).height() + 2 * LABEL_GAP_PX) / height, 0.5)
-            y1 = y0 + (y1 - y0) / (1 - share)
-        self.vb.setRange(xRange=(x0, x1), yRange=(y0, y1), padding=0)
+        self._set_range_beside_keys(x0, x1, y0, y1)
 
     # --- picking ----------------------------------------------------------------
     def nearest_at(self, scene_pos) -> int:
