@@ -27,8 +27,8 @@ RANKS_NOTE = "the nearest vector to A − B + C is usually an input itself"
 # Rows the answers' table always has room for: on a short screen the tab scrolls rather
 # than squeeze the table to its header.
 TABLE_MIN_ROWS = 3
-TABLE_MIN_WIDTH = 240  # pixels at 100 % text, as the plane's: the two share the row
-PLANE_MIN_WIDTH = 200
+TABLE_MIN_WIDTH = 200  # pixels at 100 % text, as the plane's: the two share the row
+PLANE_MIN_WIDTH = 180
 SPLIT_EVEN = 10_000  # equal sizes for the table and the plane, larger than any screen
 PLANE_MIN_HEIGHT = 100  # pixels at 100 % text: never a thin strip under its caption
 
@@ -52,7 +52,7 @@ class AnalogyPanel(QWidget):
         self.exclude.setChecked(True)
         # Short labels, details in tooltips: the options fit two rows at 1024 px and 150 % text.
         self.exclude.setToolTip(EXPLAIN)
-        self.variants = QCheckBox("…and their variants (␣Paris, paris…)")
+        self.variants = QCheckBox("…and variants (␣Paris, paris…)")
         self.variants.setToolTip("Their case and space variants too: word2vec's rule removes only the three input "
                                  "tokens; a vocabulary of pieces also holds their other spellings, which are then "
                                  "often the answer.")
@@ -121,7 +121,7 @@ class AnalogyPanel(QWidget):
         style.use_font(plane_title, style.LABEL_POINT_SIZE, bold=True)
         self.plane_caption = QLabel("")
         self.plane_caption.setWordWrap(True)
-        options = flow_row(self.exclude, self.variants, self.method, self.k, self.hide_special, self.bench_button)
+        options = flow_row(self.exclude, self.variants, self.method, self.k, self.hide_special)
         self.plane_box = plane_box = QWidget()
         right = QVBoxLayout(plane_box)
         right.setContentsMargins(0, 0, 0, 0)
@@ -146,7 +146,10 @@ class AnalogyPanel(QWidget):
         layout.addWidget(split, 1)
         layout.addWidget(self.plane_caption)
         layout.addWidget(self.ranks)
-        layout.addWidget(self.bench)
+        bench_row = QHBoxLayout()
+        bench_row.addWidget(self.bench_button, 0, Qt.AlignmentFlag.AlignTop)
+        bench_row.addWidget(self.bench, 1)
+        layout.addLayout(bench_row)
         style.follow_scale(self)
 
     def set_text_scale(self, scale: float) -> None:

@@ -17,7 +17,7 @@ from embviz.ui import style
 PANEL_WIDTH = 420  # pixels at 100 % text
 # The step list's share of the panel's height: every step when they fit in it, else as
 # many whole rows as do (never a half row), and a scroll bar for the rest.
-STEP_LIST_SHARE = 0.45
+STEP_LIST_SHARE = 0.4
 MIN_STEP_ROWS = 3
 
 
@@ -30,7 +30,8 @@ class LessonsPanel(QWidget):
         self.numbers_id = 0
         self.steps = QListWidget()
         for i, step in enumerate(tour.steps):
-            self.steps.addItem(f"{i + 1}. {step.name}")
+            # The lesson's number is in the step's heading: the narrow list keeps the words.
+            self.steps.addItem(f"{i + 1}. {step.title}")
             self.steps.item(i).setToolTip(step.name)
         # One line a step, cut with "…" in a narrow dock: a horizontal scroll bar would hide
         # half a row and scroll the step numbers out of sight.
@@ -41,7 +42,7 @@ class LessonsPanel(QWidget):
         self.steps.itemClicked.connect(lambda item: self.stepChosen.emit(self.steps.row(item)))
         self.title = QLabel("Pick a step: each one opens its model and fills in the tab.")
         self.title.setWordWrap(True)
-        style.use_font(self.title, style.LABEL_POINT_SIZE + 2, bold=True)
+        style.use_font(self.title, style.LABEL_POINT_SIZE, bold=True)
         self.text = QLabel("")
         self.text.setWordWrap(True)
         style.use_font(self.text, style.LABEL_POINT_SIZE)
@@ -54,7 +55,7 @@ class LessonsPanel(QWidget):
         self.next.clicked.connect(lambda: self.stepChosen.emit(self.tour.index + 1 if self.started else 0))
         self.counter = QLabel("")
         self.counter.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.counter.setWordWrap(True)  # "step 7 of 11" on two lines in a narrow dock
+        self.counter.setWordWrap(True)  # the dock may be narrow
         self.started = False
         buttons = QHBoxLayout()
         buttons.addWidget(self.back)
@@ -116,7 +117,7 @@ class LessonsPanel(QWidget):
         self.text.setText(step.text)
         self.numbers.setText("")
         self.numbers_id = 0
-        self.counter.setText(f"step {i + 1} of {len(self.tour.steps)}")
+        self.counter.setText(f"{i + 1} of {len(self.tour.steps)}")
         self.back.setEnabled(not self.tour.at_start)
         self.next.setEnabled(not self.tour.at_end)
 

@@ -43,6 +43,11 @@ TAB_NAMES = ("Map", "Neighbours", "Analogies", "Next-token logits", "Vectors", "
 # The titles used when the full ones do not fit the tab bar (large text, a narrow screen,
 # the lessons open): every tab stays in sight, with no scroll arrows to find the last ones.
 SHORT_TAB_NAMES = ("Map", "Neighbours", "Analogies", "Logits", "Vectors", "Lens", "Drift")
+# The tab bar's titles, tried in turn until they fit: (short titles, point size, bold).
+TAB_TITLE_STEPS = (
+    (False, style.BASE_POINT_SIZE + 1, True), (True, style.BASE_POINT_SIZE + 1, True),
+    (True, style.BASE_POINT_SIZE, False),
+)
 LESSONS_MAX_SHARE = 0.3  # of the window's width: the tabs keep the rest
 LESSONS_SHARE = 0.28  # the width the lessons open at, under the cap
 # Window-wide keys that a focused line edit or spin box would otherwise take for itself
@@ -724,7 +729,6 @@ class PanelTabs(QTabWidget):
         self.setUsesScrollButtons(False)
         self.setElideMode(Qt.TextElideMode.ElideRight)  # the last resort, past the short titles
         self.tabBar().setExpanding(False)
-        style.use_font(self.tabBar(), style.BASE_POINT_SIZE + 1, bold=True)
         style.follow_scale(self)
 
     def add_panel(self, panel: QWidget, name: str, short: str) -> None:
@@ -754,9 +758,12 @@ class PanelTabs(QTabWidget):
         self._fit_titles()
 
     def _fit_titles(self) -> None:
-        """The full titles where they fit the width, else the short ones."""
+        """The first of TAB_TITLE_STEPS whose titles fit the width (eliding past the last)."""
         bar = self.tabBar()
-        for short in (False, True):
+        for short, size, bold in TAB_TITLE_STEPS:
+            font = style.font(size, bold)
+            if bar.font() != font:
+                bar.setFont(font)
             for i, names in enumerate(self._names):
                 if bar.tabText(i) != names[short]:
                     bar.setTabText(i, names[short])
