@@ -55,11 +55,10 @@ class LessonsPanel(QWidget):
         self.next.clicked.connect(lambda: self.stepChosen.emit(self.tour.index + 1 if self.started else 0))
         self.counter = QLabel("")
         self.counter.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.counter.setWordWrap(True)  # the dock may be narrow
         self.started = False
         buttons = QHBoxLayout()
         buttons.addWidget(self.back)
-        buttons.addWidget(self.counter, 1)
+        buttons.addStretch(1)
         buttons.addWidget(self.next)
         # The step's words and numbers scroll on a short screen; the list and the buttons stay.
         words = QWidget()
@@ -76,6 +75,7 @@ class LessonsPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.addWidget(self.steps)
         layout.addWidget(scroll, 1)
+        layout.addWidget(self.counter)  # its own line: between the buttons a narrow dock cut it up
         layout.addLayout(buttons)
         style.follow_scale(self)
         self.back.setEnabled(False)
@@ -117,7 +117,7 @@ class LessonsPanel(QWidget):
         self.text.setText(step.text)
         self.numbers.setText("")
         self.numbers_id = 0
-        self.counter.setText(f"{i + 1} of {len(self.tour.steps)}")
+        self.counter.setText(f"step {i + 1} of {len(self.tour.steps)}")
         self.back.setEnabled(not self.tour.at_start)
         self.next.setEnabled(not self.tour.at_end)
 
