@@ -64,7 +64,7 @@ HELP_KEYS = (
     ("Ctrl+C", "copy the selected table rows (all rows when none is selected)"),
     ("Ctrl+O", "open a model file (or a saved session)"),
     ("Ctrl+S / Ctrl+Shift+O", "save the session / open a saved one: the model, the map as drawn, every tab's inputs"),
-    ("F2", "the lessons: guided steps through the four lessons, each one set up for you"),
+    ("F2", "open or close the lessons: guided steps through the four lessons, each one set up for you"),
     ("F1", "this help"),
 )
 
