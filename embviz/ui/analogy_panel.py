@@ -27,10 +27,12 @@ RANKS_NOTE = "the nearest vector to A − B + C is usually an input itself"
 # Rows the answers' table always has room for: on a short screen the tab scrolls rather
 # than squeeze the table to its header.
 TABLE_MIN_ROWS = 3
-TABLE_MIN_WIDTH = 200  # pixels at 100 % text, as the plane's: the two share the row
+# Pixels at 100 % text. The table and the plane share a row: both fit beside the lessons
+# at 1024 px and 150 %; the plane is never a thin strip.
+TABLE_MIN_WIDTH = 200
 PLANE_MIN_WIDTH = 180
+PLANE_MIN_HEIGHT = 100
 SPLIT_EVEN = 10_000  # equal sizes for the table and the plane, larger than any screen
-PLANE_MIN_HEIGHT = 100  # pixels at 100 % text: never a thin strip under its caption
 
 
 class AnalogyPanel(QWidget):
