@@ -119,7 +119,7 @@ class AnalogyPanel(QWidget):
         # The analogy's own plane: axes from its word pairs, where the global map's two
         # PCA axes (8 % of the variance) cannot show the parallelogram.
         self.plane = MapView()
-        plane_title = QLabel("The analogy's own plane")
+        plane_title = QLabel("The analogy's plane")  # short: it sets the plane's least width
         style.use_font(plane_title, style.LABEL_POINT_SIZE, bold=True)
         self.plane_caption = QLabel("")
         self.plane_caption.setWordWrap(True)
