@@ -11,10 +11,11 @@ import os
 from dataclasses import fields
 from pathlib import Path
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QShortcut
+from PySide6.QtCore import QEvent, QObject, QSize, Qt
+from PySide6.QtGui import QAction, QGuiApplication, QKeyEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QDockWidget, QFileDialog, QInputDialog, QMainWindow, QMessageBox, QProgressBar, QPushButton, QSizePolicy, QTabWidget,
+    QAbstractSpinBox, QDockWidget, QFileDialog, QFrame, QInputDialog, QLineEdit, QMainWindow, QMessageBox, QProgressBar,
+    QPushButton, QScrollArea, QSizePolicy, QTabWidget, QWidget,
 )
 
 from embviz.bridge import requests as rq
@@ -40,6 +41,19 @@ from embviz.state.word_sets import preset_word_sets
 
 STATUS_BAR_SLACK = 60  # pixels of the status bar that are not the two labels
 TAB_NAMES = ("Map", "Neighbours", "Analogies", "Next-token logits", "Vectors", "Logit lens", "Drift")
+# The titles used when the full ones do not fit the tab bar (large text, a narrow screen,
+# the lessons open): every tab stays in sight, with no scroll arrows to find the last ones.
+SHORT_TAB_NAMES = ("Map", "Neighbours", "Analogies", "Logits", "Vectors", "Lens", "Drift")
+# The tab bar's titles, tried in turn until they fit: (short titles, point size, bold).
+TAB_TITLE_STEPS = (
+    (False, style.BASE_POINT_SIZE + 1, True), (True, style.BASE_POINT_SIZE + 1, True),
+    (True, style.BASE_POINT_SIZE, False),
+)
+LESSONS_MAX_SHARE = 0.3  # of the window's width: the tabs keep the rest
+LESSONS_SHARE = 0.28  # the width the lessons open at, under the cap
+# Window-wide keys that a focused line edit or spin box would otherwise take for itself
+# (on X11 a QLineEdit reads Ctrl+E as "end of line").
+WINDOW_KEYS = ("Ctrl+E",)
 HELP_KEYS = (
     ("Ctrl+1 … Ctrl+7", "the Map, Neighbours, Analogies, Next-token logits, Vectors, Logit lens and Drift tabs"),
     ("Ctrl+F", "find tokens on the map"),
@@ -51,7 +65,7 @@ HELP_KEYS = (
     ("Ctrl+C", "copy the selected table rows (all rows when none is selected)"),
     ("Ctrl+O", "open a model file (or a saved session)"),
     ("Ctrl+S / Ctrl+Shift+O", "save the session / open a saved one: the model, the map as drawn, every tab's inputs"),
-    ("F2", "the lessons: guided steps through the four lessons, each one set up for you"),
+    ("F2", "open or close the lessons: guided steps through the four lessons, each one set up for you"),
     ("F1", "this help"),
 )
 
@@ -83,11 +97,10 @@ class MainWindow(QMainWindow):
         self.vectors = VectorsPanel(submit)
         self.lens = LensPanel(submit, cancel, self.language_model)
         self.drift = DriftPanel(submit, cancel, self.language_model)
-        self.tabs = QTabWidget()
-        style.use_font(self.tabs.tabBar(), style.BASE_POINT_SIZE + 1, bold=True)
+        self.tabs = PanelTabs()
         panels = (self.map_panel, self.neighbours, self.analogies, self.logits, self.vectors, self.lens, self.drift)
-        for panel, name in zip(panels, TAB_NAMES):
-            self.tabs.addTab(panel, name)
+        for panel, name, short in zip(panels, TAB_NAMES, SHORT_TAB_NAMES):
+            self.tabs.add_panel(panel, name, short)
         self.setCentralWidget(self.tabs)
         self.tour = TourState()
         self.lessons = LessonsPanel(self.tour)
@@ -97,6 +110,7 @@ class MainWindow(QMainWindow):
         self.lessons_dock.setAllowedAreas(Qt.DockWidgetArea.LeftDockWidgetArea | Qt.DockWidgetArea.RightDockWidgetArea)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.lessons_dock)
         self.lessons_dock.hide()
+        self.lessons_dock.visibilityChanged.connect(lambda visible: visible and self._size_lessons())
 
         self.map_panel.tokenClicked.connect(self._token_clicked)
         self.map_panel.statusMessage.connect(self.show_message)
@@ -131,6 +145,7 @@ class MainWindow(QMainWindow):
         self._build_view_menu()
         self._build_keys()
         style.set_text_scale(self.settings.text_scale)
+        self._keep_window_keys()
 
         if self.settings.problem:
             self.show_message(self.settings.problem)
@@ -166,7 +181,9 @@ class MainWindow(QMainWindow):
         self._action(file_menu, "Save session…", QKeySequence.StandardKey.Save, self.save_session_dialog)
         self._action(file_menu, "Open session…", "Ctrl+Shift+O", self.open_session_dialog)
         file_menu.addSeparator()
-        self._action(file_menu, "Export picture… (PNG or SVG)", "Ctrl+E", self.export_picture_dialog)
+        export = self._action(file_menu, "Export picture… (PNG or SVG)", "Ctrl+E", self.export_picture_dialog)
+        # From anywhere in the app: the lessons' dock may float as a window of its own.
+        export.setShortcutContext(Qt.ShortcutContext.ApplicationShortcut)
         self._action(file_menu, "Export table… (CSV)", None, self.export_table_dialog)
         self._action(file_menu, "Export map coordinates… (CSV)", None, self.export_coordinates_dialog)
         file_menu.addSeparator()
@@ -202,13 +219,22 @@ class MainWindow(QMainWindow):
         for i, name in enumerate(TAB_NAMES):
             self._action(view, name, f"Ctrl+{i + 1}", lambda _checked=False, i=i: self.tabs.setCurrentIndex(i))
         help_menu = self.menuBar().addMenu("&Help")
-        self._action(help_menu, "Lessons (guided steps)", "F2", self.show_lessons)
+        lessons = self.lessons_dock.toggleViewAction()  # F2 opens the lessons and closes them
+        lessons.setText("Lessons (guided steps)")
+        lessons.setShortcut(QKeySequence("F2"))
+        help_menu.addAction(lessons)
         self._action(help_menu, "Keys and help", "F1", self.show_help)
 
     def _build_keys(self) -> None:
         for keys, slot in ((QKeySequence.StandardKey.Find, self.focus_find), ("Escape", self.cancel_running)):
             shortcut = QShortcut(QKeySequence(keys), self)
             shortcut.activated.connect(slot)
+
+    def _keep_window_keys(self) -> None:
+        """The window's keys (WINDOW_KEYS) work while a text field or spin box has the focus."""
+        self._window_keys = WindowKeys(WINDOW_KEYS, self)
+        for field in self.findChildren(QLineEdit) + self.findChildren(QAbstractSpinBox):
+            field.installEventFilter(self._window_keys)
 
     # --- presentation -------------------------------------------------------------------------
     def _fit_to_screen(self) -> None:
@@ -257,6 +283,13 @@ class MainWindow(QMainWindow):
     def show_lessons(self) -> None:
         self.lessons_dock.show()
         self.lessons_dock.raise_()
+
+    def _size_lessons(self) -> None:
+        """The lessons beside the tabs, never more than LESSONS_MAX_SHARE of the window."""
+        self.lessons_dock.setMaximumWidth(int(self.width() * LESSONS_MAX_SHARE))
+        if not self.lessons_dock.isFloating():
+            width = min(self.lessons.sizeHint().width(), int(self.width() * LESSONS_SHARE))
+            self.resizeDocks([self.lessons_dock], [width], Qt.Orientation.Horizontal)
 
     def go_to_step(self, index: int) -> None:
         """Set the app up for a lesson step: its model (opened if another is on screen),
@@ -577,6 +610,7 @@ class MainWindow(QMainWindow):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self._share_status_bar()
+        self.lessons_dock.setMaximumWidth(int(self.width() * LESSONS_MAX_SHARE))
 
     def _share_status_bar(self) -> None:
         """The model label takes what it needs, up to 55 % of the width while a message is
@@ -612,3 +646,120 @@ class MainWindow(QMainWindow):
             self.analogies.bench_window.close()  # its own top-level window: it would outlive this one
         self.worker.shutdown()
         super().closeEvent(event)
+
+
+class PanelTabs(QTabWidget):
+    """The tabs, each panel in a scroll area: on a short screen with large text a tab
+    scrolls instead of raising the window's minimum size past the screen. The titles
+    shorten when the full ones do not fit, so no tab hides behind scroll arrows.
+
+    Callers deal in panels: `currentWidget`, `widget`, `indexOf` and `setCurrentWidget`
+    see through the scroll areas."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._names: list[tuple[str, str]] = []  # (full title, short title) per tab
+        self.setUsesScrollButtons(False)
+        self.setElideMode(Qt.TextElideMode.ElideRight)  # the last resort, past the short titles
+        self.tabBar().setExpanding(False)
+        style.follow_scale(self)
+
+    def add_panel(self, panel: QWidget, name: str, short: str) -> None:
+        self._names.append((name, short))
+        self.addTab(PanelPage(panel), name)
+
+    def _panel(self, page: QWidget | None) -> QWidget | None:
+        return page.widget() if isinstance(page, QScrollArea) else page
+
+    def currentWidget(self) -> QWidget | None:
+        return self._panel(super().currentWidget())
+
+    def widget(self, index: int) -> QWidget | None:
+        return self._panel(super().widget(index))
+
+    def indexOf(self, panel: QWidget) -> int:
+        return next((i for i in range(self.count()) if self.widget(i) is panel), super().indexOf(panel))
+
+    def setCurrentWidget(self, panel: QWidget) -> None:
+        self.setCurrentIndex(self.indexOf(panel))
+
+    def set_text_scale(self, scale: float) -> None:
+        self._fit_titles()
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit_titles()
+
+    def _fit_titles(self) -> None:
+        """The first of TAB_TITLE_STEPS whose titles fit the width (eliding past the last)."""
+        bar = self.tabBar()
+        for short, size, bold in TAB_TITLE_STEPS:
+            font = style.font(size, bold)
+            if bar.font() != font:
+                bar.setFont(font)
+            for i, names in enumerate(self._names):
+                if bar.tabText(i) != names[short]:
+                    bar.setTabText(i, names[short])
+            if sum(bar.tabSizeHint(i).width() for i in range(bar.count())) <= self.width():
+                return
+
+
+class PanelPage(QScrollArea):
+    """A tab's page: the panel fills it, and scrolls only when the page is smaller than
+    the panel's minimum. (A resizable QScrollArea gives a panel whose layout has a height
+    for its width, such as a flow row's, its preferred height: the map would scroll where
+    it could shrink.)"""
+
+    def __init__(self, panel: QWidget, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setWidgetResizable(False)
+        self.setWidget(panel)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit_panel()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.widget() and event.type() == QEvent.Type.LayoutRequest:
+            self._fit_panel()  # its minimum may have changed (new text, another text size)
+        return super().eventFilter(watched, event)
+
+    def _needs(self, panel: QWidget, width: int) -> QSize:
+        """The least size at which `panel` shows all it holds, `width` pixels wide or more."""
+        least = panel.minimumSizeHint().expandedTo(panel.minimumSize())
+        layout = panel.layout()
+        width = max(width, least.width())
+        height = least.height()
+        if layout is not None and layout.hasHeightForWidth():
+            height = max(height, layout.minimumHeightForWidth(width))
+        return QSize(width, height)
+
+    def _fit_panel(self) -> None:
+        panel = self.widget()
+        if panel is None:
+            return
+        room = self.maximumViewportSize()
+        need = self._needs(panel, room.width())
+        if need.height() > room.height():  # a vertical scroll bar takes some of the width
+            need = self._needs(panel, room.width() - self.verticalScrollBar().sizeHint().width())
+        if need.width() > room.width():  # a horizontal scroll bar takes some of the height
+            room.setHeight(room.height() - self.horizontalScrollBar().sizeHint().height())
+        panel.resize(need.width(), max(need.height(), room.height()))
+
+
+class WindowKeys(QObject):
+    """An event filter for text fields and spin boxes: it keeps the keys `keys` from them
+    (they claim some, such as Ctrl+E, before shortcuts are looked up), so that the
+    window's shortcut for that key runs."""
+
+    def __init__(self, keys: tuple[str, ...], parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._keys = {QKeySequence(k).toString() for k in keys}
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ShortcutOverride and isinstance(event, QKeyEvent):
+            if QKeySequence(event.keyCombination()).toString() in self._keys:
+                event.ignore()  # unclaimed: the shortcut map runs the window's action
+                return True
+        return False

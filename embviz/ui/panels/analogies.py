@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from PySide6.QtCore import Signal
 import numpy as np
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QSplitter, QVBoxLayout, QWidget,
+    QCheckBox, QComboBox, QHBoxLayout, QHeaderView, QLabel, QPushButton, QSpinBox, QSplitter, QVBoxLayout, QWidget,
 )
 
 from embviz.bridge import requests as rq
@@ -25,6 +24,16 @@ EXPLAIN = (
     "word2vec's search never lets the answer be one of the three input words. Switch it off to see "
     "why: the nearest vector to A − B + C is usually an input itself."
 )
+RANKS_NOTE = "the nearest vector to A − B + C is usually an input itself"
+# Rows the answers' table always has room for: on a short screen the tab scrolls rather
+# than squeeze the table to its header.
+TABLE_MIN_ROWS = 3
+# Pixels at 100 % text. The table and the plane share a row: both fit beside the lessons
+# at 1024 px and 150 %; the plane is never a thin strip.
+TABLE_MIN_WIDTH = 200
+PLANE_MIN_WIDTH = 180
+PLANE_MIN_HEIGHT = 100
+SPLIT_EVEN = 10_000  # equal sizes for the table and the plane, larger than any screen
 
 
 class AnalogyPanel(QWidget):
@@ -42,11 +51,14 @@ class AnalogyPanel(QWidget):
         self.a, self.b, self.c = WordField("A: king"), WordField("B: man"), WordField("C: woman")
         for f in (self.a, self.b, self.c):
             f.returnPressed.connect(self.run)
-        self.exclude = QCheckBox("Exclude the input words (word2vec's rule)")
+        self.exclude = QCheckBox("Exclude the inputs (word2vec)")
         self.exclude.setChecked(True)
-        self.variants = QCheckBox("…and their case and space variants (␣Paris, Paris, paris…)")
-        self.variants.setToolTip("word2vec's rule removes only the three input tokens; a vocabulary of pieces also "
-                                 "holds their other spellings, which are then often the answer.")
+        # Short labels, details in tooltips: the options fit two rows at 1024 px and 150 % text.
+        self.exclude.setToolTip(EXPLAIN)
+        self.variants = QCheckBox("…and variants (␣Paris, paris…)")
+        self.variants.setToolTip("Their case and space variants too: word2vec's rule removes only the three input "
+                                 "tokens; a vocabulary of pieces also holds their other spellings, which are then "
+                                 "often the answer.")
         self.method = QComboBox()
         self.method.addItem("3CosAdd (A − B + C)", "add")
         self.method.addItem("3CosMul", "mul")
@@ -69,23 +81,32 @@ class AnalogyPanel(QWidget):
         go = QPushButton("Solve")
         go.clicked.connect(self.run)
         self.heading = QLabel(HEADING_HINT)
-        self.heading.setWordWrap(True)  # it shares the width with the analogy's plane
+        self.heading.setWordWrap(True)
         style.use_font(self.heading, style.LABEL_POINT_SIZE + 2, bold=True)
-        self.ranks = QLabel("")
+        self.ranks = QLabel(EXPLAIN)  # the rule, then the inputs' ranks that show it
         self.ranks.setWordWrap(True)
         style.use_font(self.ranks, style.LABEL_POINT_SIZE)
-        explain = QLabel(EXPLAIN)
-        explain.setWordWrap(True)
         self.message = QLabel("")
         self.message.setStyleSheet(style.ERROR_STYLE)
         style.use_font(self.message)  # with a style sheet it would not follow the text size
         self.message.setWordWrap(True)
+        self.message.hide()  # until there is one
         self.table = ResultsTable(["token", "id", "score"])
         self.table.tokenClicked.connect(lambda token_id: self.highlight.emit([token_id]))
-        self.bench_button = QPushButton("Run the Google analogy benchmark (19,544 questions)")
+        # The tokens take the width the numbers leave: in half a 1024-px row they were cut.
+        for column, mode in enumerate((QHeaderView.ResizeMode.Stretch, QHeaderView.ResizeMode.ResizeToContents,
+                                       QHeaderView.ResizeMode.ResizeToContents)):
+            self.table.horizontalHeader().setSectionResizeMode(column, mode)
+        self.bench_button = QPushButton("Google benchmark (19,544 questions)")
+        self.bench_button.setToolTip("Run the Google analogy benchmark on this model, in a window of its own")
         self.bench_button.clicked.connect(self.run_benchmark)
+        # The plane folds away, leaving the table the whole width (a short or narrow screen).
+        self.show_plane = QCheckBox("Plane")
+        self.show_plane.setToolTip("Show the analogy's own plane beside the answers")
+        self.show_plane.setChecked(True)
         self.bench = QLabel("")
         self.bench.setWordWrap(True)
+        self.bench.hide()  # until the benchmark runs
 
         fields = QHBoxLayout()
         for label, field in (("", self.a), ("−", self.b), ("+", self.c)):
@@ -95,40 +116,52 @@ class AnalogyPanel(QWidget):
                 fields.addWidget(sign)
             fields.addWidget(field, 1)
         fields.addWidget(go)
+        fields.addWidget(self.show_plane)
         # The analogy's own plane: axes from its word pairs, where the global map's two
         # PCA axes (8 % of the variance) cannot show the parallelogram.
         self.plane = MapView()
-        self.plane.setMinimumWidth(260)
-        plane_title = QLabel("The analogy's own plane")
+        plane_title = QLabel("The analogy's plane")  # short: it sets the plane's least width
         style.use_font(plane_title, style.LABEL_POINT_SIZE, bold=True)
         self.plane_caption = QLabel("")
         self.plane_caption.setWordWrap(True)
         options = flow_row(self.exclude, self.variants, self.method, self.k, self.hide_special)
-        answers = QWidget()
-        left = QVBoxLayout(answers)
-        left.setContentsMargins(0, 0, 0, 0)
-        left.addWidget(self.heading)
-        left.addWidget(self.message)
-        left.addWidget(self.table, 1)
-        left.addWidget(self.ranks)
         self.plane_box = plane_box = QWidget()
         right = QVBoxLayout(plane_box)
         right.setContentsMargins(0, 0, 0, 0)
         right.addWidget(plane_title)
         right.addWidget(self.plane, 1)
-        right.addWidget(self.plane_caption)
         split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(answers)
+        split.addWidget(self.table)
         split.addWidget(plane_box)
         split.setStretchFactor(0, 1)
         split.setStretchFactor(1, 1)
+        split.setSizes([SPLIT_EVEN, SPLIT_EVEN])  # half each, not what the plot's size hint asks
+        split.setChildrenCollapsible(False)  # folded by its switch, not lost to a stray drag
+        for widget in (plane_box, self.plane_caption):
+            self.show_plane.toggled.connect(widget.setVisible)
         layout = QVBoxLayout(self)
         layout.addLayout(fields)
         layout.addLayout(options)
-        layout.addWidget(explain)
+        # The wrapped lines span the tab, above and below the table and plane: beside the
+        # plane, in half the width, they took the table's rows on a short screen.
+        layout.addWidget(self.heading)
+        layout.addWidget(self.message)
         layout.addWidget(split, 1)
-        layout.addWidget(self.bench_button)
-        layout.addWidget(self.bench)
+        layout.addWidget(self.plane_caption)
+        layout.addWidget(self.ranks)
+        bench_row = QHBoxLayout()
+        bench_row.addWidget(self.bench_button, 0, Qt.AlignmentFlag.AlignTop)
+        bench_row.addWidget(self.bench, 1)
+        layout.addLayout(bench_row)
+        style.follow_scale(self)
+
+    def set_text_scale(self, scale: float) -> None:
+        self.plane.setMinimumSize(round(PLANE_MIN_WIDTH * scale), round(PLANE_MIN_HEIGHT * scale))
+        self.table.setMinimumWidth(round(TABLE_MIN_WIDTH * scale))
+        self.table.set_text_scale(scale)  # first: its rows' height, which the minimum counts
+        rows = self.table.verticalHeader().defaultSectionSize() * TABLE_MIN_ROWS
+        header = self.table.horizontalHeader().sizeHint().height()
+        self.table.setMinimumHeight(rows + header + 2 * self.table.frameWidth())
 
     def picture(self) -> tuple[QWidget, str]:
         return self.table, f"{self.heading.text()}\n{self.ranks.text()}".strip()
@@ -153,8 +186,9 @@ class AnalogyPanel(QWidget):
         self.plane.set_labels(summary.labels)
         self.plane_caption.setText("")
         self.table.fill([], [])
-        for label in (self.ranks, self.message, self.bench):
-            label.setText("")
+        self.ranks.setText(EXPLAIN)
+        self._bench_says("")
+        self._say("")
         self.heading.setText(HEADING_HINT)
         self.bench_button.setEnabled(True)
         self.run_if_filled()
@@ -187,7 +221,7 @@ class AnalogyPanel(QWidget):
     def on_result(self, rid: int, view) -> None:
         if rid != self.request_id:
             return
-        self.message.setText("")
+        self._say("")
         result = view.result
         a, b, c = view.input_labels
         rule = ("inputs and their variants excluded" if result.exclude_variants
@@ -197,12 +231,21 @@ class AnalogyPanel(QWidget):
         rows = [(h.token + ("   ← an input" if h.id in inputs else ""), h.id, h.score) for h in result.results]
         self.table.fill(rows, [h.id for h in result.results])
         where = ", ".join(f"{r.token} ranks {r.rank:,}" for r in result.input_ranks if r.rank is not None)
-        self.ranks.setText(f"Without the exclusion rule: {where}.")
+        self.ranks.setText(f"Without the exclusion rule: {where} ({RANKS_NOTE}).")
         if result.results:
             answer = result.results[0].id
             self.showArrows.emit([(view.input_ids[1], view.input_ids[0]), (view.input_ids[2], answer)])
             self.highlight.emit(list(view.input_ids) + [answer])
         self._show_plane(view.plane)
+
+    def _say(self, message: str) -> None:
+        """An error under the heading; with none, the line takes no room from the table."""
+        self.message.setText(message)
+        self.message.setVisible(bool(message))
+
+    def _bench_says(self, text: str) -> None:
+        self.bench.setText(text)
+        self.bench.setVisible(bool(text))
 
     def _show_plane(self, plane) -> None:
         self.plane.clear_map()
@@ -221,26 +264,26 @@ class AnalogyPanel(QWidget):
 
     def on_failed(self, rid: int, message: str) -> None:
         if rid == self.request_id:
-            self.message.setText(message)
+            self._say(message)
             self.table.fill([], [])
-            self.ranks.setText("")
+            self.ranks.setText(EXPLAIN)
             self.heading.setText(HEADING_HINT)
             self.showArrows.emit([])
             self._show_plane(None)
         elif rid == self.bench_id:
-            self.bench.setText(message)
+            self._bench_says(message)
             if self.bench_window is not None:
                 self.bench_window.stopped(message)
 
     def on_cancelled(self, rid: int) -> None:
         if rid == self.bench_id:
-            self.bench.setText("The benchmark was cancelled.")
+            self._bench_says("The benchmark was cancelled.")
             if self.bench_window is not None:
                 self.bench_window.stopped("The benchmark was cancelled.")
 
     def on_progress(self, rid: int, fraction: float, stage: str, preview) -> None:
         if rid == self.bench_id:
-            self.bench.setText(f"{stage}: {fraction:.0%}")
+            self._bench_says(f"{stage}: {fraction:.0%}")
             if self.bench_window is not None:
                 self.bench_window.on_progress(fraction, stage)
 
@@ -256,7 +299,7 @@ class AnalogyPanel(QWidget):
             f"with inputs allowed: {pct(result.accuracy_included)}."
             + (" This vocabulary has no capitals, so the questions were lower-cased." if result.lowercased else "")
         )
-        self.bench.setText(summary)
+        self._bench_says(summary)
         if self.bench_window is not None:
             self.bench_window.show_result(result, summary + f" Below: the first {len(result.misses)} questions it got "
                                           "wrong with inputs excluded, and what it answered instead.")

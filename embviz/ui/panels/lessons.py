@@ -7,12 +7,18 @@ from __future__ import annotations
 from html import escape
 
 from PySide6.QtCore import QSize, Qt, Signal
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QListWidget, QPushButton, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QAbstractItemView, QFrame, QHBoxLayout, QLabel, QListWidget, QPushButton, QScrollArea, QVBoxLayout, QWidget,
+)
 
 from embviz.state.lesson_tour import TourState
 from embviz.ui import style
 
 PANEL_WIDTH = 420  # pixels at 100 % text
+# The step list's share of the panel's height: every step when they fit in it, else as
+# many whole rows as do (never a half row), and a scroll bar for the rest.
+STEP_LIST_SHARE = 0.4
+MIN_STEP_ROWS = 3
 
 
 class LessonsPanel(QWidget):
@@ -24,11 +30,19 @@ class LessonsPanel(QWidget):
         self.numbers_id = 0
         self.steps = QListWidget()
         for i, step in enumerate(tour.steps):
-            self.steps.addItem(f"{i + 1}. {step.name}")
+            # The lesson's number is in the step's heading: the narrow list keeps the words.
+            self.steps.addItem(f"{i + 1}. {step.title}")
+            self.steps.item(i).setToolTip(step.name)
+        # One line a step, cut with "…" in a narrow dock: a horizontal scroll bar would hide
+        # half a row and scroll the step numbers out of sight.
+        self.steps.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.steps.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.steps.setUniformItemSizes(True)
+        self.steps.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerItem)
         self.steps.itemClicked.connect(lambda item: self.stepChosen.emit(self.steps.row(item)))
         self.title = QLabel("Pick a step: each one opens its model and fills in the tab.")
         self.title.setWordWrap(True)
-        style.use_font(self.title, style.LABEL_POINT_SIZE + 2, bold=True)
+        style.use_font(self.title, style.LABEL_POINT_SIZE, bold=True)
         self.text = QLabel("")
         self.text.setWordWrap(True)
         style.use_font(self.text, style.LABEL_POINT_SIZE)
@@ -40,10 +54,11 @@ class LessonsPanel(QWidget):
         self.back.clicked.connect(lambda: self.stepChosen.emit(self.tour.index - 1))
         self.next.clicked.connect(lambda: self.stepChosen.emit(self.tour.index + 1 if self.started else 0))
         self.counter = QLabel("")
+        self.counter.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.started = False
         buttons = QHBoxLayout()
         buttons.addWidget(self.back)
-        buttons.addWidget(self.counter, 1)
+        buttons.addStretch(1)
         buttons.addWidget(self.next)
         # The step's words and numbers scroll on a short screen; the list and the buttons stay.
         words = QWidget()
@@ -60,6 +75,7 @@ class LessonsPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.addWidget(self.steps)
         layout.addWidget(scroll, 1)
+        layout.addWidget(self.counter)  # its own line: between the buttons a narrow dock cut it up
         layout.addLayout(buttons)
         style.follow_scale(self)
         self.back.setEnabled(False)
@@ -70,14 +86,33 @@ class LessonsPanel(QWidget):
         return QSize(round(PANEL_WIDTH * style.text_scale()), 600)
 
     def set_text_scale(self, scale: float) -> None:
-        # Room for about five steps, however large the text.
-        self.steps.setFixedHeight(self.steps.sizeHintForRow(0) * 5 + 2 * self.steps.frameWidth() + 4)
+        self._fit_steps()
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit_steps()
+
+    def visible_step_rows(self) -> int:
+        """How many steps the list shows whole."""
+        return min(self.steps.count(), max(MIN_STEP_ROWS, int(self.height() * STEP_LIST_SHARE) // self._row_height()))
+
+    def _row_height(self) -> int:
+        return max(1, self.steps.sizeHintForRow(0))
+
+    def _fit_steps(self) -> None:
+        """A list of whole rows: all the steps, or as many as its share of the height holds."""
+        rows = self.visible_step_rows()
+        self.steps.setFixedHeight(rows * self._row_height() + 2 * self.steps.frameWidth())
+        every = rows >= self.steps.count()
+        self.steps.setVerticalScrollBarPolicy(
+            Qt.ScrollBarPolicy.ScrollBarAlwaysOff if every else Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
 
     def show_step(self) -> None:
         """The tour's current step, before its numbers arrive."""
         self.started = True
         step, i = self.tour.step, self.tour.index
         self.steps.setCurrentRow(i)
+        self.steps.scrollToItem(self.steps.item(i))
         self.title.setText(f"Lesson {step.lesson}: {step.title}")
         self.text.setText(step.text)
         self.numbers.setText("")

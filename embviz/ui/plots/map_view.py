@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFontMetricsF
 from scipy.spatial import cKDTree
 
@@ -23,6 +23,15 @@ LABEL_ALL_BELOW = 200  # with at most this many points in view, every one is lab
 MAX_LABELS = 300
 LABEL_GAP_PX = 6
 FIT_PADDING = 0.06
+# The keys (the word sets' legend, the colours' key) shrink with the map: each covers at
+# most this share of the view's area, width and height, so two cover under a quarter of
+# it. Shrunk past KEY_MIN_SCALE a key would be unreadable: it hides (the word-set list
+# beside the map names the sets in their colours) until the map is larger again.
+KEY_MAX_AREA_SHARE = 0.12
+KEY_MAX_WIDTH_SHARE = 0.45
+KEY_MAX_HEIGHT_SHARE = 0.45
+KEY_MIN_SCALE = 0.5
+KEY_ROOM_MAX_SHARE = 0.4  # of the view that Fit and zoom leave free beside a key
 
 
 def marker_size(n_points: int) -> float:
@@ -120,6 +129,8 @@ class MapView(pg.PlotWidget):
         )
         self.colour_legend.setParentItem(item.getViewBox())
         self.colour_legend.hide()
+        self._keys_wanted = {self.legend: False, self.colour_legend: False}  # whether each key has entries
+        self.vb.sigResized.connect(self._fit_keys)
         self._colour_entries: list[tuple[QColor, str]] = []
         self.vb.polygonDrawn.connect(self.select_polygon)
         self.hover_text = pg.TextItem("", color=(0, 0, 0), fill=pg.mkBrush(255, 255, 230, 230), border=pg.mkPen(120, 120, 120))
@@ -141,6 +152,7 @@ class MapView(pg.PlotWidget):
         for name in self._sets:
             self._sets[name][0].setSize(highlight_size(len(self.coords)) * scale)
         self._redraw_overlays()
+        self._fit_keys()
 
     def set_labels_on(self, on: bool) -> None:
         self.labels_on = bool(on)
@@ -193,11 +205,18 @@ class MapView(pg.PlotWidget):
         span = np.maximum(hi - lo, 1e-6 * max(float(np.abs(hi).max()), 1.0))
         pad = FIT_PADDING * span + (0.5 * span if len(self.coords) <= 50 else 0)  # room for the lessons' labels
         (x0, y0), (x1, y1) = (lo - pad).tolist(), (hi + pad).tolist()
-        width = self.vb.width()
+        self._set_range_beside_keys(x0, x1, y0, y1)
+
+    def _set_range_beside_keys(self, x0: float, x1: float, y0: float, y1: float) -> None:
+        """Show x0…x1 × y0…y1 with room above for the word sets' legend and on the right
+        for the colours' key, so that neither covers a point (a search's marker, say)."""
+        width, height = self.vb.width(), self.vb.height()
         if self.colour_legend.isVisible() and width > 0:
-            # Room on the right for the colours' key, so it covers no point.
-            share = min((self.colour_legend.boundingRect().width() + 2 * LABEL_GAP_PX) / width, 0.4)
+            share = min((self.key_rect(self.colour_legend).width() + 2 * LABEL_GAP_PX) / width, KEY_ROOM_MAX_SHARE)
             x1 = x0 + (x1 - x0) / (1 - share)
+        if self.legend.isVisible() and height > 0:
+            share = min((self.key_rect(self.legend).height() + 2 * LABEL_GAP_PX) / height, KEY_ROOM_MAX_SHARE)
+            y1 = y0 + (y1 - y0) / (1 - share)
         self.vb.setRange(xRange=(x0, x1), yRange=(y0, y1), padding=0)
 
     def reveal(self, token_id: int) -> None:
@@ -317,7 +336,8 @@ class MapView(pg.PlotWidget):
         for colour, name in self._colour_entries:
             sample = pg.ScatterPlotItem(size=size, pen=pg.mkPen(60, 60, 60, width=1), brush=pg.mkBrush(colour))
             self.colour_legend.addItem(sample, name)
-        self.colour_legend.setVisible(bool(self._colour_entries))
+        self._keys_wanted[self.colour_legend] = bool(self._colour_entries)
+        self._fit_keys()
 
     def set_cluster_labels(self, labels: list[tuple[str, float, float, QColor]]) -> None:
         """Names drawn at the clusters' centres, (text, x, y, colour), most important first;
@@ -370,7 +390,28 @@ class MapView(pg.PlotWidget):
             if shown:  # a set with nothing on this map ("weekdays" on a lesson model) only hides points
                 self.legend.addItem(scatter, f"{name} ({shown})")
                 listed += 1
-        self.legend.setVisible(bool(listed))  # an empty legend still draws its frame
+        self._keys_wanted[self.legend] = bool(listed)  # an empty legend still draws its frame
+        self._fit_keys()
+
+    def key_rect(self, key: pg.LegendItem) -> QRectF:
+        """Where a key sits in the view, in pixels, as shrunk by `_fit_keys`."""
+        return key.mapRectToParent(key.boundingRect())
+
+    def _fit_keys(self) -> None:
+        """Each key at its text size, shrunk to its share of the view, or hidden when it
+        would have to shrink past reading."""
+        width, height = self.vb.width(), self.vb.height()
+        for key, wanted in self._keys_wanted.items():
+            natural = key.boundingRect()
+            if not wanted or natural.isEmpty() or width <= 0 or height <= 0:
+                key.setVisible(wanted)
+                continue
+            area = (KEY_MAX_AREA_SHARE * width * height / (natural.width() * natural.height())) ** 0.5
+            scale = min(1.0, area, KEY_MAX_WIDTH_SHARE * width / natural.width(),
+                        KEY_MAX_HEIGHT_SHARE * height / natural.height())
+            key.setScale(scale)
+            key.setOffset(key.opts["offset"])  # anchored again at its new size
+            key.setVisible(scale >= KEY_MIN_SCALE)
 
     def set_selected(self, ids: list[int]) -> None:
         """Tokens that get a ring and a text label."""
@@ -449,7 +490,7 @@ class MapView(pg.PlotWidget):
                 cands.append((px, py, rect.width() + 8, metrics.height() + 4))
                 ids.append(token_id)
             taken = [(g.x(), g.y(), g.width(), g.height())
-                     for g in (lg.geometry() for lg in (self.legend, self.colour_legend) if lg.isVisible())]
+                     for g in (self.key_rect(lg) for lg in (self.legend, self.colour_legend) if lg.isVisible())]
             # Labels keep off the highlighted markers, their own included (not off every plain
             # point: among a crowd of neighbours the ringed word would find no room at all).
             radius = (highlight_size(len(self.coords)) * self._scale) / 2
@@ -524,12 +565,7 @@ class MapView(pg.PlotWidget):
         span = np.maximum(hi - lo, 0.02 * np.ptp(self.coords, axis=0).max() if len(self.coords) else 1.0)
         pad = 0.25 * span
         (x0, y0), (x1, y1) = (lo - pad).tolist(), (hi + pad).tolist()
-        height = self.vb.height()
-        if self.legend.isVisible() and height > 0:
-            # Room above the points for the legend, so it covers none of them (or their labels).
-            share = min((self.legend.boundingRect().height() + 2 * LABEL_GAP_PX) / height, 0.5)
-            y1 = y0 + (y1 - y0) / (1 - share)
-        self.vb.setRange(xRange=(x0, x1), yRange=(y0, y1), padding=0)
+        self._set_range_beside_keys(x0, x1, y0, y1)
 
     # --- picking ----------------------------------------------------------------
     def nearest_at(self, scene_pos) -> int:
