@@ -152,7 +152,7 @@ def test_neighbours_name_a_selection_and_clear_an_old_table(qtbot, smol):
     wait_for(qtbot, lambda: "␣king" in panel.heading.text() and panel.table.rowCount() == 10, 30_000)
     map_panel = smol.map_panel
     map_panel.set_selection(list(range(1000, 1100)))
-    qtbot.mouseClick(map_panel.selection_mean, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(map_panel.selection.neighbours_button, Qt.MouseButton.LeftButton)
     wait_for(qtbot, lambda: "selected tokens left out" in panel.heading.text(), 30_000)
     assert panel.word.text() == panel.state.word == "selection (100 tokens)"
     panel.k.setValue(5)  # asks again: the selection still, not a word typed before it

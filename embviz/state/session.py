@@ -38,6 +38,7 @@ CHOICES = {
     (MapState, "subset"): ("all", "first", "words"),
     (MapState, "colour_by"): ("none", "kind", "id", "norm", "cluster"),
     (MapState, "cluster_method"): ("kmeans", "hdbscan"),
+    (MapState, "drag_mode"): ("pan", "rect", "lasso"),
     (AnalogyState, "method"): ("add", "mul"),
     (NeighboursState, "by"): ("cosine", "dot"),
 }

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QInputDialog, QLabel, QLineEdit, QListWidget, QListWidgetItem,
-    QProgressBar, QPushButton, QSpinBox, QSplitter, QVBoxLayout, QWidget,
+    QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QInputDialog, QLabel, QLayout, QLineEdit, QProgressBar, QPushButton,
+    QSpinBox, QSplitter, QVBoxLayout, QWidget,
 )
 
 from embviz.bridge import requests as rq
@@ -20,7 +20,9 @@ from embviz.ui.plots import colouring
 from embviz.ui import style
 from embviz.ui.binding import Bindings
 from embviz.ui.plots.map_view import MapView
-from embviz.ui.widgets import ResultsTable, flow_row
+from embviz.ui.panels.map_selection import SelectionBox
+from embviz.ui.panels.map_word_sets import WordSetsList
+from embviz.ui.widgets import flow_row
 from embviz.state.word_sets import parse_word_list
 
 METHOD_NAMES = {"pca": "PCA (instant)", "tsne": "t-SNE (minutes)", "umap": "UMAP (minutes)",
@@ -29,10 +31,19 @@ METHOD_SHORT = {"pca": "PCA", "tsne": "t-SNE", "umap": "UMAP", "axes": "Word-pai
 INSTANT = ("pca", "axes")
 SUBSETS = {"all": "All rows", "first": "First N ids", "words": "Whole words only"}
 HOVER_HINT = "Hover over a point to see its token; click it to list its neighbours."
+SIDE_WIDTH = 260  # the side column's width at 100 % text
 SEARCH_SET = "search"
 SELECTION_SET = "selection"
 DRAG_MODES = {"pan": "Drag pans", "rect": "Drag selects a rectangle", "lasso": "Drag draws a lasso"}
 SEARCH_DEBOUNCE_MS = 300
+
+
+def combo(choices: dict[str, str]) -> QComboBox:
+    """A combo box of `choices` (data → text)."""
+    box = QComboBox()
+    for key, text in choices.items():
+        box.addItem(text, key)
+    return box
 
 
 class MapPanel(QWidget):
@@ -50,38 +61,41 @@ class MapPanel(QWidget):
         self.faithful_id = 0
         self.colour_id = 0  # the colour-by lookup (values or clusters) on its way
         self.set_ids: dict[int, str] = {}  # word-set lookups on their way: request id → set name
-        self.color_of: dict[str, object] = {}
         self.state = MapState()
         self.word_sets = self.state.word_sets
-        self._asked_rows: tuple[str, str, int] = ("pca", "all", 5000)  # what the map on its way was asked with
+        self._asked_rows: tuple[str, str, int] = (self.state.method, self.state.subset, self.state.limit)
         self._zoom_to_search = True
         self.summary_ready = False  # no model yet: changing Rows has nothing to redraw
+        self.bindings = Bindings(self.state)
         self.view = MapView()
         self.view.pointClicked.connect(self.tokenClicked)
         self.view.pointHovered.connect(self._hovered)
         self.view.selectionMade.connect(self.set_selection)
         self.view.scene().sigMouseClicked.connect(self._map_clicked)
         self.view.installEventFilter(self)  # Esc on the map clears its selection
+        projection_row = self._projection_controls(cancel)
+        colour_row = self._colour_controls()
+        search_row = self._search_controls()
+        self._lay_out(projection_row, colour_row, search_row, self._side_column())
+        self._show_axes_fields()
+        self._show_cluster_controls()
+        self.view.set_select_mode(self.state.drag_mode)
+        self._fill_sets()
+        self._show_selection()
 
-        self.method = QComboBox()
-        for key, text in METHOD_NAMES.items():
-            self.method.addItem(text, key)
-        self.subset = QComboBox()
-        for key, text in SUBSETS.items():
-            self.subset.addItem(text, key)
+    def _projection_controls(self, cancel) -> QLayout:
+        """Method, rows, Draw map, Cancel, Fit view and Labels; the progress bar and caption."""
+        self.method = combo(METHOD_NAMES)
+        self.subset = combo(SUBSETS)
         self.limit = QSpinBox()
         self.limit.setRange(10, 10_000_000)
-        self.limit.setValue(5000)
         self.limit.setSingleStep(1000)
         self.limit.setPrefix("N = ")
-        self.limit.setEnabled(False)
         # Bound before any other slot is connected: those slots read the state.
-        self.bindings = Bindings(self.state)
         for widget, attr in ((self.method, "method"), (self.subset, "subset"), (self.limit, "limit")):
             self.bindings.bind(widget, attr)
-        self.subset.currentIndexChanged.connect(self._rows_changed)
-        self.limit.valueChanged.connect(self._rows_changed)
-        self.method.currentIndexChanged.connect(self._rows_changed)
+            (widget.valueChanged if widget is self.limit else widget.currentIndexChanged).connect(self._rows_changed)
+        self.limit.setEnabled(self.state.subset == "first")
         self.run_button = QPushButton("Draw map")
         self.run_button.clicked.connect(self.run_projection)
         self.cancel_button = QPushButton("Cancel")
@@ -92,17 +106,50 @@ class MapPanel(QWidget):
         self.fit_button.clicked.connect(self.view.fit)
         self.labels_box = QCheckBox("Labels")
         self.labels_box.setToolTip("Label the highlighted tokens, and every token once about 200 or fewer are in view")
-        self.labels_box.setChecked(True)
         self.bindings.bind(self.labels_box, "labels_on")
         self.labels_box.toggled.connect(self.view.set_labels_on)
         self.progress = QProgressBar()
         self.progress.setRange(0, 1000)
-        self.progress.setValue(0)
         self.progress.setTextVisible(False)
         self.progress.setFixedWidth(160)
         self.progress.hide()  # shown while a projection runs
         self.status = QLabel("")
         self.status.setWordWrap(True)
+        # Word-pair axes (TF Projector's custom projection): x and y from two pairs of words.
+        self.axis_x, self.axis_y = QLineEdit(), QLineEdit()
+        for field, attr, tip in ((self.axis_x, "axis_x", "x axis: from, to (e.g. man, woman)"),
+                                 (self.axis_y, "axis_y", "y axis: from, to (e.g. man, king)")):
+            field.setToolTip(tip)
+            field.setPlaceholderText(tip)
+            self.bindings.bind(field, attr)
+            field.returnPressed.connect(self.run_projection)
+        self.axes_label_x, self.axes_label_y = QLabel("x axis"), QLabel("y axis")
+        return flow_row(QLabel("Method"), self.method, self.axes_label_x, self.axis_x, self.axes_label_y, self.axis_y,
+                        QLabel("Rows"), self.subset, self.limit, self.run_button,
+                        self.cancel_button, self.fit_button, self.labels_box)
+
+    def _colour_controls(self) -> QLayout:
+        """Colour by (a value per point, drawn as per-point brushes and in the density image) and the drag mode."""
+        self.colour_by = combo(colouring.COLOUR_BY)
+        self.colour_by.setToolTip("Colour every point: by the kind of token, its id (BPE merge order), "
+                                  "its row's length, or its cluster")
+        self.cluster_method = combo(colouring.CLUSTER_METHODS)
+        self.cluster_method.setToolTip("k-means of the rows' directions (all their dimensions), "
+                                       "or HDBSCAN of the points as this map places them")
+        self.clusters_k = QSpinBox()
+        self.clusters_k.setRange(2, 1000)
+        self.clusters_k.setPrefix("k = ")
+        for widget, attr in ((self.colour_by, "colour_by"), (self.cluster_method, "cluster_method"),
+                             (self.clusters_k, "clusters_k")):
+            self.bindings.bind(widget, attr)
+            (widget.valueChanged if widget is self.clusters_k else widget.currentIndexChanged).connect(self.apply_colour_by)
+        self.drag_mode = combo(DRAG_MODES)
+        self.drag_mode.setToolTip("Pan the map, or select the points inside a rectangle or a lasso you draw")
+        self.bindings.bind(self.drag_mode, "drag_mode")
+        self.state.events.drag_mode.connect(self._drag_mode_changed)
+        return flow_row(QLabel("Colour by"), self.colour_by, self.cluster_method, self.clusters_k, self.drag_mode)
+
+    def _search_controls(self) -> QLayout:
         self.search = QLineEdit()
         self.search.setPlaceholderText("Find tokens: king, ␣king (the leading space), or a regex…")
         self.bindings.bind(self.search, "search")
@@ -115,106 +162,57 @@ class MapPanel(QWidget):
         self.regex = QCheckBox("regex")
         self.substring = QCheckBox("substring")
         self.substring.setToolTip("Every token that contains the text, not only whole tokens")
-        self.bindings.bind(self.regex, "regex")
-        self.bindings.bind(self.substring, "substring")
-        for box in (self.regex, self.substring):
+        for box, attr in ((self.regex, "regex"), (self.substring, "substring")):
+            self.bindings.bind(box, attr)
             box.toggled.connect(self._search_edited)
-        # Colour by: a value per point, drawn as per-point brushes (and in the density image).
-        self.colour_by = QComboBox()
-        for key, text in colouring.COLOUR_BY.items():
-            self.colour_by.addItem(text, key)
-        self.colour_by.setToolTip("Colour every point: by the kind of token, its id (BPE merge order), "
-                                  "its row's length, or its cluster")
-        self.cluster_method = QComboBox()
-        for key, text in colouring.CLUSTER_METHODS.items():
-            self.cluster_method.addItem(text, key)
-        self.cluster_method.setToolTip("k-means of the rows' directions (all 576 dimensions), "
-                                       "or HDBSCAN of the points as this map places them")
-        self.clusters_k = QSpinBox()
-        self.clusters_k.setRange(2, 1000)
-        self.clusters_k.setValue(50)
-        self.clusters_k.setPrefix("k = ")
-        for widget, attr in ((self.colour_by, "colour_by"), (self.cluster_method, "cluster_method"),
-                             (self.clusters_k, "clusters_k")):
-            self.bindings.bind(widget, attr)
-            (widget.valueChanged if widget is self.clusters_k else widget.currentIndexChanged).connect(self.apply_colour_by)
-        self.drag_mode = QComboBox()
-        for key, text in DRAG_MODES.items():
-            self.drag_mode.addItem(text, key)
-        self.drag_mode.setToolTip("Pan the map, or select the points inside a rectangle or a lasso you draw")
-        self.drag_mode.currentIndexChanged.connect(self._drag_mode_changed)
+        row = QHBoxLayout()
+        row.addWidget(self.search, 1)
+        row.addWidget(self.regex)
+        row.addWidget(self.substring)
+        return row
+
+    def _side_column(self) -> QWidget:
+        """The hovered token (big, for the back row), the word sets and the selection."""
         self.hover_label = QLabel(HOVER_HINT)
         self.hover_label.setWordWrap(True)
         style.use_font(self.hover_label, style.LABEL_POINT_SIZE, bold=True)
-
-        self.sets = QListWidget()
+        self.sets = WordSetsList(self.word_sets)
+        self.sets.toggled.connect(self._set_toggled)
+        self.sets.add_button.clicked.connect(self.add_custom_set)
+        self.selection = SelectionBox()
+        self.selection.tokenClicked.connect(lambda token_id: self.view.set_selected([token_id]))
+        self.selection.saveAsSet.connect(self.word_set_from_selection)
+        self.selection.neighbours.connect(lambda: self.neighboursOf.emit(list(self.state.selection)))
+        self.selection.export.connect(self.export_selection_dialog)
+        side = QWidget()
+        column = QVBoxLayout(side)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.hover_label)
+        column.addWidget(QLabel("Highlight word sets"))
+        column.addWidget(self.sets, 1)
+        column.addWidget(self.sets.add_button)
+        column.addWidget(self.selection, 1)
         style.follow_scale(self)  # after the list: its width follows the text size
-        self.sets.itemChanged.connect(self._set_toggled)
-        add_set = QPushButton("Add word set…")
-        add_set.clicked.connect(self.add_custom_set)
-        self.selection_label = QLabel("")
-        self.selection_label.setWordWrap(True)
-        self.selection_table = ResultsTable(["token", "id"])
-        self.selection_table.tokenClicked.connect(lambda token_id: self.view.set_selected([token_id]))
-        self.selection_set = QPushButton("Word set…")
-        self.selection_set.setToolTip("Save the selected tokens as a word set of your own")
-        self.selection_set.clicked.connect(self.word_set_from_selection)
-        self.selection_mean = QPushButton("Neighbours")
-        self.selection_mean.setToolTip("List the nearest tokens to the mean direction of the selected ones")
-        self.selection_mean.clicked.connect(lambda: self.neighboursOf.emit(list(self.state.selection)))
-        self.selection_export = QPushButton("CSV…")
-        self.selection_export.setToolTip("Export the selected tokens with their ids")
-        self.selection_export.clicked.connect(self.export_selection_dialog)
-        side = QVBoxLayout()
-        side.addWidget(QLabel("Highlight word sets"))
-        side.addWidget(self.sets, 1)
-        side.addWidget(add_set)
-        side.addWidget(self.selection_label)
-        side.addWidget(self.selection_table, 1)
-        side.addLayout(flow_row(self.selection_set, self.selection_mean, self.selection_export))
-        side_widget = QWidget()
-        side_widget.setLayout(side)
+        return side
 
-        # Word-pair axes (TF Projector's custom projection): x and y from two pairs of words.
-        self.axis_x = QLineEdit(self.state.axis_x)
-        self.axis_y = QLineEdit(self.state.axis_y)
-        for field, attr, tip in ((self.axis_x, "axis_x", "x axis: from, to (e.g. man, woman)"),
-                                 (self.axis_y, "axis_y", "y axis: from, to (e.g. man, king)")):
-            field.setToolTip(tip)
-            field.setPlaceholderText(tip)
-            self.bindings.bind(field, attr)
-            field.returnPressed.connect(self.run_projection)
-        self.axes_label_x, self.axes_label_y = QLabel("x axis"), QLabel("y axis")
-        controls = flow_row(QLabel("Method"), self.method, self.axes_label_x, self.axis_x, self.axes_label_y, self.axis_y,
-                            QLabel("Rows"), self.subset, self.limit, self.run_button,
-                            self.cancel_button, self.fit_button, self.labels_box)
-        self._show_axes_fields()
+    def _lay_out(self, projection_row: QLayout, colour_row: QLayout, search_row: QLayout, side: QWidget) -> None:
         progress_row = QHBoxLayout()
         progress_row.addWidget(self.progress)
         progress_row.addWidget(self.status, 1)
-        colour_row = flow_row(QLabel("Colour by"), self.colour_by, self.cluster_method, self.clusters_k, self.drag_mode)
-        self._show_cluster_controls()
-        search_row = QHBoxLayout()
-        search_row.addWidget(self.search, 1)
-        search_row.addWidget(self.regex)
-        search_row.addWidget(self.substring)
-
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(self.view)
-        splitter.addWidget(side_widget)
+        splitter.addWidget(side)
         splitter.setStretchFactor(0, 1)
         layout = QVBoxLayout(self)
-        layout.addLayout(controls)
+        layout.addLayout(projection_row)
         layout.addLayout(colour_row)
-        layout.addLayout(progress_row)
         layout.addLayout(search_row)
-        layout.addWidget(self.hover_label)
+        layout.addLayout(progress_row)
         layout.addWidget(splitter, 1)
-        self._fill_sets()
-        self._show_selection()
 
     def set_text_scale(self, scale: float) -> None:
-        self.sets.setMaximumWidth(round(260 * scale))
+        self.sets.setMaximumWidth(round(SIDE_WIDTH * scale))
+        self.hover_label.setMaximumWidth(round(SIDE_WIDTH * scale))
 
     # --- model and projection ---------------------------------------------------------------
     def on_model(self, summary, restore: MapState | None = None) -> None:
@@ -255,7 +253,7 @@ class MapPanel(QWidget):
 
     def _restore(self, saved: MapState) -> None:
         for name in ("method", "subset", "limit", "labels_on", "search", "regex", "substring", "axis_x", "axis_y",
-                     "colour_by", "cluster_method", "clusters_k", "selection"):
+                     "colour_by", "cluster_method", "clusters_k", "drag_mode", "selection"):
             setattr(self.state, name, getattr(saved, name))
         self.bindings.push()
         self._show_axes_fields()
@@ -345,10 +343,11 @@ class MapPanel(QWidget):
             extra = f" — axes explain {projection.explained[0]:.1%} and {projection.explained[1]:.1%} of the variance"
         if projection.method == "axes" and projection.notes:
             extra = " — " + projection.notes[0].rstrip(".")
-        self.status.setText(f"{METHOD_SHORT[projection.method]} of {len(projection.ids):,} rows{extra}")
+        caption = f"{METHOD_SHORT[projection.method]} of {len(projection.ids):,} rows{extra}"
+        self.status.setText(caption)
         _, subset, limit = self._asked_rows
         self.state.projection = ProjectionState(projection.method, subset, limit, projection.ids, projection.coords,
-                                                self.status.text())
+                                                caption)
         for note in projection.notes:
             self.statusMessage.emit(note)
         self.apply_colour_by()  # the new map's points, coloured as asked
@@ -360,8 +359,8 @@ class MapPanel(QWidget):
     def on_faithfulness(self, rid: int, faithful) -> None:
         if rid != self.faithful_id or faithful is None or self.state.projection is None:
             return
-        self.status.setText(f"{self.status.text()} — {faithful.caption()}")
-        self.state.projection.caption = self.status.text()
+        self.state.projection.caption = f"{self.state.projection.caption} — {faithful.caption()}"
+        self.status.setText(self.state.projection.caption)
 
     def on_failed(self, rid: int, message: str) -> None:
         if rid == self.request_id:
@@ -456,9 +455,9 @@ class MapPanel(QWidget):
         if self.state.selection:
             self.set_selection([])
 
-    def _drag_mode_changed(self) -> None:
+    def _drag_mode_changed(self, mode: str) -> None:
         self.clear_selection()  # another mode is another task: the old outline's picks would linger
-        self.view.set_select_mode(self.drag_mode.currentData())
+        self.view.set_select_mode(mode)
 
     def _map_clicked(self, event) -> None:
         """A click on empty map (no point under it) clears the selection."""
@@ -480,19 +479,14 @@ class MapPanel(QWidget):
     def _show_selection(self) -> None:
         ids = [i for i in self.state.selection if self.view.position_of(i) is not None]
         labels = self.view.labels
-        self.selection_table.fill([(labels[i] if i < len(labels) else f"#{i}", i) for i in ids], ids)
+        self.selection.show_tokens([(labels[i] if i < len(labels) else f"#{i}", i) for i in ids])
         if ids:
             self.view.set_word_set(SELECTION_SET, ids, style.SELECTION_COLOR)
-            self.selection_label.setText(f"Selection: {len(ids):,} tokens")
         else:
             self.view.remove_word_set(SELECTION_SET)
-        # Only a selection takes room from the word sets (a 1024 × 700 screen has little).
-        for widget in (self.selection_label, self.selection_table, self.selection_set, self.selection_mean,
-                       self.selection_export):
-            widget.setVisible(bool(ids))
 
     def selection_rows(self) -> tuple[list[str], list[list[object]]]:
-        return ["id", "token"], [[i, label] for label, i in self.selection_table.rows]
+        return ["id", "token"], [[i, label] for label, i in self.selection.rows]
 
     def export_selection(self, path: str | Path) -> Path:
         path = Path(path)
@@ -515,7 +509,7 @@ class MapPanel(QWidget):
 
     def add_selection_set(self, name: str) -> None:
         """The selected tokens as a word set (their labels: ␣ marks the leading space)."""
-        self.add_word_set(name, [label for label, _ in self.selection_table.rows])
+        self.add_word_set(name, [label for label, _ in self.selection.rows])
 
     # --- export ---------------------------------------------------------------------------------
     def picture(self) -> tuple[QWidget, str]:
@@ -553,51 +547,35 @@ class MapPanel(QWidget):
         if self._zoom_to_search:
             self.view.zoom_to(shown)
         self._zoom_to_search = True
-        more = "" if len(ids) < 500 else " (first 500)"
-        self.statusMessage.emit(f"Search '{self.search.text()}': {len(ids)} tokens{more}, {len(shown)} on this map")
+        more = "" if len(ids) < rq.Search.limit else f" (first {rq.Search.limit})"
+        self.statusMessage.emit(f"Search '{self.state.search}': {len(ids)} tokens{more}, {len(shown)} on this map")
 
     # --- word sets: ticks, dots and legend all follow self.word_sets -----------------------
     def _fill_sets(self) -> None:
-        names = list(self.presets) + [n for n in self.settings.word_sets if n not in self.presets]
-        self.word_sets.set_names(names)
-        self.sets.blockSignals(True)
-        self.sets.clear()
-        for i, name in enumerate(names):
-            item = QListWidgetItem(name)
-            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            checked = self.word_sets.is_ticked(name)
-            item.setCheckState(Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
-            item.setForeground(style.SET_COLORS[i % len(style.SET_COLORS)])
-            self.color_of[name] = style.SET_COLORS[i % len(style.SET_COLORS)]
-            self.sets.addItem(item)
-        self.sets.blockSignals(False)
+        self.sets.fill(list(self.presets) + [n for n in self.settings.word_sets if n not in self.presets])
 
     def words_of(self, name: str) -> list[str]:
         return self.presets.get(name) or self.settings.word_sets.get(name, [])
 
     def show_word_set(self, name: str, on: bool = True) -> None:
-        items = self.sets.findItems(name, Qt.MatchFlag.MatchExactly)
-        if items:
-            items[0].setCheckState(Qt.CheckState.Checked if on else Qt.CheckState.Unchecked)
+        self.sets.tick(name, on)
 
-    def _set_toggled(self, item: QListWidgetItem) -> None:
-        name = item.text()
-        on = item.checkState() == Qt.CheckState.Checked
-        self.word_sets.tick(name, on)
+    def _set_toggled(self, name: str, on: bool) -> None:
         if on:
             self._request_set(name)
         else:
             self.view.remove_word_set(name)
 
     def _request_set(self, name: str) -> None:
-        rid = self.submit(rq.WordSet(name=name, words=self.words_of(name)), Reply(self.on_word_set, self.on_failed, self.on_cancelled))
+        rid = self.submit(rq.WordSet(name=name, words=self.words_of(name)),
+                          Reply(self.on_word_set, self.on_failed, self.on_cancelled))
         self.set_ids = {r: n for r, n in self.set_ids.items() if n != name}  # only the newest lookup counts
         self.set_ids[rid] = name
 
     def on_word_set(self, rid: int, view) -> None:
         if self.set_ids.pop(rid, None) is None or not self.word_sets.resolve(view.name, view.ids):
             return  # an older lookup, or a set unticked while this one was on its way
-        self.view.set_word_set(view.name, view.ids, self.color_of.get(view.name, style.SET_COLORS[0]))
+        self.view.set_word_set(view.name, view.ids, self.sets.colour_of.get(view.name, style.SET_COLORS[0]))
         if view.missing:
             self.statusMessage.emit(f"{view.name}: not single tokens here: {', '.join(view.missing)}")
 
