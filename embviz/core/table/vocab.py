@@ -191,15 +191,16 @@ class Vocabulary:
         if hide_partial and self.partial_ids:
             keep[list(self.partial_ids)] = False
         if words_only:
-            keep &= np.fromiter((_is_word(t) for t in self.texts), dtype=bool, count=self.size)
-            if self.special_ids:
-                keep[list(self.special_ids)] = False
+            keep &= self._word_starts
         return keep
 
+    @cached_property
+    def _word_starts(self) -> np.ndarray:
+        """Rows that begin a word: "␣Monday", not the fragment "abilistic" (where there is no
+        space marker, every word is whole). Token kinds decide, so the two never disagree."""
+        from embviz.core.table.token_kinds import WORD, token_kinds  # token_kinds imports this module
 
-def _is_word(text: str) -> bool:
-    core = text.strip(" ")
-    return len(core) > 0 and core.isalpha()
+        return token_kinds(self) == WORD
 
 
 def vocabulary_from_words(words: Sequence[str], size: int | None = None) -> Vocabulary:
