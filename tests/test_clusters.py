@@ -148,6 +148,7 @@ def test_point_values_and_clusters_requests(toy4):
     assert norms.values.tolist() == pytest.approx(toy4.table[[3, 1]].norm(dim=1).tolist())
     assert run_request(toy4, rq.PointValues(by="id", ids=ids), None).values.tolist() == [3.0, 1.0]
     found = run_request(toy4, rq.Clusters(k=2, ids=ids), lambda *a: None)
+    assert found.method == "graph" and found.largest_readable == [0, 1]  # the default; both named by whole words
     assert found.codes.tolist() == [found.clusters.index(next(c for c in found.clusters if 3 in c.examples)),
                                     found.clusters.index(next(c for c in found.clusters if 1 in c.examples))]
     with pytest.raises(EmbvizError, match="kind, id or norm"):
@@ -164,6 +165,7 @@ def test_clusters_command_json_on_smollm2(default_model):
     out = json.loads(proc.stdout)
     expect = graph_clusters(default_model, 20)  # the default method; the same seed: the same clusters
     count = len(expect.clusters)
+    assert 18 <= count <= 22  # the resolution is searched down from 1 (46 clusters) to come near k
     assert set(out) == {"k", "clusters", "of"} and out["k"] == 20 and len(out["clusters"]) == count
     assert [set(c) for c in out["clusters"]] == [{"cluster", "size", "label", "examples"}] * count
     assert sum(c["size"] for c in out["clusters"]) == 49152
@@ -207,3 +209,23 @@ def test_session_keeps_colour_by_clusters_and_selection(tmp_path):
     bad = save_session(Session(model=ref, map=MapState(colour_by="rainbow")), tmp_path / "bad2.embviz")
     with pytest.raises(SessionError, match="colour_by"):
         load_session(bad)
+
+
+def test_graph_clusters_find_planted_groups_and_come_near_k():
+    import torch
+
+    from embviz.core.model import EmbeddingModel
+    from embviz.core.table.vocab import vocabulary_from_words
+
+    rng = np.random.default_rng(3)
+    groups, n = 12, 1200
+    rows = rng.normal(size=(groups, 32))[np.arange(n) % groups] * 3 + rng.normal(size=(n, 32))
+    words = ["".join(chr(97 + i // 26 ** p % 26) for p in range(3)) for i in range(n)]  # "aaa", "baa", …: letters only
+    model = EmbeddingModel(name="planted", source="test", table=torch.tensor(rows, dtype=torch.float32),
+                           vocab=vocabulary_from_words(words), device=torch.device("cpu"), storage_dtype="float32", kind="table")
+    found = graph_clusters(model, groups)
+    assert len(found.clusters) == groups and [c.size for c in found.clusters] == [n // groups] * groups
+    assert all(len(set(found.assignment[g::groups])) == 1 for g in range(groups))  # each planted group is one cluster
+    for c, cluster in enumerate(found.clusters):  # a word-level vocabulary: every word is whole
+        assert cluster.readable and all(found.cluster_of(model.vocab.id_of(w)) == c for w in cluster.label.split(" "))
+    assert len(graph_clusters(model, 4).clusters) == groups  # 12 unconnected parts share no edge to merge by
