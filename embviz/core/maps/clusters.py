@@ -23,7 +23,6 @@ from embviz.core.table.similarity import unit_table
 from embviz.core.table.token_kinds import PUNCTUATION, UNREADABLE, WORD, token_kinds
 
 METHODS = ("graph", "kmeans", "hdbscan")
-DEFAULT_METHOD = "graph"
 DEFAULT_K = 50
 MAX_K = 1000
 GRAPH_NEIGHBOURS = 10  # edges per row: measured on SmolLM2, 15 or 30 merge the word sets no better and run slower
@@ -45,7 +44,7 @@ class Cluster:
     size: int
     label: str  # its most central whole words ("Monday Friday Tuesday"), or "fragments: …"
     examples: list[int]  # token ids, most central first
-    readable: bool = True  # named by whole words, not by fragments
+    readable: bool  # named by whole words, not by fragments
 
 
 @dataclass
