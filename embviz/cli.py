@@ -111,8 +111,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, default=None, help="only the first N row ids")
     p.add_argument("--words-only", action="store_true", help="only rows that are whole words")
     p.add_argument("--out", required=True)
-    p = add("clusters", "k-means clusters of the rows' directions, each named by its most central tokens")
-    p.add_argument("--k", type=int, default=CLUSTERS_K, help=f"number of clusters (default {CLUSTERS_K})")
+    p = add("clusters", "clusters of the rows, each named by its most central whole words")
+    p.add_argument("--method", choices=("graph", "kmeans"), default="graph",  # HDBSCAN needs a drawn map
+                   help="graph: communities of each row's 10 nearest rows (default); kmeans: k-means of the rows' directions")
+    p.add_argument("--k", type=int, default=CLUSTERS_K,
+                   help=f"number of clusters: exact for kmeans, about for graph (default {CLUSTERS_K})")
     p.add_argument("--of", nargs="+", default=[], metavar="WORD", help="also say which cluster these tokens are in")
     p = add("analogies", "the Google analogy benchmark (questions-words.txt)")
     p.add_argument("file", nargs="?", default=None)
@@ -328,13 +331,14 @@ def _clusters(model, args, ask: Ask) -> tuple[Any, str]:
     from embviz.bridge import requests as rq
 
     of_ids = [model.vocab.resolve(word) for word in args.of]  # before the clustering: a typo fails at once
-    found = ask(rq.Clusters(method="kmeans", k=args.k))
+    found = ask(rq.Clusters(method=args.method, k=args.k))
     texts = model.vocab.texts
     clusters = [{"cluster": c, "size": cl.size, "label": cl.label, "examples": [texts[i] for i in cl.examples]}
                 for c, cl in enumerate(found.clusters)]
     of = [{"token": texts[i], "id": i, "cluster": int(found.codes[i])} for i in of_ids]
-    lines = [f"{len(clusters)} clusters (k-means, k = {args.k}) of {model.vocab_size:,} rows, largest first",
-             f"{'cluster':>7}  {'size':>6}  central tokens"]
+    method = {"graph": "neighbour graph", "kmeans": "k-means"}[args.method]
+    lines = [f"{len(clusters)} clusters ({method}, k = {args.k}) of {model.vocab_size:,} rows, largest first",
+             f"{'cluster':>7}  {'size':>6}  central words"]
     lines += [f"{c['cluster']:>7}  {c['size']:>6,}  {c['label']}" for c in clusters]
     lines += [f"{model.vocab.label(o['id'])} (id {o['id']}) is in cluster {o['cluster']}: "
               f"{clusters[o['cluster']]['label']}" for o in of]

@@ -9,7 +9,8 @@ import sys
 import numpy as np
 import pytest
 
-from embviz.core.maps.clusters import NAME_CHARS, _short, hdbscan_clusters, kmeans_clusters
+from embviz.core.maps.clusters import (FRAGMENTS, NAME_CHARS, graph_clusters, hdbscan_clusters, is_whole_word,
+                                      kmeans_clusters, name_of)
 from embviz.core.errors import Cancelled, EmbvizError
 from embviz.core.table.token_kinds import BYTE, CONTINUATION, NUMBER, PUNCTUATION, SPECIAL, WORD, token_kinds
 
@@ -32,46 +33,98 @@ def test_token_kinds_of_the_lesson_models(toy4, spells):
     assert token_kinds(spells.vocab).tolist() == [SPECIAL, WORD, WORD, WORD, WORD]  # <eos>, I, cast, heal, fireball
 
 
-def test_kmeans_on_smollm2_sizes_sum_to_the_rows_and_names_are_central(default_model):
-    found = kmeans_clusters(default_model, 50)
-    assert found.ids.tolist() == list(range(49152)) and len(found.clusters) == 50
-    assert sum(c.size for c in found.clusters) == 49152
+@pytest.mark.parametrize("method", ["graph", "kmeans"])
+def test_clusters_of_smollm2_keep_the_word_sets_together(default_model, method):
+    """At k = 50 each method does at least as well as scikit-learn's MiniBatchKMeans with its
+    defaults on the unit rows (5 of 7 weekdays, 11 of 12 months, 4 of 10 number words)."""
+    from bench.cluster_quality import wordset_ids, wordset_scores
+
+    found = (graph_clusters if method == "graph" else kmeans_clusters)(default_model, 50)
+    scores = wordset_scores(found.assignment, wordset_ids(default_model))
+    share = {name: kept / total for name, (kept, total) in scores.items()}
+    assert scores["weekdays"][0] >= 5 and scores["months"][0] >= 11 and share["numbers"] >= 0.4, scores
+    assert 45 <= len(found.clusters) <= 55 if method == "graph" else len(found.clusters) == 50
+    assert max(c.size for c in found.clusters) < 0.2 * 49152  # not one giant cluster that holds every set
+
+
+@pytest.mark.parametrize("method", ["graph", "kmeans"])
+def test_clusters_of_smollm2_are_named_by_central_whole_words(default_model, method):
+    found = (graph_clusters if method == "graph" else kmeans_clusters)(default_model, 50)
+    assert found.ids.tolist() == list(range(49152)) and sum(c.size for c in found.clusters) == 49152
     assert [c.size for c in found.clusters] == sorted((c.size for c in found.clusters), reverse=True)
     assert np.bincount(found.assignment).tolist() == [c.size for c in found.clusters]
     vocab = default_model.vocab
     kinds = token_kinds(vocab)
     for c, cluster in enumerate(found.clusters):
         assert all(found.assignment[i] == c for i in cluster.examples)  # examples are members
-        assert all(kinds[i] not in (BYTE, SPECIAL) for i in cluster.examples)
-        assert cluster.label == " ".join(_short(vocab.label(i)) for i in cluster.examples[:3])
-        assert all(len(part) <= NAME_CHARS for part in cluster.label.split(" "))
-    # The name is what lies closest to the cluster's mean direction.
-    from embviz.core.table.similarity import unit_table
-
-    units = unit_table(default_model, centered=True).numpy()
-    members = np.flatnonzero(found.assignment == 0)
-    centre = units[members].mean(0)
-    best = members[np.argmax(units[members] @ centre)]
-    assert found.clusters[0].examples[0] == best or kinds[best] in (BYTE, SPECIAL)
-    assert kmeans_clusters(default_model, 50) is found  # cached per model and k
+        assert len(cluster.label) <= NAME_CHARS or len(cluster.label.split(" ")) == 1
+        words = np.flatnonzero((found.assignment == c) & np.array([is_whole_word(k, t) for k, t in zip(kinds, vocab.texts)]))
+        assert cluster.readable == (len(words) > 0) == (not cluster.label.startswith(FRAGMENTS))
+        if cluster.readable:  # every word of the name is one of the cluster's whole words, uncut
+            assert all(vocab.id_of(" " + w) in set(words.tolist()) for w in cluster.label.split(" "))
+    readable = found.largest_readable()
+    assert len(readable) == 5 and readable == sorted(readable) and all(found.clusters[c].readable for c in readable)
+    assert (graph_clusters if method == "graph" else kmeans_clusters)(default_model, 50) is found  # cached per model and k
 
 
-def test_kmeans_reports_progress_and_cancels_between_batches(toy4, default_model):
+def test_weekdays_share_a_readable_cluster_in_smollm2(default_model):
+    found = graph_clusters(default_model, 50)
+    vocab = default_model.vocab
+    weekdays = {found.cluster_of(vocab.id_of(" " + day)) for day in ("Monday", "Tuesday", "Friday", "Sunday")}
+    assert len(weekdays) == 1
+    name = found.clusters[weekdays.pop()].label
+    assert found.clusters[found.cluster_of(vocab.id_of(" Monday"))].readable and FRAGMENTS not in name
+
+
+def test_a_name_is_whole_words_fitted_or_fragments():
+    texts = [" Monday", "abilistic", " Tuesday", " extraordinarily", " monday", " Fri", "~~~~", " 7", "<s>"]
+    labels = ["␣" + t[1:] if t.startswith(" ") else t for t in texts]
+    kinds = np.array([WORD, CONTINUATION, WORD, WORD, WORD, WORD, PUNCTUATION, NUMBER, SPECIAL])
+    name = lambda ranked: name_of(np.array(ranked), kinds, texts, labels)  # noqa: E731
+    # Fragments are skipped while whole words exist; "monday" repeats "Monday"; the long word
+    # does not fit after two others, so a shorter one further down takes its place.
+    assert name([1, 0, 2, 3, 4, 5]) == ("Monday Tuesday Fri", True)
+    assert name([3, 1, 0]) == ("extraordinarily Monday", True)
+    assert name([1, 6, 7, 8]) == (FRAGMENTS + "abilistic ~~~~ ␣7", False)  # no special token in a name
+    assert name([8]) == (FRAGMENTS + "<s>", False)  # nothing readable: still named, by what is there
+    long = [" Pneumonoultramicroscopicsilicovolcanoconiosis"]
+    assert name_of(np.array([0]), np.array([WORD]), long, long) == (long[0].strip(), True)  # longer than the room, but whole
+    assert is_whole_word(WORD, " Monday") and not is_whole_word(CONTINUATION, "abilistic") and not is_whole_word(WORD, " don't")
+
+
+def test_whole_words_only_keeps_the_word_starts(default_model, toy4, spells):
+    vocab = default_model.vocab
+    keep = vocab.mask(words_only=True)
+    assert keep.sum() == 31_664 == np.count_nonzero(token_kinds(vocab) == WORD)
+    assert keep[vocab.id_of(" Monday")] and not keep[vocab.id_of("abilistic")] and not keep[vocab.id_of("ervoir")]
+    assert not keep[vocab.id_of("7")] and not keep[vocab.id_of(" \n")] and not keep[vocab.id_of("<|endoftext|>")]
+    # No space marker: every word is whole; <eos> is special.
+    assert toy4.vocab.mask(words_only=True).tolist() == [True] * 4
+    assert spells.vocab.mask(words_only=True).tolist() == [False, True, True, True, True]
+
+
+def test_clusters_report_progress_and_cancel(toy4, default_model):
+    def stop_at(stage_start):
+        def progress(fraction, stage, preview):
+            seen.append((fraction, stage))
+            if stage.startswith(stage_start):
+                raise Cancelled()
+        return progress
+
     seen = []
-
-    def stop_at_third(fraction, stage, preview):
-        seen.append((fraction, stage))
-        if len(seen) == 3:
-            raise Cancelled()
-
     with pytest.raises(Cancelled):
-        kmeans_clusters(default_model, 7, stop_at_third)
-    assert seen[0][1] == "k-means, pass 1 of 5" and seen[0][0] < seen[2][0] < 1
+        kmeans_clusters(default_model, 7, stop_at("k-means"))
+    assert seen == [(0.0, "k-means of 49,152 directions")]
     assert "clusters:kmeans:7:0" not in default_model.cache  # a cancelled run is not cached
+    seen = []
+    with pytest.raises(Cancelled):
+        graph_clusters(default_model, 7, stop_at("Leiden"))
+    assert "clusters:graph:7:0" not in default_model.cache
     with pytest.raises(EmbvizError, match="from 2 to 4"):
         kmeans_clusters(toy4, 5)
-    pairs = {tuple(sorted(c.label.split())) for c in kmeans_clusters(toy4, 2).clusters}
-    assert pairs == {("cat", "dog"), ("car", "truck")}
+    for clusters in (kmeans_clusters, graph_clusters):
+        pairs = {tuple(sorted(c.label.split())) for c in clusters(toy4, 2).clusters}
+        assert pairs == {("cat", "dog"), ("car", "truck")}, clusters
 
 
 def test_hdbscan_of_a_map_finds_its_blobs(toy4):
@@ -95,6 +148,7 @@ def test_point_values_and_clusters_requests(toy4):
     assert norms.values.tolist() == pytest.approx(toy4.table[[3, 1]].norm(dim=1).tolist())
     assert run_request(toy4, rq.PointValues(by="id", ids=ids), None).values.tolist() == [3.0, 1.0]
     found = run_request(toy4, rq.Clusters(k=2, ids=ids), lambda *a: None)
+    assert found.method == "graph" and found.largest_readable == [0, 1]  # the default; both named by whole words
     assert found.codes.tolist() == [found.clusters.index(next(c for c in found.clusters if 3 in c.examples)),
                                     found.clusters.index(next(c for c in found.clusters if 1 in c.examples))]
     with pytest.raises(EmbvizError, match="kind, id or norm"):
@@ -109,26 +163,34 @@ def test_clusters_command_json_on_smollm2(default_model):
     proc = run_cli("clusters", "--k", "20", "--of", " Monday", " Tuesday", "--json")
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
-    assert out["k"] == 20 and len(out["clusters"]) == 20
-    assert [set(c) for c in out["clusters"]] == [{"cluster", "size", "label", "examples"}] * 20
+    expect = graph_clusters(default_model, 20)  # the default method; the same seed: the same clusters
+    count = len(expect.clusters)
+    assert 18 <= count <= 22  # the resolution is searched down from 1 (46 clusters) to come near k
+    assert set(out) == {"k", "clusters", "of"} and out["k"] == 20 and len(out["clusters"]) == count
+    assert [set(c) for c in out["clusters"]] == [{"cluster", "size", "label", "examples"}] * count
     assert sum(c["size"] for c in out["clusters"]) == 49152
-    assert [c["cluster"] for c in out["clusters"]] == list(range(20))
+    assert [c["cluster"] for c in out["clusters"]] == list(range(count))
+    assert [c["label"] for c in out["clusters"]] == [c.label for c in expect.clusters]
     monday, tuesday = out["of"]
-    expect = kmeans_clusters(default_model, 20)
     monday_id = default_model.vocab.id_of(" Monday")
     assert monday == {"token": " Monday", "id": monday_id, "cluster": expect.cluster_of(monday_id)}
-    assert tuesday["token"] == " Tuesday" and 0 <= tuesday["cluster"] < 20
-    assert [c["size"] for c in out["clusters"]] == [c.size for c in expect.clusters]  # the same seed: the same clusters
+    assert tuesday["token"] == " Tuesday" and tuesday["cluster"] == monday["cluster"]
+    assert [c["size"] for c in out["clusters"]] == [c.size for c in expect.clusters]
 
 
 def test_clusters_command_text_and_messages():
-    proc = run_cli("--model", "toy4", "clusters", "--k", "2", "--of", "cat")
+    proc = run_cli("--model", "toy4", "clusters", "--method", "kmeans", "--k", "2", "--of", "cat")
     assert proc.returncode == 0, proc.stderr
     assert "2 clusters (k-means, k = 2) of 4 rows" in proc.stdout and "cat (id 0) is in cluster" in proc.stdout
+    proc = run_cli("--model", "toy4", "clusters", "--k", "2", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(c["label"] for c in json.loads(proc.stdout)["clusters"]) == ["car truck", "cat dog"]
     proc = run_cli("--model", "toy4", "clusters", "--k", "2", "--of", "zebra")
     assert proc.returncode == 2 and "'zebra' is not in the vocabulary" in proc.stderr and "Traceback" not in proc.stderr
     proc = run_cli("--model", "toy4", "clusters", "--k", "9")
     assert proc.returncode == 2 and "from 2 to 4 (got 9)" in proc.stderr
+    proc = run_cli("--model", "toy4", "clusters", "--method", "hdbscan")
+    assert proc.returncode == 2 and "invalid choice" in proc.stderr
 
 
 def test_session_keeps_colour_by_clusters_and_selection(tmp_path):
@@ -147,3 +209,23 @@ def test_session_keeps_colour_by_clusters_and_selection(tmp_path):
     bad = save_session(Session(model=ref, map=MapState(colour_by="rainbow")), tmp_path / "bad2.embviz")
     with pytest.raises(SessionError, match="colour_by"):
         load_session(bad)
+
+
+def test_graph_clusters_find_planted_groups_and_come_near_k():
+    import torch
+
+    from embviz.core.model import EmbeddingModel
+    from embviz.core.table.vocab import vocabulary_from_words
+
+    rng = np.random.default_rng(3)
+    groups, n = 12, 1200
+    rows = rng.normal(size=(groups, 32))[np.arange(n) % groups] * 3 + rng.normal(size=(n, 32))
+    words = ["".join(chr(97 + i // 26 ** p % 26) for p in range(3)) for i in range(n)]  # "aaa", "baa", …: letters only
+    model = EmbeddingModel(name="planted", source="test", table=torch.tensor(rows, dtype=torch.float32),
+                           vocab=vocabulary_from_words(words), device=torch.device("cpu"), storage_dtype="float32", kind="table")
+    found = graph_clusters(model, groups)
+    assert len(found.clusters) == groups and [c.size for c in found.clusters] == [n // groups] * groups
+    assert all(len(set(found.assignment[g::groups])) == 1 for g in range(groups))  # each planted group is one cluster
+    for c, cluster in enumerate(found.clusters):  # a word-level vocabulary: every word is whole
+        assert cluster.readable and all(found.cluster_of(model.vocab.id_of(w)) == c for w in cluster.label.split(" "))
+    assert len(graph_clusters(model, 4).clusters) == groups  # 12 unconnected parts share no edge to merge by

@@ -200,10 +200,11 @@ class Faithfulness(Request):
 
 @dataclass
 class Clusters(Request):
-    """Clusters of the rows on the map: k-means of every row's direction (cached per model
-    and k), or HDBSCAN of the map's own 2-D points; each cluster named by its central tokens."""
+    """Clusters of the rows on the map: communities of the table's neighbour graph or
+    k-means of every row's direction (cached per model and k), or HDBSCAN of the map's own
+    2-D points; each cluster named by its central whole words."""
 
-    method: str = "kmeans"  # or "hdbscan"
+    method: str = "graph"  # or "kmeans", or "hdbscan"
     k: int = CLUSTERS_K
     ids: object = None  # the map's row ids (numpy)
     coords: object = None  # and its coordinates (HDBSCAN clusters those)

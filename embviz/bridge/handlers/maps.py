@@ -28,7 +28,8 @@ class ClustersView:
     k: int | None
     ids: np.ndarray  # the map's row ids, as asked
     codes: np.ndarray  # (len(ids),) int32 cluster of each, -1 for none (HDBSCAN's noise)
-    clusters: list  # list[Cluster], numbered by size: cluster 0 is the largest
+    clusters: list  # list[Cluster] (name, size, examples, readable), numbered by size: cluster 0 is the largest
+    largest_readable: list[int] = field(default_factory=list)  # the biggest clusters named by whole words, for a status line
 
 
 def _ids(model: EmbeddingModel, ids: object) -> np.ndarray:
@@ -62,16 +63,19 @@ def faithfulness(model: EmbeddingModel, request: rq.Faithfulness, _progress: Pro
 
 @handles(rq.Clusters)
 def clusters(model: EmbeddingModel, request: rq.Clusters, progress: ProgressFn) -> ClustersView:
-    from embviz.core.maps.clusters import METHODS, hdbscan_clusters, kmeans_clusters
+    from embviz.core.maps.clusters import METHODS, graph_clusters, hdbscan_clusters, kmeans_clusters
 
     if request.method not in METHODS:
-        raise EmbvizError(f"Cluster with {' or '.join(METHODS)}, not {request.method!r}.")
+        raise EmbvizError(f"Cluster with {', '.join(METHODS[:-1])} or {METHODS[-1]}, not {request.method!r}.")
     ids = _ids(model, request.ids)
-    if request.method == "kmeans":
+    if request.method == "graph":
+        clustering = graph_clusters(model, request.k, progress)
+    elif request.method == "kmeans":
         clustering = kmeans_clusters(model, request.k, progress)
     else:
         clustering = hdbscan_clusters(model, ids, request.coords, progress)
-    return ClustersView(clustering.method, clustering.k, ids, clustering.codes_for(ids, model.vocab_size), clustering.clusters)
+    return ClustersView(clustering.method, clustering.k, ids, clustering.codes_for(ids, model.vocab_size),
+                        clustering.clusters, clustering.largest_readable())
 
 
 @handles(rq.PointValues)

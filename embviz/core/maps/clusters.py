@@ -1,41 +1,56 @@
-"""Clusters of token rows with scikit-learn: MiniBatchKMeans on the mean-centred unit rows
-(directions, as the Neighbours tab's mean-centred cosine sees them), or HDBSCAN on a drawn map's 2-D coordinates. Each cluster is named
-by its most central readable tokens: those closest to its mean direction."""
+"""Clusters of token rows, each named so a class can read it.
+
+"graph" (the default) is Leiden community detection (igraph) on the exact cosine graph of
+each row's 10 nearest rows, the graph t-SNE uses and embviz keeps per model: clusters
+follow the table's own neighbourhoods. "kmeans" is scikit-learn's MiniBatchKMeans with its
+defaults on the mean-centred unit rows (directions, as the Neighbours tab's mean-centred
+cosine sees them). "hdbscan" clusters a drawn map's 2-D coordinates. A cluster is named by
+its most central whole words; see `name_of`."""
 
 from __future__ import annotations
 
 import hashlib
+import random
+import threading
 from dataclasses import dataclass
 
 import numpy as np
 
+from embviz.core.device import compute_threads
 from embviz.core.errors import EmbvizError, ProgressFn, no_progress
 from embviz.core.model import EmbeddingModel
 from embviz.core.table.similarity import unit_table
-from embviz.core.table.token_kinds import PUNCTUATION, UNREADABLE, token_kinds
+from embviz.core.table.token_kinds import PUNCTUATION, UNREADABLE, WORD, token_kinds
 
-METHODS = ("kmeans", "hdbscan")
+METHODS = ("graph", "kmeans", "hdbscan")
 DEFAULT_K = 50
 MAX_K = 1000
-KMEANS_PASSES = 5  # passes of mini-batches over the table: measured to settle at 49,152 rows
-KMEANS_BATCH = 4096
-NAME_TOKENS = 3
-NAME_CHARS = 12  # a token longer than this is cut in a name ("~~~~~~~~~~~…"); its examples keep it whole
+GRAPH_NEIGHBOURS = 10  # edges per row: measured on SmolLM2, 15 or 30 merge the word sets no better and run slower
+GRAPH_KEEP = 90  # what t-SNE (perplexity 30) asks of the kept graph: asking the same lets the two share one graph
+LEIDEN_RUNS = 6  # resolutions tried to come near k clusters (about 0.3 s each); SmolLM2 at k = 50 needs one
+LEIDEN_ITERATIONS = 2
+NAME_WORDS = 3
+NAME_CHARS = 28  # a name's length, spaces included: fewer or shorter words are chosen to fit, never a cut one
+NAME_CANDIDATES = 20  # a name's words come from this many most central ones: shorter, but still typical
+FRAGMENTS = "fragments: "  # the start of a name of a cluster that holds no whole word
 EXAMPLES = 8
+STATUS_CLUSTERS = 5  # the largest readable clusters a status line names
 NOISE = -1  # HDBSCAN's points that belong to no cluster
+_IGRAPH_RNG = threading.Lock()  # igraph's random generator is global: one seeded run at a time
 
 
 @dataclass
 class Cluster:
     size: int
-    label: str  # its most central readable tokens, as labels ("␣Monday ␣Friday ␣Tuesday")
+    label: str  # its most central whole words ("Monday Friday Tuesday"), or "fragments: …"
     examples: list[int]  # token ids, most central first
+    readable: bool  # named by whole words, not by fragments
 
 
 @dataclass
 class Clustering:
     method: str
-    k: int | None  # asked of k-means; None for HDBSCAN
+    k: int | None  # asked of k-means and of the graph (which comes near it); None for HDBSCAN
     ids: np.ndarray  # (n,) the rows clustered
     assignment: np.ndarray  # (n,) int32 cluster of each row, numbered by size (0 the largest), NOISE for none
     clusters: list[Cluster]
@@ -51,6 +66,10 @@ class Clustering:
         full[self.ids] = self.assignment
         return full[np.asarray(ids, dtype=np.int64)]
 
+    def largest_readable(self, count: int = STATUS_CLUSTERS) -> list[int]:
+        """The numbers of the `count` largest clusters named by whole words, largest first."""
+        return [c for c, cluster in enumerate(self.clusters) if cluster.readable][:count]
+
 
 def check_k(k: int, rows: int) -> int:
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
@@ -62,35 +81,103 @@ def check_k(k: int, rows: int) -> int:
 
 def kmeans_clusters(model: EmbeddingModel, k: int = DEFAULT_K, progress: ProgressFn = no_progress,
                     seed: int = 0) -> Clustering:
-    """k-means of every row's direction, cached per model and k. Cancellable between mini-batches."""
+    """MiniBatchKMeans of every row's direction, cached per model and k. scikit-learn's one
+    fit call (about 2 s for 49k rows) cannot be stopped: a cancel is seen before and after it."""
     k = check_k(k, model.vocab_size)
     return model.derived(f"clusters:kmeans:{k}:{seed}", lambda: _kmeans(model, k, progress, seed))
 
 
 def _kmeans(model: EmbeddingModel, k: int, progress: ProgressFn, seed: int) -> Clustering:
     from sklearn.cluster import MiniBatchKMeans
+    from threadpoolctl import threadpool_limits
 
     # Centred first: every SmolLM2 row shares one common direction, and without centring
     # k-means on 49,152 rows kept five or more clusters of a single outlier row.
     units = unit_table(model, centered=True).cpu().numpy()
-    n = len(units)
-    batch = min(KMEANS_BATCH, n)
-    km = MiniBatchKMeans(k, random_state=seed, n_init=1, batch_size=batch, compute_labels=False)
-    rng = np.random.default_rng(seed)
-    steps = KMEANS_PASSES * -(-n // batch)
-    done = 0
-    for p in range(KMEANS_PASSES):
-        order = rng.permutation(n)
-        for start in range(0, n, batch):
-            # A short last batch is topped up: every batch (the first seeds the centres) holds `batch` rows.
-            chunk = order[start:start + batch] if start + batch <= n else order[n - batch:]
-            km.partial_fit(units[chunk])
-            done += 1
-            progress(0.95 * done / steps, f"k-means, pass {p + 1} of {KMEANS_PASSES}", None)
-    assignment = km.predict(units).astype(np.int32)
-    progress(0.97, "naming the clusters", None)
-    ids = np.arange(n, dtype=np.int64)
-    return _named(model, "kmeans", k, ids, assignment, units)
+    progress(0.0, f"k-means of {len(units):,} directions", None)
+    # scikit-learn's defaults (k-means++, n_init=3, batches of 1024, its own stopping rule):
+    # a hand-made loop of bigger batches split the weekdays 3 + 3. Its OpenMP threads are
+    # capped like torch's: on 2 busy cores, 2 of them took 18 s where 1 took 2 s.
+    with threadpool_limits(compute_threads(), user_api="openmp"):
+        assignment = MiniBatchKMeans(k, random_state=seed).fit_predict(units).astype(np.int32)
+    progress(0.95, "naming the clusters", None)
+    return _named(model, "kmeans", k, np.arange(len(units), dtype=np.int64), assignment, units)
+
+
+def graph_clusters(model: EmbeddingModel, k: int = DEFAULT_K, progress: ProgressFn = no_progress,
+                   seed: int = 0) -> Clustering:
+    """Leiden communities of the rows' exact cosine neighbour graph, at the resolution that
+    comes nearest k clusters, cached per model and k. The graph is the one kept for the
+    model (built in about 30 s the first time, then read back); cancellable between its
+    chunks and between Leiden runs."""
+    k = check_k(k, model.vocab_size)
+    return model.derived(f"clusters:graph:{k}:{seed}", lambda: _graph(model, k, progress, seed))
+
+
+def _graph(model: EmbeddingModel, k: int, progress: ProgressFn, seed: int) -> Clustering:
+    ids = np.arange(model.vocab_size, dtype=np.int64)
+    positions, cosines = neighbour_graph(model, ids, progress)
+    graph = _igraph(positions, cosines)
+    found = None
+    resolution, below, above = 1.0, 0.0, np.inf  # the resolutions known to give too few, too many
+    for run in range(LEIDEN_RUNS):
+        progress(0.6 + 0.3 * run / LEIDEN_RUNS, f"Leiden communities, resolution {resolution:.3g}", None)
+        membership = _leiden(graph, resolution, seed)
+        count = int(membership.max()) + 1
+        if found is None or abs(count - k) < abs(int(found.max()) + 1 - k):
+            found = membership
+        if abs(count - k) <= max(1, k // 10):
+            break
+        below, above = (resolution, above) if count < k else (below, resolution)
+        # Communities grow about in proportion to the resolution, but not at low resolutions
+        # (a few loose ends stay apart): once k is bracketed, the bracket is halved instead.
+        bracketed = below > 0 and np.isfinite(above)
+        resolution = float(np.sqrt(below * above)) if bracketed else resolution * k / count
+    progress(0.95, "naming the clusters", None)
+    return _named(model, "graph", k, ids, found, unit_table(model, centered=True).cpu().numpy())
+
+
+def neighbour_graph(model: EmbeddingModel, ids: np.ndarray, progress: ProgressFn = no_progress,
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """(positions, cosines) of each row's GRAPH_NEIGHBOURS nearest rows among `ids`: the kept
+    graph when there is one, else the one t-SNE would build, kept for it."""
+    from embviz.core.maps.knn import kept_knn, table_knn
+
+    want = min(GRAPH_NEIGHBOURS, len(ids) - 1)
+    kept = kept_knn(model, ids, want)
+    if kept is None:
+        positions, cosines = table_knn(model, ids, GRAPH_KEEP, progress, (0.0, 0.6))
+        kept = positions[:, :want], cosines[:, :want]
+    return kept
+
+
+def _igraph(positions: np.ndarray, cosines: np.ndarray):
+    """The undirected weighted graph: an edge where either row is among the other's nearest."""
+    import igraph
+
+    n, k = positions.shape
+    rows = np.repeat(np.arange(n, dtype=np.int64), k)
+    low, high = np.minimum(rows, positions.ravel()), np.maximum(rows, positions.ravel())
+    pair = low * n + high
+    order = np.argsort(pair, kind="stable")
+    starts = np.flatnonzero(np.diff(pair[order], prepend=-1))  # an edge found from both ends is one edge
+    # Negative weights would break modularity; a 10th-nearest row below cosine 0 is rare.
+    weights = np.maximum.reduceat(np.maximum(cosines.ravel()[order], 0.0), starts).astype(np.float64)
+    edges = np.column_stack([low[order][starts], high[order][starts]])
+    return igraph.Graph(n=n, edges=edges, edge_attrs={"weight": weights})
+
+
+def _leiden(graph, resolution: float, seed: int) -> np.ndarray:
+    import igraph
+
+    with _IGRAPH_RNG:
+        igraph.set_random_number_generator(random.Random(seed))
+        try:
+            found = graph.community_leiden(objective_function="modularity", weights="weight",
+                                           resolution=resolution, n_iterations=LEIDEN_ITERATIONS)
+        finally:
+            igraph.set_random_number_generator(random)
+    return np.asarray(found.membership, dtype=np.int32)
 
 
 def hdbscan_clusters(model: EmbeddingModel, ids: np.ndarray, coords: np.ndarray, progress: ProgressFn = no_progress,
@@ -119,29 +206,65 @@ def hdbscan_clusters(model: EmbeddingModel, ids: np.ndarray, coords: np.ndarray,
 
 def _named(model: EmbeddingModel, method: str, k: int | None, ids: np.ndarray, found: np.ndarray,
            units: np.ndarray) -> Clustering:
-    """Clusters numbered by size, largest first (empty ones dropped), each named by the
-    members closest to its mean direction, skipping special tokens, byte pieces and spaces."""
-    kinds = token_kinds(model.vocab)
+    """Clusters numbered by size, largest first (empty ones dropped), each named by its
+    members closest to its mean direction."""
+    kinds = model.derived("token_kinds", lambda: token_kinds(model.vocab))
     texts = model.vocab.texts
     sizes = np.bincount(found[found >= 0], minlength=0)
     order = [c for c in np.argsort(-sizes, kind="stable") if sizes[c] > 0]
     renumber = np.full(max(len(sizes), 1), NOISE, dtype=np.int32)
     renumber[order] = np.arange(len(order), dtype=np.int32)
     assignment = np.where(found >= 0, renumber[np.maximum(found, 0)], NOISE).astype(np.int32)
+    by_cluster = np.argsort(assignment, kind="stable")  # noise (-1) sorts first and is left out
+    bounds = np.searchsorted(assignment[by_cluster], np.arange(len(order) + 1))
     clusters = []
     for c in range(len(order)):
-        members = ids[assignment == c]
+        members = ids[by_cluster[bounds[c]:bounds[c + 1]]]
         rows = units[members]
         centre = rows.mean(0)
         centre /= max(float(np.linalg.norm(centre)), 1e-30)
         ranked = members[np.argsort(-(rows @ centre), kind="stable")]
-        readable = [int(i) for i in ranked
-                    if kinds[i] not in UNREADABLE and not (kinds[i] == PUNCTUATION and texts[i].strip() == "")]
-        central = (readable or ranked.tolist())[:EXAMPLES]
-        clusters.append(Cluster(int(len(members)), " ".join(_short(model.vocab.label(i)) for i in central[:NAME_TOKENS]),
-                                central))
+        label, words = name_of(ranked, kinds, texts, model.vocab.labels)
+        examples = _readable(ranked, kinds, texts) or ranked.tolist()
+        clusters.append(Cluster(int(len(members)), label, examples[:EXAMPLES], words))
     return Clustering(method, k, ids, assignment, clusters)
 
 
-def _short(label: str) -> str:
-    return label if len(label) <= NAME_CHARS else label[: NAME_CHARS - 1] + "…"
+def is_whole_word(kind: int, text: str) -> bool:
+    """A word start made of letters (" Monday"), not a fragment ("abilistic"), number or run of signs."""
+    return kind == WORD and text.strip().isalpha()
+
+
+def name_of(ranked: np.ndarray, kinds: np.ndarray, texts: list[str], labels: list[str]) -> tuple[str, bool]:
+    """(a cluster's name, whether it is made of whole words) from its members, most central
+    first: up to NAME_WORDS of the most central whole words that fit in NAME_CHARS together,
+    without the same word twice in other capitals. A cluster with no whole word is named
+    "fragments: …" by its most central readable tokens, as labels ("␣…" shows their spaces)."""
+    words = [texts[i].strip() for i in ranked if is_whole_word(kinds[i], texts[i])]
+    if words:
+        return _fit(words, NAME_CHARS), True
+    shown = [labels[i] for i in _readable(ranked, kinds, texts) or ranked.tolist()]
+    return FRAGMENTS + _fit(shown, NAME_CHARS - len(FRAGMENTS)), False
+
+
+def _readable(ranked: np.ndarray, kinds: np.ndarray, texts: list[str]) -> list[int]:
+    """The members worth showing: no special tokens, byte pieces or bare spaces."""
+    return [int(i) for i in ranked
+            if kinds[i] not in UNREADABLE and not (kinds[i] == PUNCTUATION and texts[i].strip() == "")]
+
+
+def _fit(candidates: list[str], room: int) -> str:
+    """The first few candidates that fit in `room` characters, skipping a long one for a
+    shorter one further down; at least one, whole, even if it alone is longer."""
+    chosen: list[str] = []
+    seen: set[str] = set()
+    used = -1  # no space before the first
+    for word in candidates[:NAME_CANDIDATES]:
+        if word.casefold() in seen or used + 1 + len(word) > room:
+            continue
+        chosen.append(word)
+        seen.add(word.casefold())
+        used += 1 + len(word)
+        if len(chosen) == NAME_WORDS:
+            break
+    return " ".join(chosen or [min(candidates[:NAME_CANDIDATES], key=len)])

@@ -18,6 +18,8 @@ import numpy as np
 from embviz.core.errors import EmbvizError, first_line
 
 SPACE_MARK = "␣"
+# What kind of piece each token is; embviz.core.table.token_kinds names them for the Map tab.
+WORD, CONTINUATION, NUMBER, PUNCTUATION, BYTE, SPECIAL = range(6)
 _VISIBLE = {"\n": "↵", "\t": "⇥", "\r": "⏎"}
 _SP_BYTE = re.compile(r"^<0x([0-9A-Fa-f]{2})>$")
 
@@ -65,6 +67,23 @@ def visible(text: str) -> str:
     if not core.isprintable():  # rare: the per-character pass only when something needs it
         core = "".join(_visible_char(ch) for ch in core)
     return SPACE_MARK * lead + core + SPACE_MARK * trail
+
+
+def kind_of_text(text: str, space_prefixed: bool) -> int:
+    """The kind of one token's text; `space_prefixed` when words mid-sentence start with a space."""
+    core = text.strip()
+    if core == "":
+        return PUNCTUATION  # spaces, newlines, tabs
+    if any(unicodedata.category(ch)[0] == "C" for ch in core):
+        return BYTE  # a control character: one of the 256 raw bytes, not text
+    if core.replace(",", "").replace(".", "").isnumeric():
+        return NUMBER
+    if all(unicodedata.category(ch)[0] in "PS" for ch in core):
+        return PUNCTUATION
+    # Word-level vocabularies (the lessons, GloVe) hold whole words only.
+    if not space_prefixed or text[0].isspace():
+        return WORD
+    return CONTINUATION
 
 
 @dataclass
@@ -191,15 +210,21 @@ class Vocabulary:
         if hide_partial and self.partial_ids:
             keep[list(self.partial_ids)] = False
         if words_only:
-            keep &= np.fromiter((_is_word(t) for t in self.texts), dtype=bool, count=self.size)
-            if self.special_ids:
-                keep[list(self.special_ids)] = False
+            # Word starts ("␣Monday"), not fragments ("abilistic"); without a space marker every word is whole.
+            keep &= self.kinds == WORD
         return keep
 
-
-def _is_word(text: str) -> bool:
-    core = text.strip(" ")
-    return len(core) > 0 and core.isalpha()
+    @cached_property
+    def kinds(self) -> np.ndarray:
+        """The kind of every row (uint8, WORD … SPECIAL), read-only."""
+        space_prefixed = self.space_prefixed and not self.word_level
+        kinds = np.fromiter((kind_of_text(t, space_prefixed) for t in self.texts), dtype=np.uint8, count=self.size)
+        if self.partial_ids:
+            kinds[list(self.partial_ids)] = BYTE
+        if self.special_ids:
+            kinds[list(self.special_ids)] = SPECIAL
+        kinds.flags.writeable = False
+        return kinds
 
 
 def vocabulary_from_words(words: Sequence[str], size: int | None = None) -> Vocabulary:
