@@ -37,7 +37,7 @@ CHOICES = {
     (MapState, "method"): ("pca", "tsne", "umap", "axes"),
     (MapState, "subset"): ("all", "first", "words"),
     (MapState, "colour_by"): ("none", "kind", "id", "norm", "cluster"),
-    (MapState, "cluster_method"): ("kmeans", "hdbscan"),
+    (MapState, "cluster_method"): ("graph", "kmeans", "hdbscan"),
     (MapState, "drag_mode"): ("pan", "rect", "lasso"),
     (AnalogyState, "method"): ("add", "mul"),
     (NeighboursState, "by"): ("cosine", "dot"),

@@ -125,7 +125,7 @@ class MapState:
     axis_x: str = "man, woman"  # word-pair axes: from, to
     axis_y: str = "man, king"
     colour_by: str = "none"  # or "kind", "id", "norm", "cluster"
-    cluster_method: str = "kmeans"  # or "hdbscan" (of the map's points)
+    cluster_method: str = "graph"  # the neighbour graph's communities; or "kmeans", or "hdbscan" (of the map's points)
     clusters_k: int = CLUSTERS_K
     selection: list[int] = field(default_factory=list)  # ids picked with the rectangle or lasso
     drag_mode: str = "pan"  # what a drag on the map does: "pan", "rect" or "lasso"

@@ -38,6 +38,15 @@ DRAG_MODES = {"pan": "Drag pans", "rect": "Drag selects a rectangle", "lasso": "
 SEARCH_DEBOUNCE_MS = 300
 
 
+def clusters_summary(found) -> str:
+    """One line for the status bar: how many clusters, and the largest that whole words name."""
+    if not found.clusters:
+        return "No clusters found on this map."
+    named = [f"{found.clusters[c].label} ({found.clusters[c].size:,})" for c in found.largest_readable]
+    return f"{len(found.clusters)} clusters; the largest: " + "; ".join(named) if named else \
+        f"{len(found.clusters)} clusters, none named by whole words."
+
+
 def combo(choices: dict[str, str]) -> QComboBox:
     """A combo box of `choices` (data → text)."""
     box = QComboBox()
@@ -134,8 +143,9 @@ class MapPanel(QWidget):
         self.colour_by.setToolTip("Colour every point: by the kind of token, its id (BPE merge order), "
                                   "its row's length, or its cluster")
         self.cluster_method = combo(colouring.CLUSTER_METHODS)
-        self.cluster_method.setToolTip("k-means of the rows' directions (all their dimensions), "
-                                       "or HDBSCAN of the points as this map places them")
+        self.cluster_method.setToolTip("Communities of each row's 10 nearest rows (the neighbours the Neighbours tab "
+                                       "lists), k-means of the rows' directions, or HDBSCAN of the points as this "
+                                       "map places them")
         self.clusters_k = QSpinBox()
         self.clusters_k.setRange(2, 1000)
         self.clusters_k.setPrefix("k = ")
@@ -402,7 +412,7 @@ class MapPanel(QWidget):
     def _show_cluster_controls(self) -> None:
         clusters = self.state.colour_by == "cluster"
         self.cluster_method.setVisible(clusters)
-        self.clusters_k.setVisible(clusters and self.state.cluster_method == "kmeans")
+        self.clusters_k.setVisible(clusters and self.state.cluster_method != "hdbscan")  # the graph's is about k
 
     def apply_colour_by(self) -> None:
         """Ask for the values that colour the map on screen (clusters on the long lane)."""
@@ -442,8 +452,7 @@ class MapPanel(QWidget):
         codes, table, legend = colouring.cluster_colours(found.codes, found.clusters, found.method, found.k)
         self.view.set_colours(codes, table, legend)
         self.view.set_cluster_labels(colouring.cluster_centres(codes, self.view.coords, found.clusters, table))
-        self.statusMessage.emit(f"{len(found.clusters)} clusters: the largest is {found.clusters[0].label}"
-                                if found.clusters else "No clusters found on this map.")
+        self.statusMessage.emit(clusters_summary(found))
 
     # --- selection ------------------------------------------------------------------------------
     def set_selection(self, ids: list[int]) -> None:

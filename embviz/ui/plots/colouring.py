@@ -11,7 +11,9 @@ from PySide6.QtGui import QColor
 from embviz.ui import style
 
 COLOUR_BY = {"none": "None", "kind": "Token kind", "id": "Id (merge order)", "norm": "Row length", "cluster": "Cluster"}
-CLUSTER_METHODS = {"kmeans": "k-means (directions)", "hdbscan": "HDBSCAN (the map)"}
+CLUSTER_METHODS = {"graph": "Neighbour graph", "kmeans": "k-means (directions)", "hdbscan": "HDBSCAN (the map)"}
+CLUSTER_METHOD_NAMES = {"graph": "neighbour-graph", "kmeans": "k-means", "hdbscan": "HDBSCAN"}
+KEY_CLUSTERS = 6  # clusters the key names, largest first; the names on the map do the rest
 Colours = tuple[np.ndarray, list[QColor], list[tuple[QColor, str]]]  # codes, colour table, legend
 
 
@@ -38,8 +40,9 @@ def gradient_colours(values: np.ndarray, what: str) -> Colours:
 
 def cluster_colours(codes: np.ndarray, clusters: list, method: str, k: int | None) -> Colours:
     table = [style.CLUSTER_COLORS[c % len(style.CLUSTER_COLORS)] for c in range(len(clusters))]
-    what = "k-means" if method == "kmeans" else "HDBSCAN"
-    legend = [(table[0] if table else style.POINT_COLOR, f"{len(clusters)} {what} clusters")]
+    legend = [(table[c], f"{cluster.label} ({cluster.size:,})") for c, cluster in enumerate(clusters[:KEY_CLUSTERS])]
+    if len(clusters) > KEY_CLUSTERS:
+        legend.append((style.POINT_COLOR, f"… {len(clusters) - KEY_CLUSTERS} more {CLUSTER_METHOD_NAMES[method]} clusters"))
     noise = int(np.count_nonzero(codes < 0))
     if noise:
         legend.append((style.POINT_COLOR, f"in no cluster ({noise:,})"))
