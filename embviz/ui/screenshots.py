@@ -79,7 +79,7 @@ def _tsne_live(app, window, save) -> None:
 
 
 def _colour_by(app, panel, save) -> None:
-    """colour_by_kind.png, then clusters.png (k-means, k = 50, named at their centres), then back to plain."""
+    """colour_by_kind.png, then clusters.png (the neighbour graph's, named at their centres), then back to plain."""
     view = panel.view
     panel.colour_by.setCurrentIndex(panel.colour_by.findData("kind"))
     _wait(app, lambda: view.colour_codes() is not None, "the token kinds")
@@ -100,6 +100,147 @@ def _colour_by(app, panel, save) -> None:
     view.fit()
 
 
+class Demo:
+    """One run of the demo: the window, where its pictures go, and the list of what was saved."""
+
+    def __init__(self, app, window, folder: Path) -> None:
+        self.app, self.window, self.folder = app, window, folder
+        self.saved: list[Path] = []
+
+    def wait(self, done, what: str, timeout: float = 600.0) -> None:
+        _wait(self.app, done, what, timeout)
+
+    def settle(self, done, timeout: float) -> None:
+        """Wait for `done` at most `timeout` seconds, then go on: a nicety, not a requirement
+        (a 1024 × 700 map at 150 % has room for fewer labels)."""
+        deadline = time.monotonic() + timeout
+        while not done() and time.monotonic() < deadline:
+            self.app.processEvents()
+            time.sleep(0.02)
+        _wait(self.app, lambda: True, "the repaint")
+
+    def save(self, name: str, widget=None) -> None:
+        path = self.folder / f"{name}.png"
+        (widget or self.window).grab().save(str(path))
+        if path not in self.saved:  # tsne_live.png is saved again as its previews come
+            self.saved.append(path)
+
+
+def _open(demo: Demo, model: str | None) -> None:
+    """The model, its first map measured, the demo's word sets ticked."""
+    window = demo.window
+    failure: list[str] = []
+    window.worker.failed.connect(lambda channel, _rid, message: channel == "load" and failure.append(message))
+    window.open_model(model)
+    demo.wait(lambda: window.summary is not None or failure, "the model to load")
+    if failure:
+        raise EmbvizError(failure[0])
+    panel = window.map_panel
+    demo.wait(lambda: panel.view.ids.size > 0 or panel.status.text().startswith("Map failed"), "the map")
+    demo.wait(lambda: "keeps" in panel.status.text() or "failed" in panel.status.text(), "how faithful the map is")
+    for name in DEMO_SETS:
+        panel.show_word_set(name)
+    demo.wait(lambda: not panel.set_ids, "the word sets")
+
+
+def _map_pictures(demo: Demo) -> None:
+    """map.png, the colours, map_labels.png (zoomed in on the weekdays)."""
+    panel = demo.window.map_panel
+    view = panel.view
+    demo.save("map")
+    _colour_by(demo.app, panel, demo.save)
+    view.zoom_to(view._sets["weekdays"][1])  # few points in view: every one labelled
+    demo.settle(lambda: len(view.placed_labels) >= 7, 30)
+    demo.save("map_labels")
+    view.fit()
+
+
+def _table_tabs(demo: Demo) -> None:
+    """Neighbours, analogies with their plane, the benchmark window, the analogy on the map."""
+    window = demo.window
+    window.tabs.setCurrentWidget(window.neighbours)
+    window.neighbours.word.setText("king")
+    window.neighbours.run()
+    demo.wait(lambda: window.neighbours.table.rowCount() > 0 or window.neighbours.message.text(), "neighbours")
+    demo.save("neighbours")
+    window.tabs.setCurrentWidget(window.analogies)
+    window.analogies.set_words("king", "man", "woman")
+    demo.wait(lambda: window.analogies.table.rowCount() > 0 or window.analogies.message.text(), "the analogy")
+    demo.save("analogies")
+    demo.wait(lambda: window.analogies.plane.ids.size > 0, "the analogy's plane")
+    demo.save("analogy_plane", window.analogies.plane_box)  # the plane alone, as large as the tab gives it
+    window.analogies.run_benchmark()
+    bench = window.analogies.bench_window
+    demo.wait(lambda: bench.sections.rowCount() > 0 or not bench.cancel_button.isVisible(), "the analogy benchmark")
+    demo.save("benchmark", bench)
+    bench.hide()
+    window.tabs.setCurrentWidget(window.map_panel)
+    window.map_panel.view.zoom_to(window.map_panel.view._selected)
+    demo.wait(lambda: True, "the map")
+    demo.save("analogy_map")
+
+
+def _model_tabs(demo: Demo, text_size: float) -> None:
+    """Logits, vectors, the lens, drift, and the logits again at 150 % (presentation.png)."""
+    from embviz.ui import style
+
+    window = demo.window
+    window.tabs.setCurrentWidget(window.logits)
+    if window.logits.text.isEnabled():
+        window.logits.set_text("The capital of France is")
+        demo.wait(lambda: window.logits.results or window.logits.message.text(), "the logits")
+    demo.save("logits")
+    window.tabs.setCurrentWidget(window.vectors)
+    demo.wait(lambda: window.vectors.shown is not None or window.vectors.message.text(), "the vector strips")
+    demo.save("vectors")
+    window.tabs.setCurrentWidget(window.lens)
+    if window.lens.enabled:
+        window.lens.set_text("The capital of France is")
+    demo.wait(lambda: window.lens.result is not None or window.lens.message.text(), "the logit lens")
+    demo.save("lens")
+    window.tabs.setCurrentWidget(window.drift)
+    if window.drift.enabled:
+        window.drift.set_inputs("bank", ["I sat on the river bank.", "She paid the cash into the bank."])
+    demo.wait(lambda: window.drift.result is not None or window.drift.message.text(), "the drift")
+    demo.save("drift")
+    window.tabs.setCurrentWidget(window.logits)
+    style.set_text_scale(1.5)  # for the back row
+    demo.wait(lambda: True, "the larger text")
+    demo.save("presentation")
+    style.set_text_scale(text_size)
+
+
+def _lesson_model(demo: Demo) -> None:
+    """lesson_map.png: toy4's four big labelled markers."""
+    window, panel = demo.window, demo.window.map_panel
+    window.open_model("toy4")
+    demo.wait(lambda: window.summary is not None and window.summary.info["vocab_size"] == 4
+              and panel.view.ids.size == 4, "toy4")
+    window.tabs.setCurrentWidget(panel)
+    demo.wait(lambda: len(panel.view.placed_labels) == 4, "the lesson's labels")
+    demo.save("lesson_map")
+
+
+def _restored(demo: Demo, session: Path, device: str, settings_path: Path) -> None:
+    """Another day: a fresh window opens the saved session (the map as saved, not recomputed)."""
+    from embviz.state.settings import Settings
+    from embviz.ui.app import install_excepthook
+    from embviz.ui.main_window import MainWindow
+
+    window = MainWindow(device=device, settings=Settings(settings_path))
+    install_excepthook(window)
+    window.show()
+    demo.window = window
+    if not window.open_session(session):
+        raise EmbvizError(window.last_error or "The demo session could not be opened.")
+    demo.wait(lambda: window.summary is not None and window.analogies.table.rowCount() > 0
+              and len(window.map_panel.view.word_set_names()) >= len(DEMO_SETS) or window.last_error, "the session")
+    if window.last_error:
+        raise EmbvizError(window.last_error)
+    demo.save("restored_map")
+    window.close()
+
+
 def run_screenshots(out: str, model: str | None = None, device: str = "auto", text_size: float = 1.0) -> int:
     import tempfile
 
@@ -117,107 +258,22 @@ def run_screenshots(out: str, model: str | None = None, device: str = "auto", te
     style.set_text_scale(text_size)
     install_excepthook(window)
     window.show()
-    failure: list[str] = []
-    window.worker.failed.connect(lambda channel, _rid, message: channel == "load" and failure.append(message))
-    window.open_model(model)
-    _wait(app, lambda: window.summary is not None or failure, "the model to load")
-    if failure:
-        raise EmbvizError(failure[0])
-    panel = window.map_panel
-    _wait(app, lambda: panel.view.ids.size > 0 or panel.status.text().startswith("Map failed"), "the map")
-    _wait(app, lambda: "keeps" in panel.status.text() or "failed" in panel.status.text(), "how faithful the map is")
-    for name in DEMO_SETS:
-        panel.show_word_set(name)
-    _wait(app, lambda: not panel.set_ids, "the word sets")
-    saved = []
-
-    def save(name: str) -> None:
-        path = folder / f"{name}.png"
-        window.grab().save(str(path))
-        if path not in saved:  # tsne_live.png is saved again as its previews come
-            saved.append(path)
-
-    save("map")
-    view = panel.view
-    _colour_by(app, panel, save)
-    view.zoom_to(view._sets["weekdays"][1])  # few points in view: every one labelled
-    _wait(app, lambda: len(view.placed_labels) >= 7, "the labels")
-    save("map_labels")
-    view.fit()
-    window.tabs.setCurrentWidget(window.neighbours)
-    window.neighbours.word.setText("king")
-    window.neighbours.run()
-    _wait(app, lambda: window.neighbours.table.rowCount() > 0 or window.neighbours.message.text(), "neighbours")
-    save("neighbours")
-    window.tabs.setCurrentWidget(window.analogies)
-    window.analogies.set_words("king", "man", "woman")
-    _wait(app, lambda: window.analogies.table.rowCount() > 0 or window.analogies.message.text(), "the analogy")
-    save("analogies")
-    _wait(app, lambda: window.analogies.plane.ids.size > 0, "the analogy's plane")
-    plane = folder / "analogy_plane.png"
-    window.analogies.plane_box.grab().save(str(plane))  # the plane alone, as large as the tab gives it
-    saved.append(plane)
-    window.analogies.run_benchmark()
-    bench = window.analogies.bench_window
-    _wait(app, lambda: bench.sections.rowCount() > 0 or not bench.cancel_button.isVisible(), "the analogy benchmark")
-    path = folder / "benchmark.png"
-    bench.grab().save(str(path))
-    saved.append(path)
-    bench.hide()
+    demo = Demo(app, window, folder)
+    _open(demo, model)
+    _map_pictures(demo)
+    _table_tabs(demo)
+    _model_tabs(demo, text_size)
     window.tabs.setCurrentWidget(window.map_panel)
-    view.zoom_to(view._selected)
-    _wait(app, lambda: True, "the map")
-    save("analogy_map")
-    window.tabs.setCurrentWidget(window.logits)
-    if window.logits.text.isEnabled():
-        window.logits.set_text("The capital of France is")
-        _wait(app, lambda: window.logits.results or window.logits.message.text(), "the logits")
-    save("logits")
-    window.tabs.setCurrentWidget(window.vectors)
-    _wait(app, lambda: window.vectors.shown is not None or window.vectors.message.text(), "the vector strips")
-    save("vectors")
-    window.tabs.setCurrentWidget(window.lens)
-    if window.lens.enabled:
-        window.lens.set_text("The capital of France is")
-    _wait(app, lambda: window.lens.result is not None or window.lens.message.text(), "the logit lens")
-    save("lens")
-    window.tabs.setCurrentWidget(window.drift)
-    if window.drift.enabled:
-        window.drift.set_inputs("bank", ["I sat on the river bank.", "She paid the cash into the bank."])
-    _wait(app, lambda: window.drift.result is not None or window.drift.message.text(), "the drift")
-    save("drift")
-    window.tabs.setCurrentWidget(window.logits)  # the presentation picture: the logits at 150 %
-    style.set_text_scale(1.5)  # for the back row
-    _wait(app, lambda: True, "the larger text")
-    save("presentation")
-    style.set_text_scale(text_size)
-    window.tabs.setCurrentWidget(window.map_panel)
-    _wait(app, lambda: True, "the layout")  # the zoom is kept for the map's final size
-    view.zoom_to(view._selected)  # the analogy's words, as the session will keep them
-    _wait(app, lambda: True, "the zoom")
+    demo.wait(lambda: True, "the layout")  # the zoom is kept for the map's final size
+    window.map_panel.view.zoom_to(window.map_panel.view._selected)  # the analogy's words, as the session keeps them
+    demo.wait(lambda: True, "the zoom")
     session = window.save_session(folder / "demo.embviz")
-    _tsne_live(app, window, save)  # after the session: it keeps the PCA map
-    # The lessons' small models: big labelled markers.
-    window.open_model("toy4")
-    _wait(app, lambda: window.summary is not None and window.summary.info["vocab_size"] == 4 and panel.view.ids.size == 4, "toy4")
-    window.tabs.setCurrentWidget(window.map_panel)
-    _wait(app, lambda: len(panel.view.placed_labels) == 4, "the lesson's labels")
-    save("lesson_map")
-    _lesson_steps(app, window, save)
+    _tsne_live(app, window, demo.save)  # after the session: it keeps the PCA map
+    _lesson_model(demo)
+    _lesson_steps(app, window, demo.save)
     window.close()
-    # Another day: a fresh window opens the saved session (the map as saved, not recomputed).
-    window = MainWindow(device=device, settings=Settings(Path(scratch.name) / "settings-2.json"))
-    install_excepthook(window)
-    window.show()
-    if not window.open_session(session):
-        raise EmbvizError(window.last_error or "The demo session could not be opened.")
-    _wait(app, lambda: window.summary is not None and window.analogies.table.rowCount() > 0
-          and len(window.map_panel.view.word_set_names()) >= len(DEMO_SETS) or window.last_error, "the session")
-    if window.last_error:
-        raise EmbvizError(window.last_error)
-    save("restored_map")
-    for path in saved + [session]:
+    _restored(demo, session, device, Path(scratch.name) / "settings-2.json")
+    for path in demo.saved + [session]:
         print(path)
-    window.close()
     scratch.cleanup()
     return 0
