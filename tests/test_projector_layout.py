@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import QEvent, QKeyCombination, QObject, QRect, Qt
 from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QLineEdit
 
-from embviz.ui import main_window, style
+from embviz.ui import style, window_files
 
 from test_gui import smol, wait_for  # noqa: F401 - smol is a fixture
 
@@ -163,7 +163,7 @@ def test_export_picture_key_works_from_a_spin_box(qtbot, window, monkeypatch, fi
             asked.append(args)
             return "", ""
 
-    monkeypatch.setattr(main_window, "QFileDialog", Dialog)
+    monkeypatch.setattr(window_files, "QFileDialog", Dialog)
     window.activateWindow()
     qtbot.waitUntil(window.isActiveWindow)
     window.tabs.setCurrentWidget(window.analogies)

@@ -1,0 +1,68 @@
+"""Help ▸ Lessons: the dock, and each step set up on its tab.
+
+A part of `MainWindow` (see main_window.py), kept in a room of its own."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+
+from embviz.bridge import requests as rq
+from embviz.state.lesson_tour import LessonStep
+from embviz.bridge.worker import Reply
+
+
+LESSONS_MAX_SHARE = 0.3  # of the window's width: the tabs keep the rest
+LESSONS_SHARE = 0.28  # the width the lessons open at, under the cap
+
+
+class LessonsMixin:
+    def show_lessons(self) -> None:
+        self.lessons_dock.show()
+        self.lessons_dock.raise_()
+
+    def _size_lessons(self) -> None:
+        """The lessons beside the tabs, never more than LESSONS_MAX_SHARE of the window."""
+        self.lessons_dock.setMaximumWidth(int(self.width() * LESSONS_MAX_SHARE))
+        if not self.lessons_dock.isFloating():
+            width = min(self.lessons.sizeHint().width(), int(self.width() * LESSONS_SHARE))
+            self.resizeDocks([self.lessons_dock], [width], Qt.Orientation.Horizontal)
+
+    def go_to_step(self, index: int) -> None:
+        """Set the app up for a lesson step: its model (opened if another is on screen),
+        its tab and its inputs; the step's own numbers are asked of that model."""
+        step = self.tour.go(index)
+        self.show_lessons()
+        self.lessons.show_step()
+        if self.summary is None or self.model_source != step.model or self.load_progress.isVisible():
+            self.open_model(step.model)
+            self._lesson_step = (self.load_id, step)
+        else:
+            self._run_step(step)
+
+    def _run_step(self, step: LessonStep) -> None:
+        setup = step.setup
+        self.tabs.setCurrentIndex(step.tab)
+        if "logits" in setup:
+            lg = self.logits
+            lg.full.setChecked(True)
+            lg.by_id.setChecked(setup.get("by_id", False))
+            lg.hold_axis.setChecked(setup.get("hold_axis", False))
+            lg.temperature.setValue(setup.get("temperature", 1.0))
+            lg.set_text(setup["logits"])
+        if "neighbours" in setup:
+            nb = self.neighbours
+            nb.by.setCurrentIndex(nb.by.findData(setup.get("by", "cosine")))
+            nb.word.setText(setup["neighbours"])
+            nb.run()
+        if "analogy" in setup:
+            self.analogies.variants.setChecked(False)
+            self.analogies.exclude.setChecked(setup["exclude"])
+            self.analogies.set_words(*setup["analogy"])
+        ids = setup.get("rows")
+        if ids:
+            self.map_panel.view.set_selected(list(ids))
+        text = setup["logits"] if setup.get("shapes") else None
+        if ids is not None or text is not None:
+            self.lessons.ask(self.submit(rq.LessonNumbers(ids=ids, text=text),
+                                         Reply(self.lessons.on_numbers, self.lessons.on_failed)))
+

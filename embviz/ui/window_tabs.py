@@ -1,0 +1,141 @@
+"""The window's tab bar (titles that always fit), each tab in a scroll area, and the
+window-wide keys a focused field would otherwise take."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QObject, QSize, Qt
+from PySide6.QtGui import QKeyEvent, QKeySequence
+from PySide6.QtWidgets import QFrame, QScrollArea, QTabWidget, QWidget
+
+from embviz.ui import style
+
+
+TAB_NAMES = ("Map", "Neighbours", "Analogies", "Next-token logits", "Vectors", "Logit lens", "Drift")
+# The titles used when the full ones do not fit the tab bar (large text, a narrow screen,
+# the lessons open): every tab stays in sight, with no scroll arrows to find the last ones.
+SHORT_TAB_NAMES = ("Map", "Neighbours", "Analogies", "Logits", "Vectors", "Lens", "Drift")
+# The tab bar's titles, tried in turn until they fit: (short titles, point size, bold).
+TAB_TITLE_STEPS = (
+    (False, style.BASE_POINT_SIZE + 1, True), (True, style.BASE_POINT_SIZE + 1, True),
+    (True, style.BASE_POINT_SIZE, False),
+)
+# Window-wide keys that a focused line edit or spin box would otherwise take for itself
+# (on X11 a QLineEdit reads Ctrl+E as "end of line").
+WINDOW_KEYS = ("Ctrl+E",)
+
+
+class PanelTabs(QTabWidget):
+    """The tabs, each panel in a scroll area: on a short screen with large text a tab
+    scrolls instead of raising the window's minimum size past the screen. The titles
+    shorten when the full ones do not fit, so no tab hides behind scroll arrows.
+
+    Callers deal in panels: `currentWidget`, `widget`, `indexOf` and `setCurrentWidget`
+    see through the scroll areas."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._names: list[tuple[str, str]] = []  # (full title, short title) per tab
+        self.setUsesScrollButtons(False)
+        self.setElideMode(Qt.TextElideMode.ElideRight)  # the last resort, past the short titles
+        self.tabBar().setExpanding(False)
+        style.follow_scale(self)
+
+    def add_panel(self, panel: QWidget, name: str, short: str) -> None:
+        self._names.append((name, short))
+        self.addTab(PanelPage(panel), name)
+
+    def _panel(self, page: QWidget | None) -> QWidget | None:
+        return page.widget() if isinstance(page, QScrollArea) else page
+
+    def currentWidget(self) -> QWidget | None:
+        return self._panel(super().currentWidget())
+
+    def widget(self, index: int) -> QWidget | None:
+        return self._panel(super().widget(index))
+
+    def indexOf(self, panel: QWidget) -> int:
+        return next((i for i in range(self.count()) if self.widget(i) is panel), super().indexOf(panel))
+
+    def setCurrentWidget(self, panel: QWidget) -> None:
+        self.setCurrentIndex(self.indexOf(panel))
+
+    def set_text_scale(self, scale: float) -> None:
+        self._fit_titles()
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit_titles()
+
+    def _fit_titles(self) -> None:
+        """The first of TAB_TITLE_STEPS whose titles fit the width (eliding past the last)."""
+        bar = self.tabBar()
+        for short, size, bold in TAB_TITLE_STEPS:
+            font = style.font(size, bold)
+            if bar.font() != font:
+                bar.setFont(font)
+            for i, names in enumerate(self._names):
+                if bar.tabText(i) != names[short]:
+                    bar.setTabText(i, names[short])
+            if sum(bar.tabSizeHint(i).width() for i in range(bar.count())) <= self.width():
+                return
+
+
+class PanelPage(QScrollArea):
+    """A tab's page: the panel fills it, and scrolls only when the page is smaller than
+    the panel's minimum. (A resizable QScrollArea gives a panel whose layout has a height
+    for its width, such as a flow row's, its preferred height: the map would scroll where
+    it could shrink.)"""
+
+    def __init__(self, panel: QWidget, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setWidgetResizable(False)
+        self.setWidget(panel)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit_panel()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.widget() and event.type() == QEvent.Type.LayoutRequest:
+            self._fit_panel()  # its minimum may have changed (new text, another text size)
+        return super().eventFilter(watched, event)
+
+    def _needs(self, panel: QWidget, width: int) -> QSize:
+        """The least size at which `panel` shows all it holds, `width` pixels wide or more."""
+        least = panel.minimumSizeHint().expandedTo(panel.minimumSize())
+        layout = panel.layout()
+        width = max(width, least.width())
+        height = least.height()
+        if layout is not None and layout.hasHeightForWidth():
+            height = max(height, layout.minimumHeightForWidth(width))
+        return QSize(width, height)
+
+    def _fit_panel(self) -> None:
+        panel = self.widget()
+        if panel is None:
+            return
+        room = self.maximumViewportSize()
+        need = self._needs(panel, room.width())
+        if need.height() > room.height():  # a vertical scroll bar takes some of the width
+            need = self._needs(panel, room.width() - self.verticalScrollBar().sizeHint().width())
+        if need.width() > room.width():  # a horizontal scroll bar takes some of the height
+            room.setHeight(room.height() - self.horizontalScrollBar().sizeHint().height())
+        panel.resize(need.width(), max(need.height(), room.height()))
+
+
+class WindowKeys(QObject):
+    """An event filter for text fields and spin boxes: it keeps the keys `keys` from them
+    (they claim some, such as Ctrl+E, before shortcuts are looked up), so that the
+    window's shortcut for that key runs."""
+
+    def __init__(self, keys: tuple[str, ...], parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._keys = {QKeySequence(k).toString() for k in keys}
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ShortcutOverride and isinstance(event, QKeyEvent):
+            if QKeySequence(event.keyCombination()).toString() in self._keys:
+                event.ignore()  # unclaimed: the shortcut map runs the window's action
+                return True
+        return False
