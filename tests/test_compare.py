@@ -209,3 +209,43 @@ def test_token_dominoes_agree_with_the_neighbour_lists():
     assert found.common + found.only_a == result.neighbours_a[4].tolist()
     assert sorted(found.common + found.only_b) == sorted(result.neighbours_b[4].tolist())
     assert found.jaccard == pytest.approx(result.jaccard[4])
+
+
+def test_the_worker_keeps_a_second_model_beside_the_first(qtbot, tmp_path):
+    from embviz.bridge.handlers import CompareView, ComparisonSummary, DominoesView
+    from embviz.bridge.worker import ComputeWorker
+
+    x = random_rows(60, 8, 19)
+    first = write_glove_text(tmp_path / "a.txt", words(60), x)
+    second = write_glove_text(tmp_path / "b.txt", words(40), x[:40] + 0.2 * random_rows(40, 8, 20))
+    worker = ComputeWorker()
+    ends: dict[int, list[str]] = {}
+    worker.finished.connect(lambda ch, rid, res: ends.setdefault(rid, []).append("finished"))
+    worker.failed.connect(lambda ch, rid, msg: ends.setdefault(rid, []).append("failed"))
+    worker.cancelled.connect(lambda ch, rid: ends.setdefault(rid, []).append("cancelled"))
+
+    def ask(request, signal):
+        with qtbot.waitSignal(signal, timeout=60_000, check_params_cb=lambda ch, rid, *_: rid == request.request_id) as got:
+            worker.submit(request)
+        return got.args[2]
+
+    try:
+        ask(rq.LoadModel(source=first, device="cpu"), worker.finished)
+        model = worker.model
+        assert "Open a second model to compare with first" in ask(rq.Compare(k=5), worker.failed)
+        message = ask(rq.LoadComparison(source=str(tmp_path / "missing.txt"), device="cpu"), worker.failed)
+        assert message.startswith("The model to compare with did not open, so the first stays alone: No such file")
+        assert worker.model is model and worker.comparison is None
+        summary = ask(rq.LoadComparison(source=second, device="cpu"), worker.finished)
+        assert isinstance(summary, ComparisonSummary) and (summary.shared, summary.only_a, summary.only_b) == (40, 20, 0)
+        assert worker.model is model and worker.comparison.a is model
+        view = ask(rq.Compare(k=5, tokens=["w001"]), worker.finished)
+        assert isinstance(view, CompareView) and view.shared == 40 and view.tokens[0].token == "w001"
+        assert isinstance(ask(rq.CompareToken(token="w002", k=5), worker.finished), DominoesView)
+        ask(rq.LoadModel(source=second, device="cpu"), worker.finished)
+        assert worker.comparison is None  # it was compared with the model just replaced
+        assert "Open a second model" in ask(rq.CompareToken(token="w002", k=5), worker.failed)
+        qtbot.waitUntil(lambda: all(not lane.pending and lane.running is None for lane in worker._lanes.values()))
+        assert all(len(end) == 1 for end in ends.values()) and len(ends) == 8  # each request ended once
+    finally:
+        worker.shutdown()
