@@ -22,7 +22,7 @@ from embviz.core.errors import EmbvizError, ProgressFn, no_progress
 from embviz.core.maps.knn import self_top_k, unit_rows
 from embviz.core.model import EmbeddingModel
 from embviz.core.table.analogy_benchmark import is_lowercased
-from embviz.core.table.similarity import matmul, row_checks, row_norms, unit_table
+from embviz.core.table.similarity import matmul, unit_table
 from embviz.core.table.vocab import visible
 
 K_RANGE = (5, 250)
@@ -46,18 +46,22 @@ class SharedTokens:
         return int(self.ids_a.size)
 
 
-def _forms(model: EmbeddingModel, strip_space: bool, lower: bool) -> dict[str, list[int]]:
-    """Form → the rows spelling it, in id order. With `strip_space` only tokens with one
+def _forms(model: EmbeddingModel, strip_space: bool, lower: bool,
+           wanted: dict[str, list[int]] | None = None) -> dict[str, list[int]]:
+    """Form → the rows spelling it, in id order; only forms in `wanted` when given (a
+    400,000-word list is then only looked up). With `strip_space` only tokens with one
     leading space take part (" king" → "king"): the others start a text or continue a word."""
     vocab = model.vocab
     skip = vocab.special_ids | vocab.partial_ids
     forms: dict[str, list[int]] = {}
     for i, text in enumerate(vocab.texts):
-        if i in skip or (strip_space and (text[:1] != " " or text[1:2] == " ")):
-            continue
-        text = text[1:] if strip_space else text
-        if text.strip():
-            forms.setdefault(text.lower() if lower else text, []).append(i)
+        if strip_space:
+            if text[:1] != " " or text[1:2] == " ":
+                continue
+            text = text[1:]
+        form = text.lower() if lower else text
+        if (wanted is None or form in wanted) and i not in skip and text.strip():
+            forms.setdefault(form, []).append(i)
     return forms
 
 
@@ -89,7 +93,8 @@ def _convention(a: EmbeddingModel, b: EmbeddingModel, fold_case: bool) -> tuple[
 def shared_tokens(a: EmbeddingModel, b: EmbeddingModel, fold_case: bool = True) -> SharedTokens:
     """The tokens of A and B with the same text, under the rule `SharedTokens.rule` states."""
     strip_a, strip_b, lower_a, lower_b, rule = _convention(a, b, fold_case)
-    forms_a, forms_b = _forms(a, strip_a, lower_a), _forms(b, strip_b, lower_b)
+    forms_a = _forms(a, strip_a, lower_a)
+    forms_b = _forms(b, strip_b, lower_b, wanted=forms_a)
     words = [w for w in forms_a if w in forms_b]
     notes = []
     if lower_a or lower_b:
@@ -110,9 +115,8 @@ def shared_tokens(a: EmbeddingModel, b: EmbeddingModel, fold_case: bool = True) 
 
 def _directed_rows(model: EmbeddingModel, ids: np.ndarray) -> np.ndarray:
     """Which of the rows `ids` have a direction (finite and not all zeros)."""
-    finite, zero = row_checks(model.table, row_norms(model))
-    good = (finite & ~zero).cpu().numpy()
-    return good[ids] if ids.size else np.zeros(0, dtype=bool)
+    rows = model.table.index_select(0, torch.as_tensor(ids, device=model.table.device))
+    return (torch.isfinite(rows).all(dim=1) & (rows != 0).any(dim=1)).cpu().numpy()
 
 
 def check_comparable(shared: SharedTokens, k: int) -> int:
