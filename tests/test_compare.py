@@ -249,3 +249,18 @@ def test_the_worker_keeps_a_second_model_beside_the_first(qtbot, tmp_path):
         assert all(len(end) == 1 for end in ends.values()) and len(ends) == 8  # each request ended once
     finally:
         worker.shutdown()
+
+
+def test_a_comparison_stops_at_a_progress_report_when_cancelled():
+    from embviz.core.errors import Cancelled
+
+    a, b = table_model(words(200), random_rows(200, 6, 21)), table_model(words(200), random_rows(200, 6, 22))
+    reports = []
+
+    def cancel_at_once(fraction, stage, preview):
+        reports.append(stage)
+        raise Cancelled()
+
+    with pytest.raises(Cancelled):
+        compare(a, b, shared_tokens(a, b), 5, cancel_at_once)
+    assert reports == ["neighbours in A"]
