@@ -165,7 +165,7 @@ def test_bad_inputs_each_get_one_sentence(tmp_path, capsys):
     from embviz.cli import main
 
     a = table_model(words(30), random_rows(30, 6, 9))
-    with pytest.raises(EmbvizError, match="share no tokens"):
+    with pytest.raises(EmbvizError, match="share no tokens; exact texts on both sides"):
         compare(a, table_model(["x", "y"], random_rows(2, 6, 1)), shared_tokens(a, table_model(["x", "y"], random_rows(2, 6, 1))))
     one = table_model(["w001", "y"], random_rows(2, 6, 1))
     with pytest.raises(EmbvizError, match="only one token \\('w001'\\)"):

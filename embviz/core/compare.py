@@ -123,7 +123,7 @@ def check_comparable(shared: SharedTokens, k: int) -> int:
     """k, once the shared tokens can have k neighbours each; else one sentence why not."""
     n = shared.count
     if n == 0:
-        raise EmbvizError(f"The two models share no tokens ({shared.rule[:-1].lower()}).")
+        raise EmbvizError(f"The two models share no tokens; {shared.rule[0].lower()}{shared.rule[1:]}")
     if n == 1:
         raise EmbvizError(f"The two models share only one token ('{visible(shared.words[0])}'): "
                           "a neighbourhood needs at least two.")
