@@ -29,7 +29,7 @@ K_RANGE = (5, 250)
 DEFAULT_K = 50
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # holds arrays and models: compared by identity
 class SharedTokens:
     """The tokens both models have, rows aligned: `ids_a[i]` and `ids_b[i]` are one word."""
 
@@ -134,7 +134,7 @@ def check_comparable(shared: SharedTokens, k: int) -> int:
     return int(k)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # holds arrays and models: compared by identity
 class Comparison:
     """Each shared token's k nearest among the shared tokens in A and in B (positions into
     `shared`, best first) and the Jaccard of the two sets; the tables' global likeness."""
@@ -233,7 +233,7 @@ def find_shared(a: EmbeddingModel, b: EmbeddingModel, shared: SharedTokens, word
     raise EmbvizError(f"'{visible(word)}' is not one of the {shared.count:,} tokens the two models share.")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # holds arrays and models: compared by identity
 class ModelPair:
     """A first model, a second beside it, and the tokens they share (matched once, on opening)."""
 
