@@ -117,6 +117,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--k", type=int, default=CLUSTERS_K,
                    help=f"number of clusters: exact for kmeans, about for graph (default {CLUSTERS_K})")
     p.add_argument("--of", nargs="+", default=[], metavar="WORD", help="also say which cluster these tokens are in")
+    p = add("compare", "how alike two models' neighbourhoods are, token by token, over the tokens they share")
+    p.add_argument("--with", dest="other", required=True, metavar="MODEL", help="the second model (same forms as --model)")
+    p.add_argument("--k", type=int, default=50, help="neighbours per token, 5–250 (default 50)")
+    p.add_argument("--token", nargs="+", default=[], metavar="WORD",
+                   help="also list these tokens' neighbours: in both, only in the first model, only in the second")
     p = add("analogies", "the Google analogy benchmark (questions-words.txt)")
     p.add_argument("file", nargs="?", default=None)
     p = sub.add_parser("screenshot", help="open the window, drive each panel, save one PNG per panel")
@@ -345,6 +350,27 @@ def _clusters(model, args, ask: Ask) -> tuple[Any, str]:
     return {"k": args.k, "clusters": clusters, "of": of}, "\n".join(lines)
 
 
+def _compare(model, args, ask: Ask) -> tuple[Any, str]:
+    from embviz.bridge import requests as rq
+    from embviz.bridge.handlers import run_request
+
+    pair = ask(rq.LoadComparison(source=args.other, device=args.device))
+    view = run_request(pair, rq.Compare(k=args.k, tokens=args.token))
+    a, b = view.names
+    lines = [f"{a} and {b} share {view.shared:,} tokens; left out: {view.only_a:,} of {a}'s rows, {view.only_b:,} of {b}'s.",
+             f"rule (A = {a}, B = {b}): {view.rule}"]
+    lines += [f"note: {n}" for n in view.notes]
+    procrustes = "" if view.procrustes_mean is None else f", mean cosine distance after rotation {view.procrustes_mean:.4f}"
+    lines.append(f"k = {view.k}: mean Jaccard of the neighbour sets {view.mean_jaccard:.4f}, linear CKA {view.cka:.4f}{procrustes}")
+    scores = lambda found: ", ".join(f"{t.label} {t.jaccard:.2f}" for t in found)  # noqa: E731
+    lines += [f"least similar: {scores(view.least_similar)}", f"most similar:  {scores(view.most_similar)}"]
+    labels = lambda words: " ".join(label for _, label in words) or "—"  # noqa: E731
+    for t in view.tokens:
+        lines += [f"{t.label} (Jaccard {t.jaccard:.2f})", f"  in both:      {labels(t.common)}",
+                  f"  only in {a}: {labels(t.only_a)}", f"  only in {b}: {labels(t.only_b)}"]
+    return view.as_dict(), "\n".join(lines)
+
+
 def _benchmark(model, args, ask: Ask) -> tuple[Any, str]:
     from embviz.bridge import requests as rq
 
@@ -361,7 +387,8 @@ def _benchmark(model, args, ask: Ask) -> tuple[Any, str]:
 
 COMMANDS: dict[str, Callable[[Any, argparse.Namespace, Ask], tuple[Any, str]]] = {
     "info": _info, "neighbors": _neighbours, "similarity": _similarity, "analogy": _analogy, "logits": _logits,
-    "lens": _lens, "drift": _drift, "attribute": _attribute, "attention": _attention, "pin": _pin, "project": _project, "clusters": _clusters, "analogies": _benchmark,
+    "lens": _lens, "drift": _drift, "attribute": _attribute, "attention": _attention, "pin": _pin,
+    "project": _project, "clusters": _clusters, "compare": _compare, "analogies": _benchmark,
 }
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Callable, TypeVar
 
 from embviz.bridge.requests import Request
+from embviz.core.compare import ModelPair
 from embviz.core.errors import EmbvizError, ProgressFn, no_progress
 from embviz.core.model import EmbeddingModel
 
@@ -37,9 +38,12 @@ def handler_for(request: Request) -> Handler:
     raise EmbvizError(f"Unknown request {type(request).__name__}.")
 
 
-def run_request(model: EmbeddingModel | None, request: Request, progress: ProgressFn = no_progress) -> Any:
-    """What one request computes on `model`. Runs on a worker lane (or the command line), never the GUI thread."""
+def run_request(model: EmbeddingModel | ModelPair | None, request: Request, progress: ProgressFn = no_progress) -> Any:
+    """What one request computes on `model`: for a request that compares, the pair of models
+    a LoadComparison made. Runs on a worker lane (or the command line), never the GUI thread."""
     handler = handler_for(request)
+    if request.needs_comparison and not isinstance(model, ModelPair):
+        raise EmbvizError("Open a second model to compare with first.")
     if request.needs_model and model is None:
         raise EmbvizError("No model is open yet.")
     return handler(model, request, progress)

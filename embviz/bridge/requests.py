@@ -24,10 +24,13 @@ class Request:
     request_id: int = field(default=0, init=False)
     # The model generation the asker shows; None means "whatever is loaded when submitted".
     generation: int | None = field(default=None, init=False)
+    # Likewise the second model the asker compares with (requests that need one).
+    comparison_generation: int | None = field(default=None, init=False)
 
     channel = "request"
     lane = QUICK
     needs_model = True
+    needs_comparison = False  # runs on the pair of models (LoadComparison's), not the first alone
 
 
 @dataclass
@@ -48,6 +51,39 @@ class LoadLanguageModel(Request):
 
     channel = "language-model"
     lane = MODELS
+
+
+@dataclass
+class LoadComparison(Request):
+    """Open a second model beside the first, to compare with it. The first model stays
+    whether or not it opens; opening another first model drops it."""
+
+    source: str | None = None
+    device: str = "auto"
+    channel = "load-comparison"
+    lane = MODELS
+
+
+@dataclass
+class Compare(Request):
+    """Every shared token's k nearest neighbours in both models, and how alike they are;
+    the dominoes of `tokens` (typed literally, in either model's spelling)."""
+
+    k: int = 50
+    tokens: list[str] = field(default_factory=list)
+    channel = "compare"
+    lane = LONG
+    needs_comparison = True
+
+
+@dataclass
+class CompareToken(Request):
+    """One shared token's neighbours in both models: common, only in A, only in B."""
+
+    token: str = ""
+    k: int = 50
+    channel = "compare-token"
+    needs_comparison = True
 
 
 @dataclass

@@ -8,6 +8,8 @@ drift (every layer of a forward pass), so none of them waits behind another.
 The model and its generation change together, under one lock. Every request carries
 the generation it was asked of and runs only on that model. Opening a model cancels
 every job of the old one; of several loads only the last one asked for is installed.
+A second model to compare with (LoadComparison) sits beside the first, with a generation
+of its own under the same rule; opening a new first model drops it.
 Every request ends with exactly one signal: finished, failed or cancelled (a queued
 request replaced by a newer one, a stale one and a model-switch drop included).
 Results come back as Qt signals, which Qt queues onto the GUI thread, and from there to
@@ -28,8 +30,9 @@ from PySide6.QtCore import QObject, Signal
 
 from embviz.bridge import requests as rq
 from embviz.core.errors import Cancelled, EmbvizError, first_line
+from embviz.core.compare import ModelPair
 from embviz.core.model import EmbeddingModel
-from embviz.bridge.handlers import run_request, summarise
+from embviz.bridge.handlers import run_request, summarise, summarise_comparison
 
 
 @dataclass(frozen=True)
@@ -125,6 +128,8 @@ class ComputeWorker(QObject):
         super().__init__(parent)
         self._model: EmbeddingModel | None = None
         self._generation = 0
+        self._comparison: ModelPair | None = None
+        self._comparison_generation = 0  # how many second models have been installed
         self._ids = itertools.count(1)
         # Re-entrant: a slot connected directly (in the lane's thread) may submit again.
         self._lock = threading.RLock()
@@ -142,6 +147,11 @@ class ComputeWorker(QObject):
         return self._model
 
     @property
+    def comparison(self) -> ModelPair | None:
+        """The first model and the second beside it, once a LoadComparison has opened one."""
+        return self._comparison
+
+    @property
     def generation(self) -> int:
         """How many models have been installed; 0 before the first."""
         return self._generation
@@ -154,6 +164,8 @@ class ComputeWorker(QObject):
                 self._replies[request.request_id] = reply
             if request.generation is None:
                 request.generation = self._generation
+            if request.comparison_generation is None:
+                request.comparison_generation = self._comparison_generation
             dropped: list[_Job] = []
             if isinstance(request, rq.LoadModel):
                 # Everything queued or running belongs to the old model (or to a load
@@ -212,8 +224,10 @@ class ComputeWorker(QObject):
         channel, rid = request.channel, request.request_id
         with self._lock:
             model, generation = self._model, self._generation
-            stale = job.cancel.is_set() or (request.needs_model and request.generation != generation)
-        if stale:  # asked of a model that is gone, or cancelled while queued
+            pair, pairing = self._comparison, self._comparison_generation
+            stale = (job.cancel.is_set() or (request.needs_model and request.generation != generation)
+                     or (request.needs_comparison and request.comparison_generation != pairing))
+        if stale:  # asked of a model (or a second model) that is gone, or cancelled while queued
             self.cancelled.emit(channel, rid)
             return
         self.started.emit(channel, rid)
@@ -224,7 +238,7 @@ class ComputeWorker(QObject):
             self.progressed.emit(channel, rid, float(fraction), stage, preview)
 
         try:
-            result = run_request(model, request, progress)
+            result = run_request(pair if request.needs_comparison else model, request, progress)
         except Cancelled:
             self.cancelled.emit(channel, rid)
             return
@@ -239,10 +253,17 @@ class ComputeWorker(QObject):
                 self.cancelled.emit(channel, rid)
             elif isinstance(request, rq.LoadModel):
                 self._model = result
+                self._comparison = None  # it was compared with the model just replaced
                 self._generation += 1
                 self.finished.emit(channel, rid, summarise(result, self._generation))
             elif request.needs_model and generation != self._generation:
                 self.cancelled.emit(channel, rid)  # computed on a model that has just been replaced
+            elif isinstance(request, rq.LoadComparison):
+                self._comparison = result
+                self._comparison_generation += 1
+                self.finished.emit(channel, rid, summarise_comparison(result))
+            elif request.needs_comparison and pairing != self._comparison_generation:
+                self.cancelled.emit(channel, rid)  # computed on a second model that has just been replaced
             else:
                 self.finished.emit(channel, rid, result)
 
