@@ -30,11 +30,12 @@ METHOD_NAMES = {"pca": "PCA (instant)", "tsne": "t-SNE (minutes)", "umap": "UMAP
 METHOD_SHORT = {"pca": "PCA", "tsne": "t-SNE", "umap": "UMAP", "axes": "Word-pair axes"}
 INSTANT = ("pca", "axes")
 SUBSETS = {"all": "All rows", "first": "First N ids", "words": "Whole words only"}
-HOVER_HINT = "Hover over a point to see its token; click it to list its neighbours."
+HOVER_HINT = "Hover over a point: its token shows here."
 SIDE_WIDTH = 260  # the side column's width at 100 % text
+SEARCH_WIDTH = 340  # the search field and its two switches, at 100 % text
 SEARCH_SET = "search"
 SELECTION_SET = "selection"
-DRAG_MODES = {"pan": "Drag pans", "rect": "Drag selects a rectangle", "lasso": "Drag draws a lasso"}
+DRAG_MODES = {"pan": "Drag: pan", "rect": "Drag: rectangle", "lasso": "Drag: lasso"}
 SEARCH_DEBOUNCE_MS = 300
 
 
@@ -83,9 +84,10 @@ class MapPanel(QWidget):
         self.view.scene().sigMouseClicked.connect(self._map_clicked)
         self.view.installEventFilter(self)  # Esc on the map clears its selection
         projection_row = self._projection_controls(cancel)
-        colour_row = self._colour_controls()
-        search_row = self._search_controls()
-        self._lay_out(projection_row, colour_row, search_row, self._side_column())
+        # Colours, drag mode and search share one wrapping row: on a 1024 × 700 projector at
+        # 150 % every row of controls is a row the map loses.
+        colour_row = flow_row(*self._colour_controls(), self._search_controls())
+        self._lay_out(projection_row, colour_row, self._side_column())
         self._show_axes_fields()
         self._show_cluster_controls()
         self.view.set_select_mode(self.state.drag_mode)
@@ -104,7 +106,7 @@ class MapPanel(QWidget):
         for widget, attr in ((self.method, "method"), (self.subset, "subset"), (self.limit, "limit")):
             self.bindings.bind(widget, attr)
             (widget.valueChanged if widget is self.limit else widget.currentIndexChanged).connect(self._rows_changed)
-        self.limit.setEnabled(self.state.subset == "first")
+        self._show_limit()
         self.run_button = QPushButton("Draw map")
         self.run_button.clicked.connect(self.run_projection)
         self.cancel_button = QPushButton("Cancel")
@@ -137,7 +139,7 @@ class MapPanel(QWidget):
                         QLabel("Rows"), self.subset, self.limit, self.run_button,
                         self.cancel_button, self.fit_button, self.labels_box)
 
-    def _colour_controls(self) -> QLayout:
+    def _colour_controls(self) -> list[QWidget]:
         """Colour by (a value per point, drawn as per-point brushes and in the density image) and the drag mode."""
         self.colour_by = combo(colouring.COLOUR_BY)
         self.colour_by.setToolTip("Colour every point: by the kind of token, its id (BPE merge order), "
@@ -157,9 +159,10 @@ class MapPanel(QWidget):
         self.drag_mode.setToolTip("Pan the map, or select the points inside a rectangle or a lasso you draw")
         self.bindings.bind(self.drag_mode, "drag_mode")
         self.state.events.drag_mode.connect(self._drag_mode_changed)
-        return flow_row(QLabel("Colour by"), self.colour_by, self.cluster_method, self.clusters_k, self.drag_mode)
+        return [QLabel("Colour by"), self.colour_by, self.cluster_method, self.clusters_k, self.drag_mode]
 
-    def _search_controls(self) -> QLayout:
+    def _search_controls(self) -> QWidget:
+        """Find tokens with its two switches, in one box so a wrapping row keeps them together."""
         self.search = QLineEdit()
         self.search.setPlaceholderText("Find tokens: king, ␣king (the leading space), or a regex…")
         self.bindings.bind(self.search, "search")
@@ -175,11 +178,13 @@ class MapPanel(QWidget):
         for box, attr in ((self.regex, "regex"), (self.substring, "substring")):
             self.bindings.bind(box, attr)
             box.toggled.connect(self._search_edited)
-        row = QHBoxLayout()
+        self.search_box = QWidget()
+        row = QHBoxLayout(self.search_box)
+        row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(self.search, 1)
         row.addWidget(self.regex)
         row.addWidget(self.substring)
-        return row
+        return self.search_box
 
     def _side_column(self) -> QWidget:
         """The hovered token (big, for the back row), the word sets and the selection."""
@@ -205,7 +210,7 @@ class MapPanel(QWidget):
         style.follow_scale(self)  # after the list: its width follows the text size
         return side
 
-    def _lay_out(self, projection_row: QLayout, colour_row: QLayout, search_row: QLayout, side: QWidget) -> None:
+    def _lay_out(self, projection_row: QLayout, colour_row: QLayout, side: QWidget) -> None:
         progress_row = QHBoxLayout()
         progress_row.addWidget(self.progress)
         progress_row.addWidget(self.status, 1)
@@ -216,11 +221,11 @@ class MapPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(projection_row)
         layout.addLayout(colour_row)
-        layout.addLayout(search_row)
         layout.addLayout(progress_row)
         layout.addWidget(splitter, 1)
 
     def set_text_scale(self, scale: float) -> None:
+        self.search_box.setMinimumWidth(round(SEARCH_WIDTH * scale))
         self.sets.setMaximumWidth(round(SIDE_WIDTH * scale))
         self.hover_label.setMaximumWidth(round(SIDE_WIDTH * scale))
 
@@ -257,7 +262,7 @@ class MapPanel(QWidget):
         changed = self.state.fit_to_model(summary.max_clusters, summary.word_rows)
         self.bindings.push()
         self._show_cluster_controls()
-        self.limit.setEnabled(self.state.subset == "first")
+        self._show_limit()
         if changed:
             self.statusMessage.emit(changed)
 
@@ -268,7 +273,7 @@ class MapPanel(QWidget):
         self.bindings.push()
         self._show_axes_fields()
         self._show_cluster_controls()
-        self.limit.setEnabled(self.state.subset == "first")
+        self._show_limit()
         self.view.set_labels_on(self.state.labels_on)
         self.word_sets.ticked = [n for n in saved.word_sets.ticked if n in self.word_sets.names]
         self._fill_sets()
@@ -296,7 +301,7 @@ class MapPanel(QWidget):
 
     def _rows_changed(self) -> None:
         """A PCA redraws at once (it takes a second); a slower method waits for Draw map."""
-        self.limit.setEnabled(self.state.subset == "first")
+        self._show_limit()
         self._show_axes_fields()
         if not self.summary_ready:
             return
@@ -304,6 +309,10 @@ class MapPanel(QWidget):
             self.run_projection()
         else:
             self.run_button.setText("Draw map (settings changed)")
+
+    def _show_limit(self) -> None:
+        """N only where it counts (Rows ▸ First N ids): hidden, it leaves its room to the other controls."""
+        self.limit.setVisible(self.state.subset == "first")
 
     def _show_axes_fields(self) -> None:
         for w in (self.axes_label_x, self.axis_x, self.axes_label_y, self.axis_y):
@@ -349,8 +358,9 @@ class MapPanel(QWidget):
         self.view.set_points(projection.ids, projection.coords)
         self._idle()
         extra = ""
-        if projection.explained:
-            extra = f" — axes explain {projection.explained[0]:.1%} and {projection.explained[1]:.1%} of the variance"
+        explained = projection.explained  # in the tooltip: the caption keeps to two lines on a projector
+        self.status.setToolTip(f"The axes explain {explained[0]:.1%} and {explained[1]:.1%} of the variance."
+                               if explained else "")
         if projection.method == "axes" and projection.notes:
             extra = " — " + projection.notes[0].rstrip(".")
         caption = f"{METHOD_SHORT[projection.method]} of {len(projection.ids):,} rows{extra}"
