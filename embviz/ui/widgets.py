@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shiboken6
 from PySide6.QtCore import QEvent, QObject, QPoint, QRect, QSize, QStringListModel, Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QMouseEvent
 from PySide6.QtWidgets import (
@@ -94,6 +95,8 @@ class WordField(QLineEdit):
         this field, not the one clicked) and completes on Tab without moving on. Here a
         click outside the popup closes it and goes on to what was clicked, and Tab and
         Backtab close it and move the focus, leaving the text as typed or highlighted."""
+        if not shiboken6.isValid(self):  # the popup's last events arrive while this field is being deleted
+            return False
         popup = self.completer().popup()
         if watched is popup and popup.isVisible():
             if event.type() == QEvent.Type.MouseButtonPress and not popup.rect().contains(event.position().toPoint()):
