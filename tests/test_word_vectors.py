@@ -174,3 +174,20 @@ def test_a_gensim_named_pickle_that_runs_code_is_refused(tmp_path):
     with pytest.raises(EmbvizError, match="asks for builtins.exec"):
         open_checkpoint(path, "cpu")
     assert not marker.exists()
+
+
+def test_word_sets_meet_a_vocabulary_without_capitals(tmp_path):
+    """The presets are capitalised (Monday, January); a lower-cased word list holds monday:
+    the set is looked up lower-cased there, and exactly as typed elsewhere."""
+    from embviz.bridge import requests as rq
+    from embviz.bridge.handlers import run_request
+
+    path = tmp_path / "lower.txt"
+    path.write_text("monday 1 0\ntuesday 0 1\nparis 1 1\n", encoding="utf-8")
+    lower = open_checkpoint(str(path), "cpu")
+    found = run_request(lower, rq.WordSet(name="days", words=["Monday", "Tuesday", "Sunday"]))
+    assert found.ids == [0, 1] and found.missing == ["sunday"]
+    cased = tmp_path / "cased.txt"
+    cased.write_text("Monday 1 0\nmonday 0 1\nParis 1 1\n", encoding="utf-8")
+    mixed = open_checkpoint(str(cased), "cpu")
+    assert run_request(mixed, rq.WordSet(name="days", words=["Monday"])).ids == [0]

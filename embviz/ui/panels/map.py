@@ -595,7 +595,9 @@ class MapPanel(QWidget):
         if self.set_ids.pop(rid, None) is None or not self.word_sets.resolve(view.name, view.ids):
             return  # an older lookup, or a set unticked while this one was on its way
         self.view.set_word_set(view.name, view.ids, self.sets.colour_of.get(view.name, style.SET_COLORS[0]))
-        if view.missing:
+        if not view.ids:
+            self.statusMessage.emit(f"{view.name}: none of its words is a single token in this model, so none is marked.")
+        elif view.missing:
             self.statusMessage.emit(f"{view.name}: not single tokens here: {', '.join(view.missing)}")
 
     def add_custom_set(self) -> None:
