@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import shiboken6
 from PySide6.QtWidgets import QAbstractButton, QAbstractSpinBox, QComboBox, QLineEdit, QPlainTextEdit, QWidget
 
 
@@ -41,6 +42,8 @@ def _accessors(widget: QWidget) -> tuple[Any, Callable[[], Any], Callable[[Any],
 
 
 def silently(widgets: list[QWidget], write: Callable[[], None]) -> None:
+    if not all(shiboken6.isValid(w) for w in widgets):  # a closed tab's state changed after its widgets went
+        return
     blocked = [w.blockSignals(True) for w in widgets]
     try:
         write()

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import weakref
 
+import shiboken6
+
 from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import QApplication, QGraphicsItem, QWidget
 
@@ -82,10 +84,18 @@ def set_text_scale(scale: float) -> float:
     app = QApplication.instance()
     if app is not None:
         app.setFont(font(BASE_POINT_SIZE))
+    # A closed window's widgets can outlive their C++ objects a while (until Python's
+    # collector breaks their cycles): those are skipped, and forgotten.
     for widget, (size, bold) in list(_fonted.items()):
-        widget.setFont(font(size, bold))
+        if shiboken6.isValid(widget):
+            widget.setFont(font(size, bold))
+        else:
+            del _fonted[widget]
     for widget in list(_scaled):
-        widget.set_text_scale(_scale)
+        if shiboken6.isValid(widget):
+            widget.set_text_scale(_scale)
+        else:
+            _scaled.discard(widget)
     return _scale
 
 

@@ -40,24 +40,28 @@ class LessonsMixin:
             self._run_step(step)
 
     def _run_step(self, step: LessonStep) -> None:
+        """The step's inputs go into the tabs' states (the widgets follow them silently),
+        then each tab it uses sends its one request."""
         setup = step.setup
         self.tabs.setCurrentIndex(step.tab)
         if "logits" in setup:
-            lg = self.logits
-            lg.full.setChecked(True)
-            lg.by_id.setChecked(setup.get("by_id", False))
-            lg.hold_axis.setChecked(setup.get("hold_axis", False))
-            lg.temperature.setValue(setup.get("temperature", 1.0))
-            lg.set_text(setup["logits"])
+            state = self.logits.state
+            state.direct = False
+            state.by_id = setup.get("by_id", False)
+            state.hold_axis = setup.get("hold_axis", False)
+            state.temperature = setup.get("temperature", 1.0)
+            self.logits.set_text(setup["logits"])
         if "neighbours" in setup:
-            nb = self.neighbours
-            nb.by.setCurrentIndex(nb.by.findData(setup.get("by", "cosine")))
-            nb.word.setText(setup["neighbours"])
-            nb.run()
+            state = self.neighbours.state
+            state.by = setup.get("by", "cosine")
+            state.word = setup["neighbours"]
+            self.neighbours.run()
         if "analogy" in setup:
-            self.analogies.variants.setChecked(False)
-            self.analogies.exclude.setChecked(setup["exclude"])
-            self.analogies.set_words(*setup["analogy"])
+            state = self.analogies.state
+            state.exclude_variants = False
+            state.exclude_inputs = setup["exclude"]
+            state.a, state.b, state.c = setup["analogy"]
+            self.analogies.run()
         ids = setup.get("rows")
         if ids:
             self.map_panel.view.set_selected(list(ids))

@@ -52,7 +52,6 @@ class AnalogyPanel(QWidget):
         for f in (self.a, self.b, self.c):
             f.returnPressed.connect(self.run)
         self.exclude = QCheckBox("Exclude the inputs (word2vec)")
-        self.exclude.setChecked(True)
         # Short labels, details in tooltips: the options fit two rows at 1024 px and 150 % text.
         self.exclude.setToolTip(EXPLAIN)
         self.variants = QCheckBox("…and variants (␣Paris, paris…)")
@@ -65,7 +64,6 @@ class AnalogyPanel(QWidget):
         self.hide_special = hide_special_switch()
         self.k = QSpinBox()
         self.k.setRange(1, 100)
-        self.k.setValue(10)
         self.k.setPrefix("k = ")
         # Bound before the slots that read the state.
         self.bindings = Bindings(self.state)
@@ -74,7 +72,8 @@ class AnalogyPanel(QWidget):
                              (self.hide_special, "hide_special"), (self.k, "k")):
             self.bindings.bind(widget, attr)
         self.exclude.toggled.connect(self.run_if_filled)
-        self.exclude.toggled.connect(self.variants.setEnabled)
+        self.state.events.exclude_inputs.connect(lambda on: self.variants.setEnabled(on))  # however the rule changed
+        self.variants.setEnabled(self.state.exclude_inputs)
         self.variants.toggled.connect(self.run_if_filled)
         self.method.currentIndexChanged.connect(self.run_if_filled)
         self.hide_special.toggled.connect(self.run_if_filled)

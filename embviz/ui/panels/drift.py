@@ -35,9 +35,7 @@ class DriftPanel(LanguageModelTab):
         self.result = None
         self.state = DriftState()
         self.word = WordField("Word, e.g. bank")
-        self.word.setText(self.state.word)
         self.sentences = QPlainTextEdit()
-        self.sentences.setPlainText(self.state.sentences)
         self.sentences.setPlaceholderText("Sentences that use the word, one per line")
         style.use_font(self.sentences, style.LABEL_POINT_SIZE + 2)
         self.sentences.setFixedHeight(96)
@@ -45,7 +43,6 @@ class DriftPanel(LanguageModelTab):
         self.layer.setRange(-1, MAX_LAYER)
         self.layer.setSpecialValueText("nearest rows at the last block")
         self.layer.setPrefix("nearest rows at layer ")
-        self.layer.setValue(self.state.layer)
         self.bindings = Bindings(self.state)
         self.bindings.bind(self.word, "word")
         self.bindings.bind(self.sentences, "sentences")

@@ -83,10 +83,8 @@ class LensPanel(LanguageModelTab):
         style.use_font(self.text, style.LABEL_POINT_SIZE + 4)
         self.text.setPlaceholderText("Type text; every layer guesses the token after each one.")
         self.text.setFixedHeight(70)
-        self.text.setPlainText(self.state.text)
         self.final_norm = QCheckBox("Apply the final norm")
         self.final_norm.setToolTip(NORM_WHY)
-        self.final_norm.setChecked(self.state.final_norm)  # the widgets' values become the state's when bound
         self.bindings = Bindings(self.state)
         self.bindings.bind(self.text, "text")
         self.bindings.bind(self.final_norm, "final_norm")

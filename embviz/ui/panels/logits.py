@@ -49,17 +49,14 @@ class LogitsPanel(LanguageModelTab):
         self.text.textChanged.connect(self._text_edited)
         self.k = QSpinBox()
         self.k.setRange(1, 50)
-        self.k.setValue(10)
         self.k.setPrefix("top k = ")
         self.temperature = QDoubleSpinBox()
         self.temperature.setRange(0.05, 10.0)
         self.temperature.setSingleStep(0.1)
-        self.temperature.setValue(1.0)
         self.temperature.setPrefix("temperature = ")
         self.full = QRadioButton("Full model (all blocks)")
         self.direct = QRadioButton("Direct path (embedding → head)")
         self.direct.setToolTip("Skip every block: the logits of the last token's embedding row through the output head.")
-        self.full.setChecked(True)
         self.by_id = QCheckBox("Order bars by token id")
         self.by_id.setToolTip("The top k, in vocabulary order (as the lesson's [0, .5, 0, 1, 2] reads) instead of by score.")
         self.hold_axis = QCheckBox("Hold the probability axis at 0–100%")
@@ -73,8 +70,9 @@ class LogitsPanel(LanguageModelTab):
                              (self.hold_axis, "hold_axis")):
             self.bindings.bind(widget, attr)
         self.bindings.bind_choice({False: self.full, True: self.direct}, "direct")
-        for box in (self.by_id, self.hold_axis):
-            box.toggled.connect(self._draw)
+        # The bars' order and axis follow the state, however it changed (a click, a lesson step).
+        for event in (self.state.events.by_id, self.state.events.hold_axis):
+            event.connect(self._draw)
         for w in (self.k, self.temperature):
             w.valueChanged.connect(self.timer.start)
         self.full.toggled.connect(self.timer.start)
@@ -166,8 +164,9 @@ class LogitsPanel(LanguageModelTab):
 
     # --- the prompt -------------------------------------------------------------------------
     def set_text(self, text: str) -> None:
-        self.text.setPlainText(text)
-        self.timer.stop()
+        """The prompt as plain text (a lesson step, a test); the box follows, one request goes."""
+        self.prompt.set_text(text)
+        self._show_prompt()
         self.run()
 
     def _text_edited(self) -> None:
@@ -190,8 +189,7 @@ class LogitsPanel(LanguageModelTab):
 
     def run(self) -> None:
         self.timer.stop()
-        self.prompt.set_text(self.text.toPlainText())  # a no-op unless the box changed unseen
-        if not self.text.toPlainText().strip():
+        if not self.prompt.text.strip():
             self._say("Type some text: the model predicts the token that comes after it.")
             return
         if self.state.direct or self.language_model_ready():

@@ -37,7 +37,6 @@ class NeighboursPanel(QWidget):
         self.word.returnPressed.connect(self.run)
         self.k = QSpinBox()
         self.k.setRange(1, 500)
-        self.k.setValue(10)
         self.k.setPrefix("k = ")
         self.centered = QCheckBox("Mean-centred")
         self.centered.setToolTip("Subtract the average row from every row first: this changes the scores.")

@@ -27,7 +27,6 @@ class VectorsPanel(QWidget):
         self.state = VectorsState()
         self.shown = None  # the StripsView on screen
         self.words = WordField("Words, e.g. king, man, woman, queen")
-        self.words.setText(self.state.words)  # the widget's value becomes the state's when bound
         self.bindings = Bindings(self.state)
         self.bindings.bind(self.words, "words")
         self.words.returnPressed.connect(self.run)
