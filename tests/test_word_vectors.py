@@ -191,3 +191,20 @@ def test_word_sets_meet_a_vocabulary_without_capitals(tmp_path):
     cased.write_text("Monday 1 0\nmonday 0 1\nParis 1 1\n", encoding="utf-8")
     mixed = open_checkpoint(str(cased), "cpu")
     assert run_request(mixed, rq.WordSet(name="days", words=["Monday"])).ids == [0]
+
+
+def test_a_cache_that_cannot_be_written_is_said_once(tmp_path, monkeypatch):
+    """The table still opens; the first failed write adds one note, later ones none."""
+    from embviz.core import cache
+
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the cache folder should be", encoding="utf-8")
+    monkeypatch.setenv("EMBVIZ_CACHE_DIR", str(blocked))
+    monkeypatch.setattr(cache, "_write_failed", False)
+    for name in ("one.txt", "two.txt"):
+        (tmp_path / name).write_text(f"{name[:3]} 1 0\nother 0 1\n", encoding="utf-8")
+    first = open_checkpoint(str(tmp_path / "one.txt"), "cpu")
+    assert first.vocab_size == 2
+    assert sum("cannot be written" in n for n in first.info()["notes"]) == 1
+    second = open_checkpoint(str(tmp_path / "two.txt"), "cpu")
+    assert not any("cannot be written" in n for n in second.info()["notes"])

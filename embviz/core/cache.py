@@ -1,4 +1,5 @@
-"""embviz's cache folder: tables read from GGUF files, keyed on each file's content.
+"""embviz's cache folder: tables read from GGUF and word-vector files, the language models and
+tokenizers built from GGUF files, and big maps' neighbour graphs, each keyed on its source's content.
 
 A file is hashed once; its size, modification time and inode are remembered beside
 the hash, so an unchanged file is not read again to find its entry, and a touched or
@@ -13,6 +14,8 @@ import shutil
 import tempfile
 from pathlib import Path
 from typing import Callable
+
+from embviz.core.errors import first_line
 
 _INDEX = "hashes.json"
 _CHUNK = 1 << 22
@@ -91,17 +94,27 @@ def clear_cache() -> int:
     return size
 
 
-def keep_in_cache(parent: Path, name: str, write: Callable[[Path], None]) -> None:
+_write_failed = False  # said once per process: every later write would fail the same way
+
+
+def keep_in_cache(parent: Path, name: str, write: Callable[[Path], None]) -> str | None:
     """Write parent/name through a scratch folder and a rename, so a crash mid-write never
-    leaves a half entry. A cache that cannot be written only makes the next open slower."""
+    leaves a half entry. A cache that cannot be written only makes the next open slower:
+    the first failure returns a one-line note saying so, later ones nothing."""
+    global _write_failed
     scratch = None
     try:
         parent.mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=parent))
         write(scratch)
         scratch.rename(parent / name)
-    except (OSError, ValueError, RuntimeError):
-        pass  # read-only or full, or another process wrote the same entry first
+    except (OSError, ValueError, RuntimeError) as exc:
+        if _write_failed or (parent / name).exists():  # said already, or another process wrote it first
+            return None
+        _write_failed = True
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else first_line(exc)
+        return f"The cache folder {parent} cannot be written ({reason}): the next open reads the file again."
     finally:
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
+    return None

@@ -237,14 +237,15 @@ def open_gguf(path: Path, device: torch.device, progress: ProgressFn = no_progre
     progress(0.02, "Checking the file", None)
     folder = cache_root() / "gguf" / content_key(path, CACHE_FORMAT)
     parts = _load_cached(folder)
+    cache_note = None
     if parts is None:
         parts = read_gguf_table(path, progress)
         progress(0.8, "Caching the table for the next open", None)
-        keep_in_cache(folder.parent, folder.name, _write_table(parts))
+        cache_note = keep_in_cache(folder.parent, folder.name, _write_table(parts))
     progress(0.9, "Reading the token labels", None)
     meta = parts.meta
     vocab = vocabulary_from_gguf(meta, parts.table.shape[0], _tokenizer_loader(path, folder))
-    notes = []
+    notes = [cache_note] if cache_note else []
     if meta.get("tokens") and len(meta["tokens"]) != parts.table.shape[0]:
         notes.append(f"The tokenizer lists {len(meta['tokens']):,} tokens; the table has {parts.table.shape[0]:,} rows.")
     lm_loader, lm_reason = (None, "This GGUF has no tokenizer, so text cannot be typed.") if not meta.get("tokens") \

@@ -81,7 +81,8 @@ def open_word_vectors(path: Path, device: torch.device, progress: ProgressFn = n
                 (scratch / "words.json").write_text(json.dumps(words), encoding="utf-8")
                 (scratch / "notes.json").write_text(json.dumps(notes), encoding="utf-8")
 
-            keep_in_cache(folder.parent, folder.name, write)
+            if cache_note := keep_in_cache(folder.parent, folder.name, write):
+                notes = [*notes, cache_note]
     progress(0.9, "Indexing the words", None)
     vocab = vocabulary_from_words(words)
     return assemble(name=path.name, source=str(path), table=torch.from_numpy(table), vocab=vocab, device=device,
