@@ -7,7 +7,7 @@ from dataclasses import fields
 import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QHBoxLayout, QHeaderView, QLabel, QPushButton, QSpinBox, QSplitter, QVBoxLayout, QWidget,
+    QCheckBox, QComboBox, QHBoxLayout, QHeaderView, QLabel, QLayout, QPushButton, QSpinBox, QSplitter, QVBoxLayout, QWidget,
 )
 
 from embviz.bridge import requests as rq
@@ -48,6 +48,14 @@ class AnalogyPanel(QWidget):
         self.request_id = 0
         self.bench_id = 0
         self.state = AnalogyState()
+        fields, options = self._inputs()
+        self._results()
+        split = self._table_and_plane()
+        self._lay_out(fields, options, split)
+        style.follow_scale(self)
+
+    def _inputs(self) -> tuple[QHBoxLayout, QLayout]:
+        """A − B + C with Solve and the plane's switch; the rule's options below."""
         self.a, self.b, self.c = WordField("A: king"), WordField("B: man"), WordField("C: woman")
         for f in (self.a, self.b, self.c):
             f.returnPressed.connect(self.run)
@@ -79,6 +87,23 @@ class AnalogyPanel(QWidget):
         self.hide_special.toggled.connect(self.run_if_filled)
         go = QPushButton("Solve")
         go.clicked.connect(self.run)
+        # The plane folds away, leaving the table the whole width (a short or narrow screen).
+        self.show_plane = QCheckBox("Plane")
+        self.show_plane.setToolTip("Show the analogy's own plane beside the answers")
+        self.show_plane.setChecked(True)
+        fields = QHBoxLayout()
+        for label, field in (("", self.a), ("−", self.b), ("+", self.c)):
+            if label:
+                sign = QLabel(label)
+                style.use_font(sign, 20, bold=True)
+                fields.addWidget(sign)
+            fields.addWidget(field, 1)
+        fields.addWidget(go)
+        fields.addWidget(self.show_plane)
+        return fields, flow_row(self.exclude, self.variants, self.method, self.k, self.hide_special)
+
+    def _results(self) -> None:
+        """The heading, the rule's line, the message, the answers' table and the benchmark's row."""
         self.heading = QLabel(HEADING_HINT)
         self.heading.setWordWrap(True)
         style.use_font(self.heading, style.LABEL_POINT_SIZE + 2, bold=True)
@@ -99,23 +124,12 @@ class AnalogyPanel(QWidget):
         self.bench_button = QPushButton("Google benchmark (19,544 questions)")
         self.bench_button.setToolTip("Run the Google analogy benchmark on this model, in a window of its own")
         self.bench_button.clicked.connect(self.run_benchmark)
-        # The plane folds away, leaving the table the whole width (a short or narrow screen).
-        self.show_plane = QCheckBox("Plane")
-        self.show_plane.setToolTip("Show the analogy's own plane beside the answers")
-        self.show_plane.setChecked(True)
         self.bench = QLabel("")
         self.bench.setWordWrap(True)
         self.bench.hide()  # until the benchmark runs
 
-        fields = QHBoxLayout()
-        for label, field in (("", self.a), ("−", self.b), ("+", self.c)):
-            if label:
-                sign = QLabel(label)
-                style.use_font(sign, 20, bold=True)
-                fields.addWidget(sign)
-            fields.addWidget(field, 1)
-        fields.addWidget(go)
-        fields.addWidget(self.show_plane)
+    def _table_and_plane(self) -> QSplitter:
+        """The answers beside the analogy's own plane."""
         # The analogy's own plane: axes from its word pairs, where the global map's two
         # PCA axes (8 % of the variance) cannot show the parallelogram.
         self.plane = MapView()
@@ -123,7 +137,6 @@ class AnalogyPanel(QWidget):
         style.use_font(plane_title, style.LABEL_POINT_SIZE, bold=True)
         self.plane_caption = QLabel("")
         self.plane_caption.setWordWrap(True)
-        options = flow_row(self.exclude, self.variants, self.method, self.k, self.hide_special)
         self.plane_box = plane_box = QWidget()
         right = QVBoxLayout(plane_box)
         right.setContentsMargins(0, 0, 0, 0)
@@ -138,6 +151,9 @@ class AnalogyPanel(QWidget):
         split.setChildrenCollapsible(False)  # folded by its switch, not lost to a stray drag
         for widget in (plane_box, self.plane_caption):
             self.show_plane.toggled.connect(widget.setVisible)
+        return split
+
+    def _lay_out(self, fields: QHBoxLayout, options: QLayout, split: QSplitter) -> None:
         layout = QVBoxLayout(self)
         layout.addLayout(fields)
         layout.addLayout(options)
@@ -152,7 +168,6 @@ class AnalogyPanel(QWidget):
         bench_row.addWidget(self.bench_button, 0, Qt.AlignmentFlag.AlignTop)
         bench_row.addWidget(self.bench, 1)
         layout.addLayout(bench_row)
-        style.follow_scale(self)
 
     def set_text_scale(self, scale: float) -> None:
         self.plane.setMinimumSize(round(PLANE_MIN_WIDTH * scale), round(PLANE_MIN_HEIGHT * scale))

@@ -34,6 +34,14 @@ class DriftPanel(LanguageModelTab):
         super().__init__(submit, cancel, language_model, parent)
         self.result = None
         self.state = DriftState()
+        inputs = self._inputs()
+        self._chart()
+        right = self._neighbours_column()
+        self._lay_out(inputs, right)
+        style.follow_scale(self)
+
+    def _inputs(self) -> QHBoxLayout:
+        """The word, the layer its nearest rows are listed at, and the sentences; a pause sends the request."""
         self.word = WordField("Word, e.g. bank")
         self.sentences = QPlainTextEdit()
         self.sentences.setPlaceholderText("Sentences that use the word, one per line")
@@ -54,6 +62,15 @@ class DriftPanel(LanguageModelTab):
         self.word.textChanged.connect(self.timer.start)
         self.sentences.textChanged.connect(self.timer.start)
         self.layer.valueChanged.connect(self.timer.start)
+        inputs = QHBoxLayout()
+        inputs.addWidget(QLabel("Word"))
+        inputs.addWidget(self.word)
+        inputs.addWidget(self.layer)
+        inputs.addStretch(1)
+        return inputs
+
+    def _chart(self) -> None:
+        """Per layer: the sentences' vectors' cosines, to each other and to the static row."""
         self.heading = QLabel("")
         self.heading.setWordWrap(True)
         style.use_font(self.heading, style.LABEL_POINT_SIZE + 2, bold=True)
@@ -71,6 +88,9 @@ class DriftPanel(LanguageModelTab):
         self.legend = item.addLegend(offset=(-10, 6), labelTextColor="k", brush=pg.mkBrush(255, 255, 255, 230),
                                      labelTextSize=f"{style.pt(style.BASE_POINT_SIZE)}pt")
         self.legend.setColumnCount(2)  # a wide, short legend: it sits above the lines (see the y range)
+
+    def _neighbours_column(self) -> QWidget:
+        """The nearest vocabulary rows of each sentence's vector, and what the chart means."""
         self.neighbours = ResultsTable(["1", "2"])
         style.use_font(self.neighbours, style.BASE_POINT_SIZE)  # several columns side by side: a size smaller
         self.caption = QLabel(
@@ -79,11 +99,6 @@ class DriftPanel(LanguageModelTab):
             "Coloured: each one's cosine to its static row. Grey: unrelated tokens of the sentences, a floor that "
             "every vector of a layer shares (a few huge directions), so black means something only above grey.")
         self.caption.setWordWrap(True)
-        inputs = QHBoxLayout()
-        inputs.addWidget(QLabel("Word"))
-        inputs.addWidget(self.word)
-        inputs.addWidget(self.layer)
-        inputs.addStretch(1)
         right = QWidget()
         right.setMinimumWidth(260)  # two columns of tokens, readable beside the chart at 1024 px
         right_layout = QVBoxLayout(right)
@@ -92,6 +107,9 @@ class DriftPanel(LanguageModelTab):
         self.neighbours_heading.setWordWrap(True)
         right_layout.addWidget(self.neighbours_heading)
         right_layout.addWidget(self.neighbours, 1)
+        return right
+
+    def _lay_out(self, inputs: QHBoxLayout, right: QWidget) -> None:
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(self.plot)
         self.splitter.addWidget(right)
@@ -106,7 +124,6 @@ class DriftPanel(LanguageModelTab):
         layout.addWidget(self.splitter, HIDDEN_SPACE_STRETCH)
         layout.addWidget(self.caption)
         layout.addStretch(1)  # holds the space while the answer is hidden; a sliver of it otherwise
-        style.follow_scale(self)
 
     def set_text_scale(self, scale: float) -> None:
         item = self.plot.getPlotItem()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import (
-    QButtonGroup, QCheckBox, QDoubleSpinBox, QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QRadioButton, QScrollArea,
+    QButtonGroup, QCheckBox, QDoubleSpinBox, QFrame, QHBoxLayout, QLabel, QLayout, QPlainTextEdit, QRadioButton, QScrollArea,
     QSpinBox, QVBoxLayout, QWidget,
 )
 
@@ -38,6 +38,13 @@ class LogitsPanel(LanguageModelTab):
         self.vocab_size = 0
         self.state = LogitsState()
         self.prompt = self.state.prompt
+        self._prompt_box()
+        options, display = self._options()
+        self._answers()
+        self._lay_out(options, display)
+
+    def _prompt_box(self) -> None:
+        """The text box; a pause in typing sends the request."""
         self.text = QPlainTextEdit()
         style.use_font(self.text, style.LABEL_POINT_SIZE + 4)
         self.text.setPlaceholderText("Type text; the model predicts the next token.")
@@ -47,6 +54,9 @@ class LogitsPanel(LanguageModelTab):
         self.timer.setInterval(DEBOUNCE_MS)
         self.timer.timeout.connect(self.run)
         self.text.textChanged.connect(self._text_edited)
+
+    def _options(self) -> tuple[QLayout, QLayout]:
+        """k, temperature, full model or direct path; the bars' order and axis."""
         self.k = QSpinBox()
         self.k.setRange(1, 50)
         self.k.setPrefix("top k = ")
@@ -76,6 +86,10 @@ class LogitsPanel(LanguageModelTab):
         for w in (self.k, self.temperature):
             w.valueChanged.connect(self.timer.start)
         self.full.toggled.connect(self.timer.start)
+        return flow_row(self.k, self.temperature, self.full, self.direct), flow_row(self.by_id, self.hold_axis)
+
+    def _answers(self) -> None:
+        """The tokens as the model sees them, the two bar charts (hidden until an answer) and the caption."""
         self.tokens = QLabel("")
         style.use_font(self.tokens, style.LABEL_POINT_SIZE)
         self.tokens.setWordWrap(True)
@@ -85,14 +99,14 @@ class LogitsPanel(LanguageModelTab):
         self.prob_chart = BarChart("Probabilities", style.BAR_PROB)
         for chart in (self.logit_chart, self.prob_chart):
             chart.barClicked.connect(self.append_token)
-        options = flow_row(self.k, self.temperature, self.full, self.direct)
-        display = flow_row(self.by_id, self.hold_axis)
         self.charts = QWidget()
         charts = QHBoxLayout(self.charts)
         charts.setContentsMargins(0, 0, 0, 0)
         charts.addWidget(self.logit_chart, 1)
         charts.addWidget(self.prob_chart, 1)
         self.charts.hide()  # no empty axes before the first answer
+
+    def _lay_out(self, options: QLayout, display: QLayout) -> None:
         # In a scroll area: on a short screen at a large text size the charts keep their
         # height and the tab scrolls, rather than squashing the bars into each other.
         content = QWidget()
