@@ -60,3 +60,13 @@ def cluster_centres(codes: np.ndarray, coords: np.ndarray, clusters: list, table
             x, y = np.median(coords[rows], axis=0).tolist()
             out.append((cluster.label, x, y, table[c]))
     return out
+
+
+def coarse_centres(codes: np.ndarray, coords: np.ndarray, coarse: list, coarse_of: np.ndarray,
+                   ) -> list[tuple[str, float, float, QColor]]:
+    """Each coarse group's name at the median of its points on this map, largest first (a
+    map seen whole names these, not its many clusters)."""
+    if not len(coarse):
+        return []
+    groups = np.where(codes >= 0, np.asarray(coarse_of)[np.maximum(codes, 0)], -1)
+    return cluster_centres(groups, coords, coarse, [style.SELECT_COLOR] * len(coarse))

@@ -53,8 +53,9 @@ def place_labels(candidates: list[Box], width: float, height: float, taken: list
 
 
 def outward_side(dx: float, dy: float) -> int:
-    """The side of a fanned point that faces away from its fan's middle (dy down)."""
-    if abs(dx) >= 0.5 * abs(dy):
+    """The side of a fanned point that faces away from its fan's middle (dy down): labels
+    are wide, so beside the point unless it is nearly straight above or below."""
+    if abs(dx) >= 0.2 * abs(dy):
         return 0 if dx >= 0 else 1
     return 2 if dy < 0 else 3
 

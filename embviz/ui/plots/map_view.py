@@ -96,6 +96,11 @@ class MapView(KeysMixin, MarkersMixin, LabelsMixin, pg.PlotWidget):
         self.vb.sigRangeChanged.connect(self._label_timer.start)
         self.vb.sigResized.connect(self._label_timer.start)
 
+    def close(self) -> bool:
+        """Closed, the plot drops its view box: a placement still on the timer has nowhere to go."""
+        self._label_timer.stop()
+        return super().close()
+
     def set_text_scale(self, scale: float) -> None:
         """Markers, the legend and the labels grow with the text size."""
         self._scale = scale
