@@ -17,10 +17,13 @@ from embviz.ui.plots.map_markers import fan_out, highlight_size
 LABEL_ALL_BELOW = 200  # with at most this many points in view, every one is labelled
 MAX_LABELS = 300
 LABEL_GAP_PX = 6
-# With more fine clusters' centres than this in view the map is seen whole: the coarse
-# groups' names show (a 1024 × 700 map at 150 % has room for about a dozen names).
+# With more fine clusters' centres than this in view, and more than COARSE_SHARE of the map's
+# points, the map is seen whole: the coarse groups' names show (a 1024 × 700 map at 150 % has
+# room for about a dozen names). The share matters on PCA, whose clusters' centres crowd its
+# middle: zoomed in there, many centres are in view, but the fine names are what is wanted.
 FINE_NAMES_UP_TO = 12
-COARSE_NAME_SCALE = 1.25  # coarse names a size up: they name what the fine names divide
+COARSE_SHARE = 0.3
+COARSE_NAME_SCALE = 1.15  # coarse names a size up: they name what the fine names divide
 COARSE_COLOR = QColor(30, 30, 30)
 SIDES = 4  # right, left, above, below
 Box = tuple[float, float, float, float]  # x, y, w, h in pixels
@@ -157,7 +160,7 @@ class LabelsMixin:
         # every plain point: among a crowd of neighbours the ringed word would find no room).
         taken = self.key_rects() + [(x - radius, y - radius, 2 * radius, 2 * radius)
                                     for (x, y, _, _), i in zip(boxes, ids) if i in important]
-        named = self._name_boxes(frame)
+        named = self._name_boxes(frame, len(inside) > COARSE_SHARE * len(self.coords))
         first = [k for k, i in enumerate(ids) if i in important]
         rest = [k for k, i in enumerate(ids) if i not in important]
         order = [("token", k) for k in first] + [("name", k) for k in range(len(named))] + [("token", k) for k in rest]
@@ -201,10 +204,10 @@ class LabelsMixin:
                  for i, (px, py) in zip(ids, points)]
         return ids, boxes, sides
 
-    def _name_boxes(self, frame: Frame) -> list[tuple[Name, Box, bool]]:
+    def _name_boxes(self, frame: Frame, much_in_view: bool) -> list[tuple[Name, Box, bool]]:
         """The names of this zoom level in view: (name, pixel box, coarse)."""
         in_view = [n for n in self._cluster_labels if frame.holds(*frame.to_px(n[1], n[2]))]
-        coarse = bool(self._coarse_labels) and len(in_view) > FINE_NAMES_UP_TO
+        coarse = bool(self._coarse_labels) and much_in_view and len(in_view) > FINE_NAMES_UP_TO
         self.label_level = "coarse" if coarse else "fine"
         shown = [n for n in self._coarse_labels if frame.holds(*frame.to_px(n[1], n[2]))] if coarse else in_view
         metrics = QFontMetricsF(self._name_font(coarse))
