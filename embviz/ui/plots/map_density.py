@@ -14,7 +14,7 @@ DENSITY_BIN_PX = 2
 CONTOUR_BIN_PX = 8  # a coarser grid than the image's: contours outline, they need no detail
 CONTOUR_SIGMA = 2.0  # the smoothing, in grid cells (16 px)
 CONTOUR_LEVELS = (0.08, 0.25, 0.55)  # of the smoothed peak: the cloud's outline, body and cores
-CONTOURS_FROM = 500  # fewer points in view need no outline: each is seen
+CONTOURS_FROM = 4_000  # under big clouds only: fewer points are seen one by one, and their contours are noise
 CONTOUR_COLOR = QColor(40, 40, 40, 150)
 
 
