@@ -158,7 +158,7 @@ class MapPanel(QWidget):
         self.contours_box = QCheckBox("Contours")
         self.contours_box.setToolTip("Outline where the points crowd: density contours under the map's points")
         self.bindings.bind(self.contours_box, "contours")
-        self.contours_box.toggled.connect(self.view.set_contours_on)
+        self.state.events.contours.connect(self.view.set_contours_on)  # the box, or a restored session
         self.drag_mode = combo(DRAG_MODES)
         self.drag_mode.setToolTip("Pan the map, or select the points inside a rectangle or a lasso you draw")
         self.bindings.bind(self.drag_mode, "drag_mode")
@@ -280,7 +280,6 @@ class MapPanel(QWidget):
         self._show_cluster_controls()
         self._show_limit()
         self.view.set_labels_on(self.state.labels_on)
-        self.view.set_contours_on(self.state.contours)
         self.word_sets.ticked = [n for n in saved.word_sets.ticked if n in self.word_sets.names]
         self._fill_sets()
         projection = saved.projection
