@@ -25,25 +25,29 @@ FINE_NAMES_UP_TO = 12
 COARSE_SHARE = 0.3
 COARSE_NAME_SCALE = 1.15  # coarse names a size up: they name what the fine names divide
 COARSE_COLOR = QColor(30, 30, 30)
-SIDES = 4  # right, left, above, below
+NAME_STACKS = 3  # a name with no room beside its centre may move this many of its heights up or down
 Box = tuple[float, float, float, float]  # x, y, w, h in pixels
 Name = tuple[str, float, float, QColor]  # text, x, y (data), colour
 
 
 def place_labels(candidates: list[Box], width: float, height: float, taken: list[Box] | None = None,
-                 gap: float = LABEL_GAP_PX, first_side: list[int] | None = None) -> list[tuple[float, float] | None]:
+                 gap: float = LABEL_GAP_PX, first_side: list[int] | None = None,
+                 stacks: list[int] | None = None) -> list[tuple[float, float] | None]:
     """Greedy label placement in pixels: `candidates` are (x, y, w, h) of a point and its
     label's size, most important first. Each label goes right, left, above or below its
-    point (`first_side` tried first, if given), inside the view and clear of every label
-    placed before it (and of `taken`); a label with no such place is dropped (None).
-    Returns the top-left corners."""
+    point (`first_side` tried first, if given), or else centred on it and up to `stacks`
+    label heights above or below (a cluster's name need not touch its centre, and on
+    PCA many centres crowd one spot), inside the view and clear of every label placed
+    before it (and of `taken`); a label with no such place is dropped (None). Returns
+    the top-left corners."""
     placed = list(taken or [])
     out: list[tuple[float, float] | None] = []
     for k, (x, y, w, h) in enumerate(candidates):
         spots = [(x + gap, y - h / 2), (x - gap - w, y - h / 2), (x - w / 2, y - gap - h), (x - w / 2, y + gap)]
         start = first_side[k] if first_side else 0
+        steps = [s * sign for s in range(1, (stacks[k] if stacks else 0) + 1) for sign in (1, -1)]
         spot = None
-        for left, top in spots[start:] + spots[:start]:
+        for left, top in spots[start:] + spots[:start] + [(x - w / 2, y - h / 2 + step * h) for step in steps]:
             if left < 0 or top < 0 or left + w > width or top + h > height:
                 continue  # never clipped by the edge
             if any(left < r[0] + r[2] and r[0] < left + w and top < r[1] + r[3] and r[1] < top + h for r in placed):
@@ -165,7 +169,8 @@ class LabelsMixin:
         rest = [k for k, i in enumerate(ids) if i not in important]
         order = [("token", k) for k in first] + [("name", k) for k in range(len(named))] + [("token", k) for k in rest]
         spots = place_labels([boxes[k] if kind == "token" else named[k][1] for kind, k in order], frame.width,
-                             frame.height, taken, radius + 3, [sides[k] if kind == "token" else 0 for kind, k in order])
+                             frame.height, taken, radius + 3, [sides[k] if kind == "token" else 0 for kind, k in order],
+                             [0 if kind == "token" else NAME_STACKS for kind, _ in order])
         tokens, names = [], []
         for (kind, k), spot in zip(order, spots):
             if spot is None:
