@@ -180,6 +180,7 @@ def test_point_values_and_clusters_requests(toy4):
     assert found.method == "graph" and found.largest_readable == [0, 1]  # the default; both named by whole words
     assert found.codes.tolist() == [found.clusters.index(next(c for c in found.clusters if 3 in c.examples)),
                                     found.clusters.index(next(c for c in found.clusters if 1 in c.examples))]
+    assert len(found.coarse) == len(found.clusters) == len(found.coarse_of)  # two clusters are already few: no merging
     with pytest.raises(EmbvizError, match="kind, id or norm"):
         run_request(toy4, rq.PointValues(by="colour", ids=ids), None)
 

@@ -116,7 +116,8 @@ class MapPanel(QWidget):
         self.fit_button.setToolTip("Show every point (Home)")
         self.fit_button.clicked.connect(self.view.fit)
         self.labels_box = QCheckBox("Labels")
-        self.labels_box.setToolTip("Label the highlighted tokens, and every token once about 200 or fewer are in view")
+        self.labels_box.setToolTip("Label the highlighted tokens, and every token once about 200 or fewer are in view; "
+                                   "coloured by cluster, name a few broad groups zoomed out, the clusters zoomed in")
         self.bindings.bind(self.labels_box, "labels_on")
         self.labels_box.toggled.connect(self.view.set_labels_on)
         self.progress = QProgressBar()
