@@ -9,8 +9,8 @@ import sys
 import numpy as np
 import pytest
 
-from embviz.core.maps.clusters import (FRAGMENTS, NAME_CHARS, graph_clusters, hdbscan_clusters, is_whole_word,
-                                      kmeans_clusters, name_of)
+from embviz.core.maps.cluster_names import FRAGMENTS, NAME_CHARS, dictionary, is_whole_word, name_of
+from embviz.core.maps.clusters import graph_clusters, hdbscan_clusters, kmeans_clusters
 from embviz.core.errors import Cancelled, EmbvizError
 from embviz.core.table.token_kinds import BYTE, CONTINUATION, NUMBER, PUNCTUATION, SPECIAL, WORD, token_kinds
 
@@ -58,8 +58,8 @@ def test_clusters_of_smollm2_are_named_by_central_whole_words(default_model, met
     for c, cluster in enumerate(found.clusters):
         assert all(found.assignment[i] == c for i in cluster.examples)  # examples are members
         assert len(cluster.label) <= NAME_CHARS or len(cluster.label.split(" ")) == 1
-        words = np.flatnonzero((found.assignment == c) & np.array([is_whole_word(k, t) for k, t in zip(kinds, vocab.texts)]))
-        assert cluster.readable == (len(words) > 0) == (not cluster.label.startswith(FRAGMENTS))
+        words = np.flatnonzero((found.assignment == c) & np.array([is_whole_word(k, t, dictionary()) for k, t in zip(kinds, vocab.texts)]))
+        assert cluster.readable == (not cluster.label.startswith(FRAGMENTS)) and (len(words) > 0 or not cluster.readable)
         if cluster.readable:  # every word of the name is one of the cluster's whole words, uncut
             assert all(vocab.id_of(" " + w) in set(words.tolist()) for w in cluster.label.split(" "))
     readable = found.largest_readable()
@@ -90,6 +90,35 @@ def test_a_name_is_whole_words_fitted_or_fragments():
     long = [" Pneumonoultramicroscopicsilicovolcanoconiosis"]
     assert name_of(np.array([0]), np.array([WORD]), long, long) == (long[0].strip(), True)  # longer than the room, but whole
     assert is_whole_word(WORD, " Monday") and not is_whole_word(CONTINUATION, "abilistic") and not is_whole_word(WORD, " don't")
+
+
+def test_a_word_is_a_common_dictionary_word_and_a_cluster_of_pieces_is_fragments():
+    words = frozenset({"monday", "struggle", "a", "in"})
+    assert is_whole_word(WORD, " Monday", words) and is_whole_word(WORD, " a", words)
+    assert not is_whole_word(WORD, " strugg", words) and not is_whole_word(WORD, " H", words)
+    texts = [" strugg", " dismant", " enthus", " advoc", " Monday"]
+    labels = ["␣" + t[1:] for t in texts]
+    kinds = np.array([WORD] * 5)
+    # One word among five central tokens is under a quarter: the cluster is its pieces.
+    assert name_of(np.arange(5), kinds, texts, labels, words) == (FRAGMENTS + "␣strugg ␣dismant", False)
+    assert name_of(np.array([4, 0, 1]), kinds, texts, labels, words) == ("Monday", True)
+
+
+@pytest.mark.default_model
+def test_the_largest_smollm2_clusters_are_named_by_dictionary_words_or_fragments(default_model):
+    words = dictionary()
+    assert words is not None and "monday" in words and "strugg" not in words and "ambit" not in words
+    found = graph_clusters(default_model, 50)
+    for cluster in found.clusters[:10]:
+        if cluster.readable:
+            assert all(w.lower() in words for w in cluster.label.split(" ")), cluster.label
+        else:
+            assert cluster.label.startswith(FRAGMENTS), cluster.label
+    assert sum(c.readable for c in found.clusters[:10]) >= 5
+    # The coarse groups: a few, named the same way, each the union of whole fine clusters.
+    assert 2 <= len(found.coarse) <= 8 and sum(c.size for c in found.coarse) == 49152
+    assert np.bincount(found.coarse_of, weights=[c.size for c in found.clusters]).tolist() == [c.size for c in found.coarse]
+    assert all(c.readable or c.label.startswith(FRAGMENTS) for c in found.coarse)
 
 
 def test_whole_words_only_keeps_the_word_starts(default_model, toy4, spells):
@@ -151,6 +180,7 @@ def test_point_values_and_clusters_requests(toy4):
     assert found.method == "graph" and found.largest_readable == [0, 1]  # the default; both named by whole words
     assert found.codes.tolist() == [found.clusters.index(next(c for c in found.clusters if 3 in c.examples)),
                                     found.clusters.index(next(c for c in found.clusters if 1 in c.examples))]
+    assert len(found.coarse) == len(found.clusters) == len(found.coarse_of)  # two clusters are already few: no merging
     with pytest.raises(EmbvizError, match="kind, id or norm"):
         run_request(toy4, rq.PointValues(by="colour", ids=ids), None)
 

@@ -161,3 +161,12 @@ def test_lesson_model_colours_by_kind_and_clusters(qtbot, window):
     assert names == ["car truck", "cat dog"] or names == ["car truck", "dog cat"] or names == ["cat dog", "truck car"]
     panel.clusters_k.setValue(9)  # more clusters than rows: the control stops at the model's four
     assert panel.clusters_k.value() == panel.state.clusters_k == 4 and view.ids.size == 4
+
+
+def test_contours_box_follows_the_map_state(qtbot, window):
+    panel = window.map_panel
+    assert not panel.contours_box.isChecked() and not panel.view.contours.on
+    panel.contours_box.setChecked(True)
+    assert panel.state.contours and panel.view.contours.on
+    panel.state.contours = False  # a restored session's state: the box and the map follow it
+    assert not panel.contours_box.isChecked() and not panel.view.contours.on

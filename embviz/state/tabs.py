@@ -129,6 +129,7 @@ class MapState:
     clusters_k: int = CLUSTERS_K
     selection: list[int] = field(default_factory=list)  # ids picked with the rectangle or lasso
     drag_mode: str = "pan"  # what a drag on the map does: "pan", "rect" or "lasso"
+    contours: bool = False  # density contours under the points
 
     def fit_to_model(self, max_clusters: int, word_rows: int) -> str:
         """Change the settings a new model cannot honour (k beyond its rows, whole words

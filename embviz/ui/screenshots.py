@@ -78,8 +78,25 @@ def _tsne_live(app, window, save) -> None:
     _wait(app, lambda: not panel.progress.isVisible() and panel.view.ids.size > 0, "the PCA map again")
 
 
+def _zoom_around(app, view, token_id: int, count: int) -> None:
+    """Zoom (centred on `token_id`) until about `count` points are in view."""
+    import numpy as np
+
+    centre = view.position_of(token_id)
+    if centre is None:
+        return
+    aspect = max(view.vb.width(), 1.0) / max(view.vb.height(), 1.0)
+    reach = np.maximum(np.abs(view.coords[:, 0] - centre[0]) / aspect, np.abs(view.coords[:, 1] - centre[1]))
+    r = float(np.partition(reach, min(count, len(reach) - 1))[min(count, len(reach) - 1)])
+    x, y = float(centre[0]), float(centre[1])
+    view.vb.setRange(xRange=(x - r * aspect, x + r * aspect), yRange=(y - r, y + r), padding=0)
+    _wait(app, lambda: not view._label_timer.isActive(), "the zoom's labels")
+
+
 def _colour_by(app, panel, save) -> None:
-    """colour_by_kind.png, then clusters.png (the neighbour graph's, named at their centres), then back to plain."""
+    """colour_by_kind.png, then clusters.png (the neighbour graph's, the coarse groups named
+    at their centres), clusters_zoom.png (zoomed in: the fine clusters' names) and
+    clusters_zoom_tokens.png (further in: the tokens), then back to plain."""
     view = panel.view
     panel.colour_by.setCurrentIndex(panel.colour_by.findData("kind"))
     _wait(app, lambda: view.colour_codes() is not None, "the token kinds")
@@ -93,6 +110,11 @@ def _colour_by(app, panel, save) -> None:
     view.fit()
     _wait(app, lambda: True, "the fit")
     save("clusters")
+    monday = view.labels.index("␣Monday") if "␣Monday" in view.labels else int(view.ids[0])
+    _zoom_around(app, view, monday, 3000)
+    save("clusters_zoom")
+    _zoom_around(app, view, monday, 120)
+    save("clusters_zoom_tokens")
     panel.colour_by.setCurrentIndex(panel.colour_by.findData("none"))
     for name in DEMO_SETS:
         panel.show_word_set(name)

@@ -30,6 +30,8 @@ class ClustersView:
     codes: np.ndarray  # (len(ids),) int32 cluster of each, -1 for none (HDBSCAN's noise)
     clusters: list  # list[Cluster] (name, size, examples, readable), numbered by size: cluster 0 is the largest
     largest_readable: list[int] = field(default_factory=list)  # the biggest clusters named by whole words, for a status line
+    coarse: list = field(default_factory=list)  # list[Cluster]: the clusters merged into a few groups, for a map seen whole
+    coarse_of: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # (len(clusters),) coarse group of each
 
 
 def _ids(model: EmbeddingModel, ids: object) -> np.ndarray:
@@ -75,7 +77,7 @@ def clusters(model: EmbeddingModel, request: rq.Clusters, progress: ProgressFn) 
     else:
         clustering = hdbscan_clusters(model, ids, request.coords, progress)
     return ClustersView(clustering.method, clustering.k, ids, clustering.codes_for(ids, model.vocab_size),
-                        clustering.clusters, clustering.largest_readable())
+                        clustering.clusters, clustering.largest_readable(), clustering.coarse, clustering.coarse_of)
 
 
 @handles(rq.PointValues)

@@ -5,14 +5,15 @@ each row's 10 nearest rows, the graph t-SNE uses and embviz keeps per model: clu
 follow the table's own neighbourhoods. "kmeans" is scikit-learn's MiniBatchKMeans with its
 defaults on the mean-centred unit rows (directions, as the Neighbours tab's mean-centred
 cosine sees them). "hdbscan" clusters a drawn map's 2-D coordinates. A cluster is named by
-its most central whole words; see `name_of`."""
+its most central real words (see `cluster_names`). The fine clusters are merged into a few
+coarse groups, named the same way, for a map seen whole."""
 
 from __future__ import annotations
 
 import hashlib
 import random
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -20,7 +21,8 @@ from embviz.core.device import compute_threads
 from embviz.core.errors import EmbvizError, ProgressFn, no_progress
 from embviz.core.model import EmbeddingModel
 from embviz.core.table.similarity import unit_table
-from embviz.core.table.token_kinds import PUNCTUATION, UNREADABLE, WORD, token_kinds
+from embviz.core.maps.cluster_names import dictionary, name_of, readable
+from embviz.core.table.token_kinds import token_kinds
 
 METHODS = ("graph", "kmeans", "hdbscan")
 DEFAULT_K = 50
@@ -29,10 +31,7 @@ GRAPH_NEIGHBOURS = 10  # edges per row: measured on SmolLM2, 15 or 30 merge the 
 GRAPH_KEEP = 90  # what t-SNE (perplexity 30) asks of the kept graph: asking the same lets the two share one graph
 LEIDEN_RUNS = 6  # resolutions tried to come near k clusters (about 0.3 s each); SmolLM2 at k = 50 needs one
 LEIDEN_ITERATIONS = 2
-NAME_WORDS = 3
-NAME_CHARS = 28  # a name's length, spaces included: fewer or shorter words are chosen to fit, never a cut one
-NAME_CANDIDATES = 20  # a name's words come from this many most central ones: shorter, but still typical
-FRAGMENTS = "fragments: "  # the start of a name of a cluster that holds no whole word
+COARSE_GROUPS = 8  # what a map zoomed out names: the fine clusters merged into this many
 EXAMPLES = 8
 STATUS_CLUSTERS = 5  # the largest readable clusters a status line names
 NOISE = -1  # HDBSCAN's points that belong to no cluster
@@ -54,6 +53,8 @@ class Clustering:
     ids: np.ndarray  # (n,) the rows clustered
     assignment: np.ndarray  # (n,) int32 cluster of each row, numbered by size (0 the largest), NOISE for none
     clusters: list[Cluster]
+    coarse: list[Cluster] = field(default_factory=list)  # the fine clusters merged, largest first
+    coarse_of: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # (len(clusters),) coarse group of each
 
     def cluster_of(self, token_id: int) -> int | None:
         """The cluster of one row, or None when that row was not clustered."""
@@ -207,64 +208,60 @@ def hdbscan_clusters(model: EmbeddingModel, ids: np.ndarray, coords: np.ndarray,
 def _named(model: EmbeddingModel, method: str, k: int | None, ids: np.ndarray, found: np.ndarray,
            units: np.ndarray) -> Clustering:
     """Clusters numbered by size, largest first (empty ones dropped), each named by its
-    members closest to its mean direction."""
-    kinds = model.derived("token_kinds", lambda: token_kinds(model.vocab))
-    texts = model.vocab.texts
+    members closest to its mean direction; then their coarse groups."""
     sizes = np.bincount(found[found >= 0], minlength=0)
     order = [c for c in np.argsort(-sizes, kind="stable") if sizes[c] > 0]
     renumber = np.full(max(len(sizes), 1), NOISE, dtype=np.int32)
     renumber[order] = np.arange(len(order), dtype=np.int32)
     assignment = np.where(found >= 0, renumber[np.maximum(found, 0)], NOISE).astype(np.int32)
-    by_cluster = np.argsort(assignment, kind="stable")  # noise (-1) sorts first and is left out
-    bounds = np.searchsorted(assignment[by_cluster], np.arange(len(order) + 1))
-    clusters = []
-    for c in range(len(order)):
-        members = ids[by_cluster[bounds[c]:bounds[c + 1]]]
-        rows = units[members]
-        centre = rows.mean(0)
-        centre /= max(float(np.linalg.norm(centre)), 1e-30)
-        ranked = members[np.argsort(-(rows @ centre), kind="stable")]
-        label, words = name_of(ranked, kinds, texts, model.vocab.labels)
-        examples = _readable(ranked, kinds, texts) or ranked.tolist()
-        clusters.append(Cluster(int(len(members)), label, examples[:EXAMPLES], words))
-    return Clustering(method, k, ids, assignment, clusters)
+    members = _members(ids, assignment, len(order))
+    namer = _Namer(model, units)
+    clusters = [namer.describe(rows) for rows in members]
+    directions = np.stack([namer.direction(rows) for rows in members]) if members else np.zeros((0, 1))
+    coarse_of = coarse_groups(directions, np.array([len(rows) for rows in members]))
+    groups = [np.concatenate([members[c] for c in np.flatnonzero(coarse_of == g)])
+              for g in range(int(coarse_of.max(initial=-1)) + 1)]
+    return Clustering(method, k, ids, assignment, clusters, [namer.describe(rows) for rows in groups], coarse_of)
 
 
-def is_whole_word(kind: int, text: str) -> bool:
-    """A word start made of letters (" Monday"), not a fragment ("abilistic"), number or run of signs."""
-    return kind == WORD and text.strip().isalpha()
+def _members(ids: np.ndarray, assignment: np.ndarray, count: int) -> list[np.ndarray]:
+    """The row ids of each cluster (noise, -1, sorts first and is left out)."""
+    by_cluster = np.argsort(assignment, kind="stable")
+    bounds = np.searchsorted(assignment[by_cluster], np.arange(count + 1))
+    return [ids[by_cluster[bounds[c]:bounds[c + 1]]] for c in range(count)]
 
 
-def name_of(ranked: np.ndarray, kinds: np.ndarray, texts: list[str], labels: list[str]) -> tuple[str, bool]:
-    """(a cluster's name, whether it is made of whole words) from its members, most central
-    first: up to NAME_WORDS of the most central whole words that fit in NAME_CHARS together,
-    without the same word twice in other capitals. A cluster with no whole word is named
-    "fragments: …" by its most central readable tokens, as labels ("␣…" shows their spaces)."""
-    words = [texts[i].strip() for i in ranked if is_whole_word(kinds[i], texts[i])]
-    if words:
-        return _fit(words, NAME_CHARS), True
-    shown = [labels[i] for i in _readable(ranked, kinds, texts) or ranked.tolist()]
-    return FRAGMENTS + _fit(shown, NAME_CHARS - len(FRAGMENTS)), False
+class _Namer:
+    """Names a set of rows by its members nearest its mean direction."""
+
+    def __init__(self, model: EmbeddingModel, units: np.ndarray) -> None:
+        self.kinds = model.derived("token_kinds", lambda: token_kinds(model.vocab))
+        self.texts, self.labels, self.units = model.vocab.texts, model.vocab.labels, units
+        # A word-level table's entries are its words; the dictionary judges a tokenizer's pieces.
+        self.words = None if model.vocab.word_level else dictionary()
+
+    def direction(self, members: np.ndarray) -> np.ndarray:
+        centre = self.units[members].mean(0)
+        return centre / max(float(np.linalg.norm(centre)), 1e-30)
+
+    def describe(self, members: np.ndarray) -> Cluster:
+        ranked = members[np.argsort(-(self.units[members] @ self.direction(members)), kind="stable")]
+        label, words = name_of(ranked, self.kinds, self.texts, self.labels, self.words)
+        examples = readable(ranked, self.kinds, self.texts) or ranked.tolist()
+        return Cluster(int(len(members)), label, examples[:EXAMPLES], words)
 
 
-def _readable(ranked: np.ndarray, kinds: np.ndarray, texts: list[str]) -> list[int]:
-    """The members worth showing: no special tokens, byte pieces or bare spaces."""
-    return [int(i) for i in ranked
-            if kinds[i] not in UNREADABLE and not (kinds[i] == PUNCTUATION and texts[i].strip() == "")]
+def coarse_groups(directions: np.ndarray, sizes: np.ndarray, groups: int = COARSE_GROUPS) -> np.ndarray:
+    """The coarse group of each fine cluster, numbered by size (0 the largest): Ward's
+    agglomeration of the clusters' unit mean directions (on unit vectors Euclidean distance
+    follows cosine), cut into at most `groups`."""
+    n = len(directions)
+    if n <= groups:
+        return np.arange(n, dtype=np.int32)
+    from scipy.cluster.hierarchy import fcluster, linkage
 
-
-def _fit(candidates: list[str], room: int) -> str:
-    """The first few candidates that fit in `room` characters, skipping a long one for a
-    shorter one further down; at least one, whole, even if it alone is longer."""
-    chosen: list[str] = []
-    seen: set[str] = set()
-    used = -1  # no space before the first
-    for word in candidates[:NAME_CANDIDATES]:
-        if word.casefold() in seen or used + 1 + len(word) > room:
-            continue
-        chosen.append(word)
-        seen.add(word.casefold())
-        used += 1 + len(word)
-        if len(chosen) == NAME_WORDS:
-            break
-    return " ".join(chosen or [min(candidates[:NAME_CANDIDATES], key=len)])
+    found = fcluster(linkage(directions.astype(np.float64), method="ward"), groups, criterion="maxclust") - 1
+    totals = np.bincount(found, weights=sizes)
+    renumber = np.empty(len(totals), dtype=np.int32)
+    renumber[np.argsort(-totals, kind="stable")] = np.arange(len(totals), dtype=np.int32)
+    return renumber[found]

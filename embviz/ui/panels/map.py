@@ -116,7 +116,8 @@ class MapPanel(QWidget):
         self.fit_button.setToolTip("Show every point (Home)")
         self.fit_button.clicked.connect(self.view.fit)
         self.labels_box = QCheckBox("Labels")
-        self.labels_box.setToolTip("Label the highlighted tokens, and every token once about 200 or fewer are in view")
+        self.labels_box.setToolTip("Label the highlighted tokens, and every token once about 200 or fewer are in view; "
+                                   "coloured by cluster, name a few broad groups zoomed out, the clusters zoomed in")
         self.bindings.bind(self.labels_box, "labels_on")
         self.labels_box.toggled.connect(self.view.set_labels_on)
         self.progress = QProgressBar()
@@ -155,11 +156,16 @@ class MapPanel(QWidget):
                              (self.clusters_k, "clusters_k")):
             self.bindings.bind(widget, attr)
             (widget.valueChanged if widget is self.clusters_k else widget.currentIndexChanged).connect(self.apply_colour_by)
+        self.contours_box = QCheckBox("Contours")
+        self.contours_box.setToolTip("Outline where the points crowd: density contours under the map's points")
+        self.bindings.bind(self.contours_box, "contours")
+        self.state.events.contours.connect(self.view.set_contours_on)  # the box, or a restored session
         self.drag_mode = combo(DRAG_MODES)
         self.drag_mode.setToolTip("Pan the map, or select the points inside a rectangle or a lasso you draw")
         self.bindings.bind(self.drag_mode, "drag_mode")
         self.state.events.drag_mode.connect(self._drag_mode_changed)
-        return [QLabel("Colour by"), self.colour_by, self.cluster_method, self.clusters_k, self.drag_mode]
+        return [QLabel("Colour by"), self.colour_by, self.cluster_method, self.clusters_k, self.contours_box,
+                self.drag_mode]
 
     def _search_controls(self) -> QWidget:
         """Find tokens with its two switches, in one box so a wrapping row keeps them together."""
@@ -268,7 +274,7 @@ class MapPanel(QWidget):
 
     def _restore(self, saved: MapState) -> None:
         for name in ("method", "subset", "limit", "labels_on", "search", "regex", "substring", "axis_x", "axis_y",
-                     "colour_by", "cluster_method", "clusters_k", "drag_mode", "selection"):
+                     "colour_by", "cluster_method", "clusters_k", "drag_mode", "selection", "contours"):
             setattr(self.state, name, getattr(saved, name))
         self.bindings.push()
         self._show_axes_fields()
@@ -461,7 +467,8 @@ class MapPanel(QWidget):
         self.cancel_button.setEnabled(self.progress.isVisible())
         codes, table, legend = colouring.cluster_colours(found.codes, found.clusters, found.method, found.k)
         self.view.set_colours(codes, table, legend)
-        self.view.set_cluster_labels(colouring.cluster_centres(codes, self.view.coords, found.clusters, table))
+        self.view.set_cluster_labels(colouring.cluster_centres(codes, self.view.coords, found.clusters, table),
+                                     colouring.coarse_centres(codes, self.view.coords, found.coarse, found.coarse_of))
         self.statusMessage.emit(clusters_summary(found))
 
     # --- selection ------------------------------------------------------------------------------

@@ -50,13 +50,26 @@ def cluster_colours(codes: np.ndarray, clusters: list, method: str, k: int | Non
 
 
 def cluster_centres(codes: np.ndarray, coords: np.ndarray, clusters: list, table: list[QColor]) -> list[tuple[str, float, float, QColor]]:
-    """Each cluster's name at the median of its points on this map, largest cluster first."""
+    """Each cluster's name at the median of its points on this map, the most important
+    first: those named by words, largest first, then those of word pieces ("fragments: …"),
+    which take room from a word's name only where there is room to spare."""
     out = []
     order = np.argsort(codes, kind="stable")
     bounds = np.searchsorted(codes[order], np.arange(len(clusters) + 1))
-    for c, cluster in enumerate(clusters):
+    ranked = sorted(range(len(clusters)), key=lambda c: not getattr(clusters[c], "readable", True))
+    for c in ranked:
         rows = order[bounds[c]:bounds[c + 1]]
         if len(rows):
             x, y = np.median(coords[rows], axis=0).tolist()
-            out.append((cluster.label, x, y, table[c]))
+            out.append((clusters[c].label, x, y, table[c]))
     return out
+
+
+def coarse_centres(codes: np.ndarray, coords: np.ndarray, coarse: list, coarse_of: np.ndarray,
+                   ) -> list[tuple[str, float, float, QColor]]:
+    """Each coarse group's name at the median of its points on this map, largest first (a
+    map seen whole names these, not its many clusters)."""
+    if not len(coarse):
+        return []
+    groups = np.where(codes >= 0, np.asarray(coarse_of)[np.maximum(codes, 0)], -1)
+    return cluster_centres(groups, coords, coarse, [style.SELECT_COLOR] * len(coarse))
