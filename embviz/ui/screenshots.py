@@ -30,9 +30,10 @@ def _lesson_steps(app, window, save) -> None:
     """Help ▸ Lessons, each step as a teacher would click it: lesson_01.png, lesson_02.png…"""
     from embviz.state.lesson_tour import STEPS
 
-    tabs = (lambda: window.map_panel.view.ids.size > 0, lambda: window.neighbours.table.rowCount() > 0,
-            lambda: window.analogies.table.rowCount() > 0,
-            lambda: bool(window.logits.results) or bool(window.logits.message.text()))
+    tabs = {0: lambda: window.map_panel.view.ids.size > 0, 1: lambda: window.neighbours.table.rowCount() > 0,
+            2: lambda: window.analogies.table.rowCount() > 0,
+            3: lambda: bool(window.logits.results) or bool(window.logits.message.text()),
+            7: lambda: window.compare.dominoes.columns[1].rowCount() > 0 or bool(window.compare.message.text())}
     window.show_lessons()
     for i, step in enumerate(STEPS):
         window.go_to_step(i)

@@ -58,6 +58,8 @@ class LessonsMixin:
             self.analogies.variants.setChecked(False)
             self.analogies.exclude.setChecked(setup["exclude"])
             self.analogies.set_words(*setup["analogy"])
+        if "compare" in setup:
+            self.lesson_compare(setup["compare"], setup["k"], setup["focus"])
         ids = setup.get("rows")
         if ids:
             self.map_panel.view.set_selected(list(ids))
