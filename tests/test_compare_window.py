@@ -190,3 +190,20 @@ def test_the_lesson_step_says_the_numbers_the_tool_computes(qtbot, window):
     only_a = [row[0] for row in panel.dominoes.columns[1].rows]
     only_b = [row[0] for row in panel.dominoes.columns[2].rows]
     assert {"␣marches", "␣procession", "␣parade"} <= set(only_a) and {"␣April", "␣June", "␣July"} <= set(only_b)
+
+
+@pytest.mark.default_model
+def test_file_compare_with_offers_a_file_and_the_examples(qtbot, smol, tmp_path, monkeypatch):
+    from embviz.core.lessons import EXAMPLES
+    from embviz.ui import window_compare
+    from test_gui import menu_action
+
+    compare_menu = menu_action(smol.menuBar(), "Compare with…").menu()
+    titles = [action.text() for action in compare_menu.actions()]
+    assert {"File…", "Folder…", "Hub id…"} <= set(titles) and all(e[3] in titles for e in EXAMPLES.values())
+    second = small_second_model(smol, tmp_path)
+    monkeypatch.setattr(window_compare.QFileDialog, "getOpenFileName", lambda *args, **kwargs: (second, ""))
+    menu_action(compare_menu, "File…").trigger()
+    panel = smol.compare
+    wait_for(qtbot, lambda: panel.view is not None, 120_000)
+    assert smol.tabs.currentWidget() is panel and panel.state.source == second and panel.show_rule.isVisible()

@@ -217,6 +217,3 @@ class CompareState:
     low: float = 0.0  # the brushed score range, inclusive
     high: float = 1.0
     order: str = "ascending"  # least alike first; or "descending"
-
-    def in_range(self, score: float) -> bool:
-        return self.low <= score <= self.high

@@ -195,7 +195,7 @@ class ComparePanel(QWidget):
         self.progress.setValue(0)
         self._busy(True)
         self.request_id = self.submit(rq.Compare(k=self.state.k), Reply(
-            self.on_result, self._failed, lambda rid: self._ended(rid, "The comparison was cancelled."),
+            self.on_result, self._ended, lambda rid: self._ended(rid, "The comparison was cancelled."),
             lambda rid, *rest: rid == self.request_id and self.progressed(rid, *rest)))
 
     def cancel_running(self) -> None:
@@ -233,9 +233,6 @@ class ComparePanel(QWidget):
     def _token_failed(self, rid: int, message: str) -> None:
         if rid == self.token_id:
             self.dominoes.clear(message)
-
-    def _failed(self, rid: int, message: str) -> None:
-        self._ended(rid, message)
 
     def _ended(self, rid: int, message: str) -> None:
         if rid == self.request_id:
