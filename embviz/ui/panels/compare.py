@@ -156,7 +156,8 @@ class ComparePanel(QWidget):
 
     def opening(self, name: str) -> None:
         self.message.setText("")
-        self.source.setText(f"Opening {name} to compare with {self.names[0]}…")
+        if self.view is None:  # a comparison on screen stays described until another replaces it
+            self.source.setText(f"Opening {name} to compare with {self.names[0]}…")
         self.progress.setValue(0)
         self._busy(True)
 
