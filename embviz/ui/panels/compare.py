@@ -10,7 +10,8 @@ from dataclasses import fields
 import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QComboBox, QHBoxLayout, QHeaderView, QLabel, QMessageBox, QProgressBar, QPushButton, QSizePolicy, QSpinBox, QToolButton, QVBoxLayout, QWidget,
+    QComboBox, QHBoxLayout, QHeaderView, QLabel, QMessageBox, QProgressBar, QPushButton, QSizePolicy, QSpinBox,
+    QToolButton, QVBoxLayout, QWidget,
 )
 
 from embviz.bridge import requests as rq
@@ -254,7 +255,8 @@ class ComparePanel(QWidget):
         self.table.fill([(self.labels[int(view.ids_a[p])], float(view.jaccard[p])) for p in shown],
                         [int(view.ids_a[p]) for p in shown])
         more = f", {LIST_LIMIT:,} listed" if len(positions) > LIST_LIMIT else ""
-        self.shown.setText(f"{len(positions):,} words in {state.low:.2f}–{state.high:.2f}{more}. Drag the band to choose.")
+        self.shown.setText(f"{len(positions):,} words in {state.low:.2f}–{state.high:.2f}{more}. "
+                           "Drag the band to choose.")
 
     def table_rows(self) -> tuple[list[str], list[tuple]] | None:
         """Every listed word (the whole brushed range, past the list's limit) with its score
