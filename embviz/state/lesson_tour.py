@@ -16,7 +16,7 @@ class LessonStep:
     title: str
     text: str  # two or three sentences, with the lesson's own numbers
     model: str | None  # the source to open: a lesson name, or None for the default model
-    tab: int  # 0 map, 1 neighbours, 2 analogies, 3 logits
+    tab: int  # 0 map, 1 neighbours, 2 analogies, 3 logits, 7 compare
     setup: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -60,6 +60,12 @@ STEPS: tuple[LessonStep, ...] = (
                "arrows man→king and woman→queen that the analogy says are parallel; the Analogies tab lists the "
                "runners-up.",
                DEFAULT, 0, {"analogy": ("king", "man", "woman"), "exclude": True}),
+    LessonStep("004", "Two models, one word",
+               "SmolLM2's input table against GloVe, word vectors from 2014: of the 23,172 words they share, each "
+               "is scored by the share of its k = 50 nearest neighbours the two agree on. ␣march scores 0.00: "
+               "marches, procession, parade in SmolLM2, april, june, july in GloVe. ␣bush (0.00: shrubs or "
+               "clinton) and ␣turkey (0.00: poultry or syria) split the same way.",
+               DEFAULT, 7, {"compare": "glove-6b-50d", "k": 50, "focus": "march"}),
     LessonStep("004", "The capital of France is",
                "The output head scores every token with a dot product: the logits. Softmax turns them into "
                "probabilities over the whole vocabulary; ␣Paris comes first.",

@@ -24,7 +24,7 @@ from embviz.core.readers.regular_file import npy_from_bytes, open_regular, shown
 from embviz.state.settings import atomic_write_bytes
 from embviz.state.tabs import (
     FIRST_ROWS,
-    AnalogyState, DriftState, LensState, LogitsState, MapState, NeighboursState, ProjectionState, PromptState, VectorsState,
+    AnalogyState, CompareState, DriftState, LensState, LogitsState, MapState, NeighboursState, ProjectionState, PromptState, VectorsState,
     WordSetsState,
 )
 
@@ -41,6 +41,7 @@ CHOICES = {
     (MapState, "drag_mode"): ("pan", "rect", "lasso"),
     (AnalogyState, "method"): ("add", "mul"),
     (NeighboursState, "by"): ("cosine", "dot"),
+    (CompareState, "order"): ("ascending", "descending"),
 }
 # The numbers a session may hold, inclusive: the window's own limits, with room to spare, so a
 # file cannot ask for a billion neighbours or an unreadable text size.
@@ -52,6 +53,9 @@ RANGES = {
     (LogitsState, "k"): (1, 10_000),
     (LogitsState, "temperature"): (0.01, 100.0),
     (DriftState, "layer"): (-1, 100_000),
+    (CompareState, "k"): (5, 250),
+    (CompareState, "low"): (0.0, 1.0),
+    (CompareState, "high"): (0.0, 1.0),
 }
 TAB_RANGE = (0, 99)
 TEXT_SCALE_RANGE = (0.5, 4.0)
@@ -90,6 +94,7 @@ class Session:
     vectors: VectorsState = field(default_factory=VectorsState)
     lens: LensState = field(default_factory=LensState)
     drift: DriftState = field(default_factory=DriftState)
+    compare: CompareState = field(default_factory=CompareState)  # the second model is opened again from its source
     custom_sets: dict[str, list[str]] = field(default_factory=dict)  # the user's word sets, by name
     tab: int = 0
     text_scale: float = 1.0
@@ -138,6 +143,7 @@ def _to_json(session: Session) -> dict[str, Any]:
         "vectors": asdict(session.vectors),
         "lens": asdict(session.lens),
         "drift": asdict(session.drift),
+        "compare": asdict(session.compare),
         "logits": {**{f.name: getattr(session.logits, f.name) for f in fields(LogitsState) if f.name != "prompt"},
                    "prompt": [[text, token_id] for text, token_id in session.logits.prompt.parts]},
     }
@@ -239,6 +245,12 @@ def _from_json(doc: Any, arrays: dict[str, np.ndarray] | None) -> Session:
         raise SessionError("neighbours.query is not a token id of this model")
     neighbours_state.query = query
 
+    compare = _obj(doc, "compare")  # absent in sessions from before the Compare tab: the defaults
+    compare_state = CompareState(**_simple_fields(CompareState, compare, "compare"))
+    compare_state.source = compare.get("source")
+    if compare_state.source is not None and not isinstance(compare_state.source, str):
+        raise SessionError("compare.source is not text")
+
     custom = doc.get("custom_sets", {})
     if not isinstance(custom, dict) or not all(
         isinstance(k, str) and isinstance(v, list) and all(isinstance(w, str) for w in v) for k, v in custom.items()
@@ -254,7 +266,7 @@ def _from_json(doc: Any, arrays: dict[str, np.ndarray] | None) -> Session:
         analogies=AnalogyState(**_simple_fields(AnalogyState, _obj(doc, "analogies"), "analogies")),
         logits=logits_state, vectors=VectorsState(**_simple_fields(VectorsState, _obj(doc, "vectors"), "vectors")),
         lens=LensState(**_simple_fields(LensState, _obj(doc, "lens"), "lens")),
-        drift=DriftState(**_simple_fields(DriftState, _obj(doc, "drift"), "drift")),
+        drift=DriftState(**_simple_fields(DriftState, _obj(doc, "drift"), "drift")), compare=compare_state,
         custom_sets={k: list(v) for k, v in custom.items()}, tab=tab, text_scale=float(scale),
     )
 

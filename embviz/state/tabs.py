@@ -15,6 +15,8 @@ from psygnal import evented
 CLUSTERS_K = 50  # k-means clusters
 FIRST_ROWS = 5000  # Rows ▸ First N ids
 SEARCH_LIMIT = 500  # search hits marked on the map
+COMPARE_K_RANGE = (5, 250)  # neighbours per token in a comparison (core.compare.K_RANGE, which needs torch)
+COMPARE_K = 50
 
 
 @dataclass
@@ -202,3 +204,17 @@ class DriftState:
     word: str = "bank"
     sentences: str = "I sat on the river bank.\nShe paid the cash into the bank."  # one per line
     layer: int = -1  # where the nearest vocabulary rows are listed; −1: the last block
+
+
+@evented
+@dataclass
+class CompareState:
+    """The Compare tab: the second model, how many neighbours each token's score counts,
+    the token whose neighbours are shown, the score range brushed, the list's order."""
+
+    source: str | None = None  # how the second model was opened; None while there is none
+    k: int = COMPARE_K
+    token: str = ""  # the focused token, as matched in both models ("march")
+    low: float = 0.0  # the brushed score range, inclusive
+    high: float = 1.0
+    order: str = "ascending"  # least alike first; or "descending"

@@ -20,6 +20,7 @@ from embviz.state.session import Session
 from embviz.state.settings import Settings
 from embviz.ui import style
 from embviz.ui.panels.analogies import AnalogyPanel
+from embviz.ui.panels.compare import ComparePanel
 from embviz.ui.panels.drift import DriftPanel
 from embviz.ui.panels.lessons import LessonsPanel
 from embviz.ui.panels.logits import LogitsPanel
@@ -32,6 +33,7 @@ from embviz.ui.widgets import ElidedLabel, MessageLabel
 from embviz.bridge.worker import ComputeWorker, Reply
 from embviz.state.word_sets import preset_word_sets
 from embviz.ui.window_lessons import LESSONS_MAX_SHARE
+from embviz.ui.window_compare import CompareMixin
 from embviz.ui.window_files import FilesMixin
 from embviz.ui.window_lessons import LessonsMixin
 from embviz.ui.window_menus import MenusMixin
@@ -41,7 +43,7 @@ from embviz.ui.window_tabs import SHORT_TAB_NAMES, TAB_NAMES, PanelTabs
 STATUS_BAR_SLACK = 60  # pixels of the status bar that are not the two labels
 
 
-class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, QMainWindow):
+class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMixin, QMainWindow):
     def __init__(self, worker: ComputeWorker | None = None, settings: Settings | None = None, device: str = "auto") -> None:
         super().__init__()
         self.setWindowTitle("embviz")
@@ -53,6 +55,7 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, QMainWindo
         self.summary = None
         self.generation = 0  # the model generation on screen
         self.load_id = 0
+        self.compare_id = 0  # the newest LoadComparison
         self.loading_source: str | None = None
         self.model_source: str | None = None  # how the model on screen was opened
         self._session: tuple[int, Session, str] | None = None  # (load id, session, file name) being opened
@@ -80,8 +83,10 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, QMainWindo
         self.vectors = VectorsPanel(submit)
         self.lens = LensPanel(submit, cancel, self.language_model)
         self.drift = DriftPanel(submit, cancel, self.language_model)
+        self.compare = ComparePanel(submit, cancel)
         self.tabs = PanelTabs()
-        panels = (self.map_panel, self.neighbours, self.analogies, self.logits, self.vectors, self.lens, self.drift)
+        panels = (self.map_panel, self.neighbours, self.analogies, self.logits, self.vectors, self.lens, self.drift,
+                  self.compare)
         for panel, name, short in zip(panels, TAB_NAMES, SHORT_TAB_NAMES):
             self.tabs.add_panel(panel, name, short)
         self.setCentralWidget(self.tabs)
@@ -104,6 +109,9 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, QMainWindo
         self.neighbours.highlight.connect(self._highlight)
         self.neighbours.statusMessage.connect(self.show_message)
         self.analogies.highlight.connect(self._highlight)
+        self.compare.highlight.connect(self._highlight)
+        self.compare.focusToken.connect(self.focus_token)
+        self.compare.statusMessage.connect(self.show_message)
         self.analogies.showArrows.connect(
             lambda pairs: self.map_panel.view.set_arrows([(a, b, style.ARROW_COLORS[i % 2]) for i, (a, b) in enumerate(pairs)])
         )
@@ -160,7 +168,7 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, QMainWindo
     def cancel_running(self) -> None:
         """Esc: stop the long job, whichever it is (a map, the benchmark, a model being opened or built)."""
         for channel in (rq.Project.channel, rq.Clusters.channel, rq.Benchmark.channel, rq.LoadLanguageModel.channel,
-                        rq.LoadModel.channel):
+                        rq.LoadModel.channel, rq.Compare.channel, rq.LoadComparison.channel):
             self.worker.cancel(channel)
 
     # --- loading ----------------------------------------------------------------------------
@@ -250,6 +258,7 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, QMainWindo
         self.vectors.on_model(summary, session and session.vectors)
         self.lens.on_model(summary, session and session.lens)
         self.drift.on_model(summary, session and session.drift)
+        self.compare.on_model(summary, session and session.compare)
         if summary.info["notes"]:
             self.show_message("   •   ".join(summary.info["notes"]), 30000)
         if self.loading_source:
@@ -296,6 +305,13 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, QMainWindo
     def _token_clicked(self, token_id: int) -> None:
         self.neighbours.show_token(token_id)
         self.map_panel.view.set_selected([token_id])
+
+    def focus_token(self, token_id: int) -> None:
+        """A token made the focus from another tab: the Neighbours tab's word, ringed and shown on the map."""
+        self._token_clicked(token_id)
+        self.map_panel.view.reveal(token_id)
+        self.show_message(f"{self.summary.labels[token_id]} is the focus: its neighbours in the Neighbours tab, "
+                          "ringed on the map.")
 
     def closeEvent(self, event) -> None:
         if self.analogies.bench_window is not None:

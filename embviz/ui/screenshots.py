@@ -30,9 +30,10 @@ def _lesson_steps(app, window, save) -> None:
     """Help ▸ Lessons, each step as a teacher would click it: lesson_01.png, lesson_02.png…"""
     from embviz.state.lesson_tour import STEPS
 
-    tabs = (lambda: window.map_panel.view.ids.size > 0, lambda: window.neighbours.table.rowCount() > 0,
-            lambda: window.analogies.table.rowCount() > 0,
-            lambda: bool(window.logits.results) or bool(window.logits.message.text()))
+    tabs = {0: lambda: window.map_panel.view.ids.size > 0, 1: lambda: window.neighbours.table.rowCount() > 0,
+            2: lambda: window.analogies.table.rowCount() > 0,
+            3: lambda: bool(window.logits.results) or bool(window.logits.message.text()),
+            7: lambda: window.compare.dominoes.columns[1].rowCount() > 0 or bool(window.compare.message.text())}
     window.show_lessons()
     for i, step in enumerate(STEPS):
         window.go_to_step(i)
@@ -232,6 +233,22 @@ def _model_tabs(demo: Demo, text_size: float) -> None:
     style.set_text_scale(text_size)
 
 
+def _compare_tab(demo: Demo) -> None:
+    """compare.png: SmolLM2 against GloVe, the list brushed to the most alike; compare_token.png:
+    ␣march's neighbours in the two (none in common). Without GloVe, the tab's one sentence why."""
+    window, panel = demo.window, demo.window.compare
+    panel.state.token = "march"
+    window.open_comparison("glove-6b-50d")
+    demo.wait(lambda: (panel.view is not None and panel.dominoes.columns[1].rowCount() > 0) or panel.message.text(),
+              "the comparison")
+    demo.save("compare_token")
+    panel.state.order = "descending"
+    panel.histogram.brush.setRegion((0.3, 1.0))  # as a drag of the band ends
+    demo.wait(lambda: True, "the list")
+    demo.save("compare")
+    panel.state.low, panel.state.order = 0.0, "ascending"
+
+
 def _lesson_model(demo: Demo) -> None:
     """lesson_map.png: toy4's four big labelled markers."""
     window, panel = demo.window, demo.window.map_panel
@@ -290,6 +307,7 @@ def run_screenshots(out: str, model: str | None = None, device: str = "auto", te
     window.map_panel.view.zoom_to(window.map_panel.view._selected)  # the analogy's words, as the session keeps them
     demo.wait(lambda: True, "the zoom")
     session = window.save_session(folder / "demo.embviz")
+    _compare_tab(demo)  # after the session, whose restoring is timed without a second model
     _tsne_live(app, window, demo.save)  # after the session: it keeps the PCA map
     _lesson_model(demo)
     _lesson_steps(app, window, demo.save)

@@ -62,6 +62,8 @@ class LessonsMixin:
             state.exclude_inputs = setup["exclude"]
             state.a, state.b, state.c = setup["analogy"]
             self.analogies.run()
+        if "compare" in setup:
+            self.lesson_compare(setup["compare"], setup["k"], setup["focus"])
         ids = setup.get("rows")
         if ids:
             self.map_panel.view.set_selected(list(ids))

@@ -14,7 +14,7 @@ from embviz.ui.window_tabs import TAB_NAMES, WINDOW_KEYS, WindowKeys
 
 
 HELP_KEYS = (
-    ("Ctrl+1 … Ctrl+7", "the Map, Neighbours, Analogies, Next-token logits, Vectors, Logit lens and Drift tabs"),
+    ("Ctrl+1 … Ctrl+8", "the Map, Neighbours, Analogies, Next-token logits, Vectors, Logit lens, Drift and Compare tabs"),
     ("Ctrl+F", "find tokens on the map"),
     ("Esc", "cancel the running job (a map, the benchmark, opening a model)"),
     ("Home", "fit the map to every point"),
@@ -56,6 +56,7 @@ class MenusMixin:
             action = QAction(title, self)
             action.triggered.connect(lambda _checked=False, n=name: self.open_model(n))
             examples.addAction(action)
+        self._build_compare_menu(file_menu)
         file_menu.addSeparator()
         self._action(file_menu, "Save session…", QKeySequence.StandardKey.Save, self.save_session_dialog)
         self._action(file_menu, "Open session…", "Ctrl+Shift+O", self.open_session_dialog)

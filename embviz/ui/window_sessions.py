@@ -28,6 +28,7 @@ class SessionsMixin:
             model=ModelRef(source=source, name=self.summary.info["name"], fingerprint=self.summary.fingerprint),
             map=self.map_panel.snapshot(), neighbours=self.neighbours.state, analogies=self.analogies.state,
             logits=self.logits.state, vectors=self.vectors.state, lens=self.lens.state, drift=self.drift.state,
+            compare=self.compare_snapshot(),
             custom_sets=custom, tab=self.tabs.currentIndex(),
             text_scale=style.text_scale(),
         )
@@ -86,6 +87,8 @@ class SessionsMixin:
         style.set_text_scale(session.text_scale)  # first: the map's zoom is set for the layout it makes
         self._show_model(summary, session)
         self.tabs.setCurrentIndex(min(max(session.tab, 0), self.tabs.count() - 1))
+        if session.compare.source is not None:
+            self.open_comparison(session.compare.source, show=False)
         self.show_message(f"Session {name} restored: {summary.info['name']}, " + (
             f"the map of {len(session.map.projection.ids):,} rows as saved" if session.map.projection is not None
             else "no saved map (drawing one)") + (f". {problems}" if problems else "."), 20000)

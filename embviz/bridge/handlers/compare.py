@@ -74,6 +74,9 @@ class CompareView:
     ids_b: np.ndarray
     jaccard: np.ndarray
     procrustes: np.ndarray | None
+    words: list[str]  # each shared token as matched ("march"): what CompareToken accepts for any of them
+    neighbours_a: np.ndarray  # (n, k) positions into the shared tokens, nearest first: the window exports them
+    neighbours_b: np.ndarray
 
     def as_dict(self) -> dict:
         return {"shared": self.shared, "only_a": self.only_a, "only_b": self.only_b, "k": self.k,
@@ -114,6 +117,7 @@ def compare_models(pair: ModelPair, request: rq.Compare, progress: ProgressFn) -
         most_similar=[_score(pair, result, int(i)) for i in most[:EXTREMES]],
         tokens=[_dominoes_view(pair, dominoes(i, result.neighbours_a[i], result.neighbours_b[i])) for i in asked],
         ids_a=shared.ids_a, ids_b=shared.ids_b, jaccard=result.jaccard, procrustes=result.procrustes,
+        words=list(shared.words), neighbours_a=result.neighbours_a, neighbours_b=result.neighbours_b,
     )
 
 

@@ -1,0 +1,278 @@
+"""Compare tab: how alike two models' neighbourhoods are, token by token (MIT's Embedding
+Comparator, exact and for every shared token). The second model is opened from
+File ▸ Compare with…; the histogram's brush filters the list; a chosen token shows its
+neighbours in both, only in A and only in B; a double-click makes it the focus everywhere."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+import numpy as np
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox, QHBoxLayout, QHeaderView, QLabel, QMessageBox, QProgressBar, QPushButton, QSizePolicy, QSpinBox,
+    QToolButton, QVBoxLayout, QWidget,
+)
+
+from embviz.bridge import requests as rq
+from embviz.bridge.worker import Reply
+from embviz.state.tabs import COMPARE_K_RANGE, CompareState
+from embviz.ui import style
+from embviz.ui.binding import Bindings
+from embviz.ui.panels.compare_parts import LIST_LIMIT, Dominoes, listed_positions, neighbour_lists
+from embviz.ui.plots.score_histogram import ScoreHistogram
+from embviz.ui.widgets import ResultsTable
+
+MEANING = ("Score: the share of a word's k nearest neighbours the two models agree on (in both ÷ in either: "
+           "1 = the same neighbours, 0 = none in common).")
+NO_SECOND = "No second model yet: File ▸ Compare with… opens one beside this model."
+
+
+class ComparePanel(QWidget):
+    focusToken = Signal(int)  # a token id of the first model to make the focus everywhere
+    highlight = Signal(list)
+    statusMessage = Signal(str)
+
+    def __init__(self, submit, cancel, parent=None) -> None:
+        super().__init__(parent)
+        self.submit, self.cancel = submit, cancel
+        self.state = CompareState()
+        self.view = None  # the last CompareView, None until one is computed
+        self.labels: list[str] = []
+        self.names = ("", "")  # A's and B's model names
+        self.request_id = self.token_id = 0
+        self._build_controls()
+        self._build_body()
+        self._lay_out()
+        self._connect()
+        self.reset(NO_SECOND)
+
+    # --- building ------------------------------------------------------------------------------
+    def _build_controls(self) -> None:
+        self.k = QSpinBox()
+        self.k.setRange(*COMPARE_K_RANGE)
+        self.k.setPrefix("k = ")
+        self.k.setToolTip("How many nearest neighbours of each word the score compares (5–250)")
+        self.go = QPushButton("Compare")
+        self.go.clicked.connect(self.run)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.progress.setMaximumWidth(220)
+        self.stop = QPushButton("Cancel")
+        self.stop.clicked.connect(self.cancel_running)
+        self.source = QLabel("")  # which models, and what they share
+        self.meaning = QLabel(MEANING)
+        # The rule is a few long sentences: on a projector they are shown when asked for.
+        self.rule = ""
+        self.show_rule = QToolButton()
+        self.show_rule.setText("How words are matched")
+        self.show_rule.clicked.connect(self.explain_rule)
+        self.message = QLabel("")
+        self.message.setStyleSheet(style.ERROR_STYLE)
+        style.use_font(self.message)  # with a style sheet it would not follow the text size
+        for label in (self.source, self.meaning, self.message):
+            label.setWordWrap(True)
+
+    def _build_body(self) -> None:
+        self.histogram = ScoreHistogram()
+        self.histogram.setToolTip("Drag the shaded band, or its edges, to list only the words scoring in it")
+        self.order = QComboBox()
+        self.order.addItem("Lowest first", "ascending")
+        self.order.addItem("Highest first", "descending")
+        self.shown = QLabel("")
+        self.shown.setWordWrap(True)
+        self.table = ResultsTable(["token", "score"])
+        self.table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        self.table.setToolTip("Click: its neighbours in both models. Double-click: the focus in every tab and on the map.")
+        self.dominoes = Dominoes()
+
+    def _lay_out(self) -> None:
+        """The sentences and controls beside the histogram; below them the list and the
+        dominoes, side by side: on a 700-pixel screen at 150 % each keeps a few whole rows."""
+        controls = QHBoxLayout()
+        for widget in (self.k, self.go, self.order, self.progress, self.stop):
+            controls.addWidget(widget)
+        controls.addStretch(1)
+        text = QVBoxLayout()
+        for label in (self.meaning, self.source):
+            text.addWidget(label)
+        text.addLayout(controls)
+        text.addStretch(1)
+        plot = QVBoxLayout()
+        for widget in (self.histogram, self.shown, self.show_rule):
+            plot.addWidget(widget)
+        top = QHBoxLayout()
+        top.addLayout(text, 2)
+        top.addLayout(plot, 1)
+        body = QHBoxLayout()
+        for widget, stretch in ((self.table, 1), (self.dominoes, 3)):
+            widget.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Expanding)  # shares by stretch alone
+            body.addWidget(widget, stretch)
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(self.message)
+        layout.addLayout(body, 1)
+
+    def _connect(self) -> None:
+        self.bindings = Bindings(self.state)
+        self.bindings.bind(self.k, "k")
+        self.bindings.bind(self.order, "order")
+        self.histogram.rangeChosen.connect(self.set_range)
+        for event in (self.state.events.low, self.state.events.high):
+            event.connect(lambda *_: self.histogram.set_region(self.state.low, self.state.high))
+        for event in (self.state.events.low, self.state.events.high, self.state.events.order):
+            event.connect(lambda *_: self.fill_list())
+        self.table.tokenClicked.connect(self._token_clicked)
+        self.table.cellDoubleClicked.connect(lambda row, _col: self.focusToken.emit(self.table.ids[row]))
+
+    # --- the window's calls ------------------------------------------------------------------------
+    def reset(self, text: str) -> None:
+        """No comparison on screen (none yet, or the one shown was dropped): `text` says why."""
+        self.view = None
+        self.request_id = self.token_id = 0
+        self.source.setText(text)
+        self.rule = ""
+        self.show_rule.setVisible(False)
+        self.histogram.set_scores(np.zeros(0))
+        self._position: dict[int, int] = {}  # token id of A → its place among the shared words
+        self.table.fill([], [])
+        self.shown.setText("")
+        self.dominoes.clear("Click a token in the list to see its neighbours in both models.")
+        self.go.setEnabled(False)
+        self._busy(False)
+
+    def on_model(self, summary, restore: CompareState | None = None) -> None:
+        """A new first model: any comparison belonged to the old one (the worker dropped it)."""
+        dropped = self.state.source is not None and restore is None
+        self.labels = summary.labels
+        self.names = (summary.info["name"], "")
+        self.message.setText("")
+        if restore is not None:
+            for f in fields(CompareState):
+                setattr(self.state, f.name, getattr(restore, f.name))
+            self.bindings.push()
+        self.state.source = None  # the second model open now: the window opens a session's again
+        self.reset("The comparison was dropped: a new first model is open. File ▸ Compare with… compares again."
+                   if dropped else NO_SECOND)
+
+    def opening(self, name: str) -> None:
+        self.message.setText("")
+        if self.view is None:  # a comparison on screen stays described until another replaces it
+            self.source.setText(f"Opening {name} to compare with {self.names[0]}…")
+        self.progress.setValue(0)
+        self._busy(True)
+
+    def open_failed(self, message: str) -> None:
+        self._busy(False)
+        self.message.setText(message)
+        if self.view is None:
+            self.source.setText(NO_SECOND)
+
+    def on_comparison(self, source: str, summary) -> None:
+        """A second model opened beside the first: its counts at once, then every score."""
+        self.reset(f"A ({self.names[0]}) and B ({summary.info['name']}) share {summary.shared:,} words; left out: "
+                   f"{summary.only_a:,} tokens of A, {summary.only_b:,} of B.")
+        self.state.source = source
+        self.names = (self.names[0], summary.info["name"])
+        self.rule = " ".join([f"Matching: {summary.rule}", *summary.notes])
+        self.show_rule.setVisible(True)
+        self.go.setEnabled(True)
+        self.run()
+
+    def explain_rule(self) -> None:
+        box = QMessageBox(QMessageBox.Icon.Information, "How words are matched", self.rule,
+                          QMessageBox.StandardButton.Close, self)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()  # not modal: the window stays usable
+
+    def progressed(self, rid: int, fraction: float, stage: str, _preview=None) -> None:
+        self.progress.setValue(int(fraction * 1000))
+        self.progress.setFormat(stage or "%p%")
+
+    # --- requests ----------------------------------------------------------------------------------
+    def run(self) -> None:
+        if self.state.source is None:
+            return
+        self.message.setText("")
+        self.progress.setValue(0)
+        self._busy(True)
+        self.request_id = self.submit(rq.Compare(k=self.state.k), Reply(
+            self.on_result, self._ended, lambda rid: self._ended(rid, "The comparison was cancelled."),
+            lambda rid, *rest: rid == self.request_id and self.progressed(rid, *rest)))
+
+    def cancel_running(self) -> None:
+        for channel in (rq.Compare.channel, rq.LoadComparison.channel):
+            self.cancel(channel)
+
+    def on_result(self, rid: int, view) -> None:
+        if rid != self.request_id:
+            return
+        self._busy(False)
+        self.view = view
+        self.histogram.set_scores(view.jaccard)
+        self.histogram.set_region(self.state.low, self.state.high)
+        self.fill_list()
+        self.statusMessage.emit(f"Compared at k = {view.k}: mean score {view.mean_jaccard:.3f}, "
+                                f"linear CKA {view.cka:.3f}.")
+        if self.state.token in view.words:
+            self.show_token(self.state.token)
+
+    def show_token(self, word: str) -> None:
+        """A shared word's dominoes (as matched: "march"); it becomes the tab's focused token."""
+        self.state.token = word
+        k = self.view.k if self.view is not None else self.state.k  # the k of the scores listed
+        self.token_id = self.submit(rq.CompareToken(token=word, k=k),
+                                    Reply(self._token_result, self._token_failed))
+
+    def _token_clicked(self, token_id: int) -> None:
+        self.show_token(self.view.words[self._position[token_id]])
+        self.highlight.emit([token_id])
+
+    def _token_result(self, rid: int, found) -> None:
+        if rid == self.token_id:
+            self.dominoes.show_view(found, self.view.k if self.view is not None else self.state.k)
+
+    def _token_failed(self, rid: int, message: str) -> None:
+        if rid == self.token_id:
+            self.dominoes.clear(message)
+
+    def _ended(self, rid: int, message: str) -> None:
+        if rid == self.request_id:
+            self._busy(False)
+            self.message.setText(message)
+
+    # --- the list ---------------------------------------------------------------------------------
+    def set_range(self, low: float, high: float) -> None:
+        self.state.low, self.state.high = min(low, high), max(low, high)
+
+    def fill_list(self) -> None:
+        if self.view is None:
+            return
+        view, state = self.view, self.state
+        positions = listed_positions(view.jaccard, view.ids_a, state.low, state.high, state.order == "descending")
+        self._position = {int(view.ids_a[p]): int(p) for p in positions}
+        shown = positions[:LIST_LIMIT]
+        self.table.fill([(self.labels[int(view.ids_a[p])], float(view.jaccard[p])) for p in shown],
+                        [int(view.ids_a[p]) for p in shown])
+        more = f", {LIST_LIMIT:,} listed" if len(positions) > LIST_LIMIT else ""
+        self.shown.setText(f"{len(positions):,} words in {state.low:.2f}–{state.high:.2f}{more}. "
+                           "Drag the band to choose.")
+
+    def table_rows(self) -> tuple[list[str], list[tuple]] | None:
+        """Every listed word (the whole brushed range, past the list's limit) with its score
+        and its neighbour lists, nearest first, separated by spaces."""
+        if self.view is None:
+            return None
+        view, state = self.view, self.state
+        positions = listed_positions(view.jaccard, view.ids_a, state.low, state.high, state.order == "descending")
+        rows = [(self.labels[int(view.ids_a[p])], float(view.jaccard[p]),
+                 *(" ".join(words) for words in neighbour_lists(view, int(p), self.labels))) for p in positions]
+        return ["token", f"score (k = {view.k})", "in both", "only in A", "only in B"], rows
+
+    def picture(self) -> tuple[QWidget, str]:
+        return self, f"{self.names[0]} compared with {self.names[1]}"
+
+    # --- helpers ----------------------------------------------------------------------------------
+    def _busy(self, on: bool) -> None:
+        self.progress.setVisible(on)
+        self.stop.setVisible(on)

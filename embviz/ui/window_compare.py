@@ -1,0 +1,99 @@
+"""File ▸ Compare with…: a second model beside the first, for the Compare tab.
+
+A part of `MainWindow` (see main_window.py), kept in a room of its own."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QFileDialog, QInputDialog, QMenu
+
+from embviz.bridge import requests as rq
+from embviz.bridge.worker import Reply
+from embviz.core.lessons import EXAMPLES
+from embviz.state.tabs import CompareState
+
+DEFAULT_SOURCE = ""  # how LoadComparison names the default model (None means no second model)
+
+
+def source_name(source: str) -> str:
+    return Path(source).name if source else "the default model"
+
+
+class CompareMixin:
+    def _build_compare_menu(self, file_menu: QMenu) -> None:
+        menu = file_menu.addMenu("Compare with…")
+        for text, slot in (("File…", self.compare_file_dialog), ("Folder…", self.compare_folder_dialog),
+                           ("Hub id…", self.compare_hub_dialog)):
+            self._action(menu, text, None, slot)
+        menu.addSeparator()
+        self._action(menu, "Default model (SmolLM2-135M)", None, lambda: self.open_comparison(DEFAULT_SOURCE))
+        for name, (*_, title, _) in EXAMPLES.items():
+            action = QAction(title, self)
+            action.triggered.connect(lambda _checked=False, n=name: self.open_comparison(n))
+            menu.addAction(action)
+
+    def compare_snapshot(self) -> CompareState:
+        """The Compare tab's state for a session: a file's path made absolute, to re-open from anywhere."""
+        source = self.compare.state.source
+        if source and os.path.exists(source):
+            source = os.path.abspath(source)
+        return replace(self.compare.state, source=source)
+
+    def compare_file_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Compare with a model file", str(Path.home()))
+        if path:
+            self.open_comparison(path)
+
+    def compare_folder_dialog(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Compare with a Hugging Face model folder")
+        if path:
+            self.open_comparison(path)
+
+    def compare_hub_dialog(self) -> None:
+        repo, ok = QInputDialog.getText(self, "Compare with a hub id", "Hugging Face id (from the local cache):")
+        if ok and repo.strip():
+            self.open_comparison(repo.strip())
+
+    def open_comparison(self, source: str, show: bool = True) -> int:
+        """Open `source` beside the model on screen (and show the Compare tab); the first model
+        stays whatever happens. Returns the request's id (0 with no first model)."""
+        if self.summary is None:
+            self.show_message("Open a model first: the second is compared with it.")
+            return 0
+        if show:
+            self.tabs.setCurrentWidget(self.compare)
+        self.compare.opening(source_name(source))
+        self.compare_id = self.submit(
+            rq.LoadComparison(source=source, device=self.device),
+            Reply(lambda rid, summary: self._comparison_opened(rid, source, summary), self._comparison_failed,
+                  lambda rid: self._comparison_failed(rid, "Opening the model to compare with was cancelled."),
+                  lambda rid, *rest: rid == self.compare_id and self.compare.progressed(rid, *rest)))
+        return self.compare_id
+
+    def _comparison_opened(self, rid: int, source: str, summary) -> None:
+        if rid == self.compare_id:
+            self.compare.on_comparison(source, summary)
+
+    def _comparison_failed(self, rid: int, message: str) -> None:
+        if rid == self.compare_id:
+            self.last_error = message
+            self.compare.open_failed(message)
+            self.show_message(message, 30000)
+
+    def lesson_compare(self, source: str, k: int, focus: str) -> None:
+        """A lesson's comparison, its whole list and its word in focus; what is already
+        open or computed is not asked again."""
+        panel = self.compare
+        panel.state.low, panel.state.high, panel.state.token = 0.0, 1.0, focus
+        same_scores = panel.view is not None and panel.view.k == k
+        panel.state.k = k
+        if panel.state.source != source:
+            self.open_comparison(source)
+        elif same_scores:
+            panel.show_token(focus)
+        else:
+            panel.run()
