@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QApplication
 from embviz.ui.formatting import logit_labels, percent_labels
 from embviz.ui.tables import map_rows, rows_to_text
 from embviz.ui import style
-from embviz.ui.plots.map_view import place_labels
+from embviz.ui.plots.map_labels import place_labels
 
 from test_gui import menu_action, smol, wait_for  # noqa: F401 - smol is a fixture
 

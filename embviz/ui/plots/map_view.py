@@ -14,7 +14,7 @@ from scipy.spatial import cKDTree
 from embviz.ui import style
 from embviz.ui.plots.map_density import Contours, density_image
 from embviz.ui.plots.map_keys import KeysMixin
-from embviz.ui.plots.map_labels import LabelsMixin, place_labels  # noqa: F401 - place_labels: imported from here by tests
+from embviz.ui.plots.map_labels import LabelsMixin
 from embviz.ui.plots.map_markers import HALO_COLOR, MarkersMixin, grown_size, marker_size
 from embviz.ui.plots.map_select import SelectViewBox, points_in_polygon
 
