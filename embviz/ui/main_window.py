@@ -249,7 +249,6 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
         self.message.clear_message()  # messages belong to the model they were about
         self.set_model_text(self._model_text())
         self.setWindowTitle(f"embviz — {summary.info['name']}")
-        self.tabs.setTabEnabled(3, True)
         self.map_panel.on_model(summary, session and session.map)
         self.neighbours.on_model(summary, session and session.neighbours)
         self.analogies.on_model(summary, session and session.analogies)
