@@ -11,7 +11,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QHBoxLayout, QWidget
 
 from embviz.state.tabs import MapState
-from embviz.ui.panels.map import SELECTION_SET
+from embviz.ui.panels.map_names import SELECTION_SET
 from embviz.ui.plots.map_select import rectangle
 from test_gui import smol, wait_for  # noqa: F401 - smol is a fixture
 

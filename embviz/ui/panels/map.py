@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QInputDialog, QLabel, QLayout, QLineEdit, QProgressBar, QPushButton,
-    QSpinBox, QSplitter, QVBoxLayout, QWidget,
+    QCheckBox, QHBoxLayout, QLabel, QLayout, QLineEdit, QProgressBar, QPushButton, QSpinBox, QSplitter, QVBoxLayout, QWidget,
 )
 
 from embviz.bridge import requests as rq
 from embviz.bridge.worker import Reply
 from embviz.state.tabs import MapState, ProjectionState
-from embviz.state.settings import atomic_write_text
-from embviz.ui.tables import map_rows, rows_to_text
+from embviz.ui.tables import map_rows
 from embviz.ui.plots import colouring
 from embviz.ui import style
 from embviz.ui.binding import Bindings
@@ -23,40 +19,13 @@ from embviz.ui.plots.map_view import MapView
 from embviz.ui.panels.map_selection import SelectionBox
 from embviz.ui.panels.map_word_sets import WordSetsList
 from embviz.ui.widgets import flow_row
+from embviz.ui.panels.map_colour import ColourByMixin
+from embviz.ui.panels.map_selecting import SelectionMixin
+from embviz.ui.panels.map_sets import WordSetsMixin
 from embviz.state.word_sets import parse_word_list
+from embviz.ui.panels.map_names import DRAG_MODES, HOVER_HINT, INSTANT, METHOD_NAMES, METHOD_SHORT, SEARCH_DEBOUNCE_MS, SEARCH_SET, SEARCH_WIDTH, SIDE_WIDTH, SUBSETS, combo
 
-METHOD_NAMES = {"pca": "PCA (instant)", "tsne": "t-SNE (minutes)", "umap": "UMAP (minutes)",
-                "axes": "Word-pair axes (instant)"}
-METHOD_SHORT = {"pca": "PCA", "tsne": "t-SNE", "umap": "UMAP", "axes": "Word-pair axes"}
-INSTANT = ("pca", "axes")
-SUBSETS = {"all": "All rows", "first": "First N ids", "words": "Whole words only"}
-HOVER_HINT = "Hover over a point: its token shows here."
-SIDE_WIDTH = 260  # the side column's width at 100 % text
-SEARCH_WIDTH = 340  # the search field and its two switches, at 100 % text
-SEARCH_SET = "search"
-SELECTION_SET = "selection"
-DRAG_MODES = {"pan": "Drag: pan", "rect": "Drag: rectangle", "lasso": "Drag: lasso"}
-SEARCH_DEBOUNCE_MS = 300
-
-
-def clusters_summary(found) -> str:
-    """One line for the status bar: how many clusters, and the largest that whole words name."""
-    if not found.clusters:
-        return "No clusters found on this map."
-    named = [f"{found.clusters[c].label} ({found.clusters[c].size:,})" for c in found.largest_readable]
-    return f"{len(found.clusters)} clusters; the largest: " + "; ".join(named) if named else \
-        f"{len(found.clusters)} clusters, none named by whole words."
-
-
-def combo(choices: dict[str, str]) -> QComboBox:
-    """A combo box of `choices` (data → text)."""
-    box = QComboBox()
-    for key, text in choices.items():
-        box.addItem(text, key)
-    return box
-
-
-class MapPanel(QWidget):
+class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
     tokenClicked = Signal(int)
     statusMessage = Signal(str)
     neighboursOf = Signal(list)  # the selection's ids: list the neighbours of their mean
@@ -424,119 +393,6 @@ class MapPanel(QWidget):
             self.statusMessage.emit("Measuring how faithful the map is was cancelled.")
         self.set_ids.pop(rid, None)
 
-    # --- colour by ----------------------------------------------------------------------------
-    def _show_cluster_controls(self) -> None:
-        clusters = self.state.colour_by == "cluster"
-        self.cluster_method.setVisible(clusters)
-        self.clusters_k.setVisible(clusters and self.state.cluster_method != "hdbscan")  # the graph's is about k
-
-    def apply_colour_by(self) -> None:
-        """Ask for the values that colour the map on screen (clusters on the long lane)."""
-        self._show_cluster_controls()
-        self.colour_id = 0
-        view = self.view
-        if self.state.colour_by == "none" or not len(view.ids):
-            view.set_colours(None)
-            return
-        if self.state.colour_by == "cluster":
-            self.colour_id = self.submit(rq.Clusters(method=self.state.cluster_method, k=self.state.clusters_k,
-                                                     ids=view.ids, coords=view.coords),
-                                         Reply(self.on_clusters, self.on_failed, self.on_cancelled, self.on_progress))
-            self.cancel_button.setEnabled(True)
-            self.statusMessage.emit("Clusters: starting…")
-        else:
-            self.colour_id = self.submit(rq.PointValues(by=self.state.colour_by, ids=view.ids),
-                                         Reply(self.on_point_values, self.on_failed, self.on_cancelled))
-
-    def _same_map(self, ids: np.ndarray) -> bool:
-        return ids.shape == self.view.ids.shape and np.array_equal(ids, self.view.ids)
-
-    def on_point_values(self, rid: int, values) -> None:
-        if rid != self.colour_id or not self._same_map(values.ids):
-            return
-        self.colour_id = 0
-        if values.by == "kind":
-            self.view.set_colours(*colouring.kind_colours(values.values, values.names))
-        else:
-            self.view.set_colours(*colouring.gradient_colours(values.values, values.by))
-
-    def on_clusters(self, rid: int, found) -> None:
-        if rid != self.colour_id or not self._same_map(found.ids):
-            return
-        self.colour_id = 0
-        self.cancel_button.setEnabled(self.progress.isVisible())
-        codes, table, legend = colouring.cluster_colours(found.codes, found.clusters, found.method, found.k)
-        self.view.set_colours(codes, table, legend)
-        self.view.set_cluster_labels(colouring.cluster_centres(codes, self.view.coords, found.clusters, table),
-                                     colouring.coarse_centres(codes, self.view.coords, found.coarse, found.coarse_of))
-        self.statusMessage.emit(clusters_summary(found))
-
-    # --- selection ------------------------------------------------------------------------------
-    def set_selection(self, ids: list[int]) -> None:
-        """The tokens inside a drawn rectangle or lasso (or a restored session's)."""
-        self.state.selection = [int(i) for i in ids]
-        self._show_selection()
-
-    def clear_selection(self) -> None:
-        if self.state.selection:
-            self.set_selection([])
-
-    def _drag_mode_changed(self, mode: str) -> None:
-        self.clear_selection()  # another mode is another task: the old outline's picks would linger
-        self.view.set_select_mode(mode)
-
-    def _map_clicked(self, event) -> None:
-        """A click on empty map (no point under it) clears the selection."""
-        if event.button() == Qt.MouseButton.LeftButton and self.view.nearest_at(event.scenePos()) < 0:
-            self.clear_selection()
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        """Esc on the map clears a selection; the window's Esc (cancel the long job) waits
-        for the next press. Claimed at ShortcutOverride, so the shortcut does not fire."""
-        if watched is self.view and self.state.selection and event.type() in (QEvent.Type.ShortcutOverride,
-                                                                              QEvent.Type.KeyPress):
-            if event.key() == Qt.Key.Key_Escape:
-                event.accept()
-                if event.type() == QEvent.Type.KeyPress:
-                    self.clear_selection()
-                return True
-        return super().eventFilter(watched, event)
-
-    def _show_selection(self) -> None:
-        ids = [i for i in self.state.selection if self.view.position_of(i) is not None]
-        labels = self.view.labels
-        self.selection.show_tokens([(labels[i] if i < len(labels) else f"#{i}", i) for i in ids])
-        if ids:
-            self.view.set_word_set(SELECTION_SET, ids, style.SELECTION_COLOR)
-        else:
-            self.view.remove_word_set(SELECTION_SET)
-
-    def selection_rows(self) -> tuple[list[str], list[list[object]]]:
-        return ["id", "token"], [[i, label] for label, i in self.selection.rows]
-
-    def export_selection(self, path: str | Path) -> Path:
-        path = Path(path)
-        atomic_write_text(path, rows_to_text(*self.selection_rows()))
-        return path
-
-    def export_selection_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export the selection", "embviz-selection.csv", "CSV table (*.csv)")
-        if path:
-            try:
-                self.statusMessage.emit(f"Saved {self.export_selection(path)}")
-            except OSError as exc:
-                self.statusMessage.emit(f"Could not save the selection: {exc}")
-
-    def word_set_from_selection(self) -> None:
-        number = 1 + sum(name.startswith("selection ") for name in self.settings.word_sets)
-        name, ok = QInputDialog.getText(self, "Word set from the selection", "Name of the set:", text=f"selection {number}")
-        if ok and name.strip():
-            self.add_selection_set(name.strip())
-
-    def add_selection_set(self, name: str) -> None:
-        """The selected tokens as a word set (their labels: ␣ marks the leading space)."""
-        self.add_word_set(name, [label for label, _ in self.selection.rows])
-
     # --- export ---------------------------------------------------------------------------------
     def picture(self) -> tuple[QWidget, str]:
         return self.view, self.status.text()
@@ -547,98 +403,6 @@ class MapPanel(QWidget):
         if not len(view.ids):
             return None
         return map_rows(view.ids.tolist(), view.coords.tolist(), view.labels, {n: ids for n, (_, ids, _) in view._sets.items()})
-
-    # --- search -------------------------------------------------------------------------------
-    def _search_edited(self) -> None:
-        self.search_timer.start()
-
-    def run_search(self) -> None:
-        """Find as you type (debounced); an empty field takes the search off the map."""
-        self.search_timer.stop()
-        if not self.state.search:
-            self.search_id = 0
-            self.view.remove_word_set(SEARCH_SET)
-            self.view.set_selected([])  # its rings and labels go with it
-            return
-        self.search_id = self.submit(rq.Search(pattern=self.state.search, regex=self.state.regex,
-                                               substring=self.state.substring),
-                                     Reply(self.on_search, self.on_failed, self.on_cancelled))
-
-    def on_search(self, rid: int, ids: list[int]) -> None:
-        if rid != self.search_id:
-            return
-        shown = [i for i in ids if self.view.position_of(i) is not None]
-        self.view.set_word_set(SEARCH_SET, shown, style.SEARCH_COLOR)
-        self.view.set_selected(shown[:12])
-        if self._zoom_to_search:
-            self.view.zoom_to(shown)
-        self._zoom_to_search = True
-        more = "" if len(ids) < rq.Search.limit else f" (first {rq.Search.limit})"
-        self.statusMessage.emit(f"Search '{self.state.search}': {len(ids)} tokens{more}, {len(shown)} on this map")
-
-    # --- word sets: ticks, dots and legend all follow self.word_sets -----------------------
-    def _fill_sets(self) -> None:
-        self.sets.fill(list(self.presets) + [n for n in self.settings.word_sets if n not in self.presets])
-
-    def words_of(self, name: str) -> list[str]:
-        return self.presets.get(name) or self.settings.word_sets.get(name, [])
-
-    def show_word_set(self, name: str, on: bool = True) -> None:
-        self.sets.tick(name, on)
-
-    def _set_toggled(self, name: str, on: bool) -> None:
-        if on:
-            self._request_set(name)
-        else:
-            self.view.remove_word_set(name)
-
-    def _request_set(self, name: str) -> None:
-        rid = self.submit(rq.WordSet(name=name, words=self.words_of(name)),
-                          Reply(self.on_word_set, self.on_failed, self.on_cancelled))
-        self.set_ids = {r: n for r, n in self.set_ids.items() if n != name}  # only the newest lookup counts
-        self.set_ids[rid] = name
-
-    def on_word_set(self, rid: int, view) -> None:
-        if self.set_ids.pop(rid, None) is None or not self.word_sets.resolve(view.name, view.ids):
-            return  # an older lookup, or a set unticked while this one was on its way
-        self.view.set_word_set(view.name, view.ids, self.sets.colour_of.get(view.name, style.SET_COLORS[0]))
-        if not view.ids:
-            self.statusMessage.emit(f"{view.name}: none of its words is a single token in this model, so none is marked.")
-        elif view.missing:
-            self.statusMessage.emit(f"{view.name}: not single tokens here: {', '.join(view.missing)}")
-
-    def add_custom_set(self) -> None:
-        name, ok = QInputDialog.getText(self, "New word set", "Name of the set:")
-        if not ok or not name.strip():
-            return
-        words, ok = QInputDialog.getMultiLineText(self, "New word set", "Words, separated by commas or new lines:")
-        if not ok:
-            return
-        self.add_word_set(name.strip(), parse_word_list(words))
-
-    def add_word_set(self, name: str, words: list[str]) -> None:
-        """Save a set of the user's and tick it; the sets already ticked stay ticked."""
-        self.settings.set_word_set(name, words)
-        self.word_sets.tick(name, False)  # its words may have changed: look them up again
-        self.view.remove_word_set(name)
-        self._fill_sets()
-        self.show_word_set(name)
-
-    def merge_word_sets(self, sets: dict[str, list[str]]) -> str:
-        """A session's own word sets join the user's list (one of the same name takes the
-        session's words); a problem saving them is returned, not raised."""
-        changed = {name: words for name, words in sets.items()
-                   if name not in self.presets and self.settings.word_sets.get(name) != words}
-        problem = ""
-        for name, words in changed.items():
-            try:
-                self.settings.set_word_set(name, words)
-            except OSError as exc:
-                problem = f"The session's word sets could not be saved to your settings: {exc}"
-                break
-        if changed:
-            self._fill_sets()
-        return problem
 
     def _hovered(self, token_id: int) -> None:
         if token_id >= 0 and token_id < len(self.view.labels):
