@@ -16,7 +16,7 @@ class LessonStep:
     title: str
     text: str  # two or three sentences, with the lesson's own numbers
     model: str | None  # the source to open: a lesson name, or None for the default model
-    tab: int  # 0 map, 1 neighbours, 2 analogies, 3 logits
+    tab: int  # 0 map, 1 neighbours, 2 analogies, 3 logits, 7 attribution
     setup: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -64,6 +64,12 @@ STEPS: tuple[LessonStep, ...] = (
                "The output head scores every token with a dot product: the logits. Softmax turns them into "
                "probabilities over the whole vocabulary; ␣Paris comes first.",
                DEFAULT, 3, {"logits": "The capital of France is", "temperature": 1.0}),
+    LessonStep("004", "Which blocks wrote ␣Paris",
+               "The logit of ␣Paris (17.37, p = 77.3%) is a sum of what each block wrote. Block 30's MLP wrote "
+               "+6.98 and block 24's attention +3.34; blocks 24–30 together +20.61. Head 4 of block 24 (+2.82) "
+               "puts 90% of its attention from “␣is” on “␣France”. Pinned, ␣Paris ranks 2,079 after block 23, "
+               "396 after block 24 and first after block 30.",
+               DEFAULT, 7, {"attribution": "The capital of France is", "pinned": "␣Paris", "head": (24, 4)}),
     LessonStep("004", "Temperature",
                "Dividing the logits by a temperature before the softmax flattens (T > 1) or sharpens (T < 1) the "
                "probabilities; their order never changes. Here T = 2, on a held 0–100 % axis.",

@@ -20,6 +20,7 @@ from embviz.state.session import Session
 from embviz.state.settings import Settings
 from embviz.ui import style
 from embviz.ui.panels.analogies import AnalogyPanel
+from embviz.ui.panels.attribution import AttributionPanel
 from embviz.ui.panels.drift import DriftPanel
 from embviz.ui.panels.lessons import LessonsPanel
 from embviz.ui.panels.logits import LogitsPanel
@@ -80,8 +81,10 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, QMainWindo
         self.vectors = VectorsPanel(submit)
         self.lens = LensPanel(submit, cancel, self.language_model)
         self.drift = DriftPanel(submit, cancel, self.language_model)
+        self.attribution = AttributionPanel(submit, cancel, self.language_model)
         self.tabs = PanelTabs()
-        panels = (self.map_panel, self.neighbours, self.analogies, self.logits, self.vectors, self.lens, self.drift)
+        panels = (self.map_panel, self.neighbours, self.analogies, self.logits, self.vectors, self.lens, self.drift,
+                  self.attribution)
         for panel, name, short in zip(panels, TAB_NAMES, SHORT_TAB_NAMES):
             self.tabs.add_panel(panel, name, short)
         self.setCentralWidget(self.tabs)
@@ -104,6 +107,7 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, QMainWindo
         self.neighbours.highlight.connect(self._highlight)
         self.neighbours.statusMessage.connect(self.show_message)
         self.analogies.highlight.connect(self._highlight)
+        self.lens.attributionAsked.connect(self._attribution_of)
         self.analogies.showArrows.connect(
             lambda pairs: self.map_panel.view.set_arrows([(a, b, style.ARROW_COLORS[i % 2]) for i, (a, b) in enumerate(pairs)])
         )
@@ -250,6 +254,7 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, QMainWindo
         self.vectors.on_model(summary, session and session.vectors)
         self.lens.on_model(summary, session and session.lens)
         self.drift.on_model(summary, session and session.drift)
+        self.attribution.on_model(summary)
         if summary.info["notes"]:
             self.show_message("   •   ".join(summary.info["notes"]), 30000)
         if self.loading_source:
@@ -292,6 +297,10 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, QMainWindo
     def _neighbours_of_selection(self, ids: list[int]) -> None:
         self.tabs.setCurrentWidget(self.neighbours)
         self.neighbours.query(list(ids))
+
+    def _attribution_of(self, text: str, position: int, token: str) -> None:
+        self.tabs.setCurrentWidget(self.attribution)
+        self.attribution.open_cell(text, position, token)
 
     def _token_clicked(self, token_id: int) -> None:
         self.neighbours.show_token(token_id)

@@ -58,6 +58,8 @@ class LessonsMixin:
             self.analogies.variants.setChecked(False)
             self.analogies.exclude.setChecked(setup["exclude"])
             self.analogies.set_words(*setup["analogy"])
+        if "attribution" in setup:
+            self.attribution.show_lesson(setup["attribution"], setup["pinned"], *setup["head"])
         ids = setup.get("rows")
         if ids:
             self.map_panel.view.set_selected(list(ids))

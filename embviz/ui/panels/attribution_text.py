@@ -1,0 +1,44 @@
+"""The sentences the Attribution tab says about its numbers: one each, for a class."""
+
+from __future__ import annotations
+
+from embviz.ui.formatting import visible_token
+
+
+def label(text: str) -> str:
+    """A token's text as the tabs show it: a leading space as ␣."""
+    return visible_token(text.replace(" ", "␣"))
+
+
+def parts_sentence(result) -> str:
+    after = label(result.token_texts[result.position])
+    return (f"Each bar is how much one block's attention or MLP pushed the logit of {label(result.target)} after "
+            f"“{after}” up or down; with the embedding's part they add up to the model's logit "
+            f"{result.logit:.2f} (p = {result.prob:.1%}).")
+
+
+def compare_sentence(a, b) -> str:
+    return (f"The blocks' parts of the logit of {label(a.target)}: after prompt A (grey, {a.logit:.2f}), after prompt "
+            f"B (blue, {b.logit:.2f}) and B − A (orange, {b.logit - a.logit:+.2f}): the blocks whose bars moved are "
+            "the ones that read the word that changed.")
+
+
+def head_sentence(block: int, head: int, value: float, target: str) -> str:
+    return f"Block {block}, head {head}: {value:+.2f} of the logit of {label(target)}"
+
+
+def attention_sentence(pattern, head_index: int) -> str:
+    """Where the chosen head looks from the position being predicted."""
+    at = pattern.position - pattern.skipped
+    row = pattern.weights[head_index][at]
+    to = int(row.argmax())
+    return (f"From “{label(pattern.token_texts[at])}”, head {pattern.heads[head_index]} of block {pattern.block} puts "
+            f"{row[to]:.0%} of its attention on “{label(pattern.token_texts[to])}”. Each row is one token; its "
+            "colours show which earlier tokens it reads (a row adds up to 100 %).")
+
+
+def pinned_sentence(result) -> str:
+    last = len(result.layer_names) - 1
+    ends = [f"{label(p.text)} {p.probs[last]:.1%} (rank {p.ranks[last]:,})" for p in result.pinned]
+    return (f"Each line is a token's probability as the logit lens reads it after every layer; after the last "
+            f"block: {', '.join(ends)}.")
