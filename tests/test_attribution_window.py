@@ -87,6 +87,9 @@ def test_pinned_tokens_and_two_prompts(qtbot, smol):
     assert len(panel.pinned_view.plot.getPlotItem().listDataItems()) == 2
     panel.pinned_view.by_rank.setChecked(True)
     assert panel.pinned_view.plot.getPlotItem().getAxis("left").labelText == "rank"
+    panel.views.setCurrentWidget(panel.pinned_view)
+    assert "rank among the guesses" in panel.sentence.text() and "␣Rome" in panel.sentence.text()
+    panel.views.setCurrentWidget(panel.blocks)
     panel.state.text_b = "The capital of Italy is"
     panel.compare.setChecked(True)
     wait_for(qtbot, lambda: panel.result_b is not None, 300_000)

@@ -210,6 +210,25 @@ def _model_tabs(demo: Demo, text_size: float) -> None:
     style.set_text_scale(text_size)
 
 
+def _attribution_pictures(demo: Demo) -> None:
+    """attribution.png (each block's and head's part of ␣Paris), attention.png (the top
+    head's pattern) and lens_pinned.png (␣Paris and ␣London through the layers)."""
+    from embviz.ui import style
+
+    window, panel = demo.window, demo.window.attribution
+    window.tabs.setCurrentWidget(panel)
+    if panel.enabled:
+        panel.show_lesson("The capital of France is", "␣Paris, ␣London", 0, -1)
+    demo.wait(lambda: (panel.pattern is not None and panel.pinned is not None) or not panel.enabled
+              or panel.message.styleSheet() == style.ERROR_STYLE, "the attribution")
+    demo.save("attribution")
+    for view, name in ((panel.attention, "attention"), (panel.pinned_view, "lens_pinned")):
+        panel.views.setCurrentWidget(view)
+        demo.wait(lambda: True, "the page")
+        demo.save(name)
+    panel.views.setCurrentWidget(panel.blocks)
+
+
 def _lesson_model(demo: Demo) -> None:
     """lesson_map.png: toy4's four big labelled markers."""
     window, panel = demo.window, demo.window.map_panel
@@ -263,6 +282,7 @@ def run_screenshots(out: str, model: str | None = None, device: str = "auto", te
     _map_pictures(demo)
     _table_tabs(demo)
     _model_tabs(demo, text_size)
+    _attribution_pictures(demo)
     window.tabs.setCurrentWidget(window.map_panel)
     demo.wait(lambda: True, "the layout")  # the zoom is kept for the map's final size
     window.map_panel.view.zoom_to(window.map_panel.view._selected)  # the analogy's words, as the session keeps them

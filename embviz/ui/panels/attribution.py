@@ -40,6 +40,7 @@ class AttributionPanel(LanguageModelTab):
                            (self.pinned_view, "Pinned tokens")):
             self.views.addTab(view, name)
         self.views.currentChanged.connect(lambda _: self._tell())
+        self.pinned_view.changed.connect(self._tell)
         self.blocks.headChosen.connect(self.choose_head)
         self.attention.headChosen.connect(self.choose_head)
         self.sentence = QLabel("")
@@ -107,7 +108,8 @@ class AttributionPanel(LanguageModelTab):
         self.run()
 
     def show_lesson(self, text: str, pinned: str, block: int, head: int) -> None:
-        """A lesson step: its text's top guess split, its head's attention, its tokens pinned."""
+        """A lesson step (or the demo): the top guess after `text` split, the attention of
+        `block`'s `head` (0, −1: the top head's), `pinned` followed through the layers."""
         self.state.text, self.state.token, self.state.position, self.state.compare = text, "", -1, False
         self.state.pinned, self.state.head_block, self.state.head = pinned, block, head
         self.views.setCurrentWidget(self.blocks)
@@ -145,6 +147,7 @@ class AttributionPanel(LanguageModelTab):
         tokens = self.state.pinned_tokens()
         if not tokens:
             self.pinned = None
+            self.pinned_view.clear()
             return
         self.ids["pinned"] = self.submit(rq.PinnedTokens(self.state.text, tokens, self._position()),
                                          Reply(self.on_pinned, self.on_failed))

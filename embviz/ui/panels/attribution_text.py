@@ -37,8 +37,13 @@ def attention_sentence(pattern, head_index: int) -> str:
             "colours show which earlier tokens it reads (a row adds up to 100 %).")
 
 
-def pinned_sentence(result) -> str:
+def probability(p: float) -> str:
+    return f"{p:.1%}" if p >= 0.001 else f"{p * 100:.2g}%"  # "0.0%" would read as impossible
+
+
+def pinned_sentence(result, rank: bool) -> str:
     last = len(result.layer_names) - 1
-    ends = [f"{label(p.text)} {p.probs[last]:.1%} (rank {p.ranks[last]:,})" for p in result.pinned]
-    return (f"Each line is a token's probability as the logit lens reads it after every layer; after the last "
+    ends = [f"{label(p.text)} {probability(p.probs[last])} (rank {p.ranks[last]:,})" for p in result.pinned]
+    what = "rank among the guesses (1 = the top one)" if rank else "probability"
+    return (f"Each line is a token's {what} as the logit lens reads it after every layer; after the last "
             f"block: {', '.join(ends)}.")

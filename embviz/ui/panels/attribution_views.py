@@ -147,6 +147,8 @@ class AttentionView(QWidget):
 class PinnedView(QWidget):
     """Each pinned token's probability (or rank) after every layer."""
 
+    changed = Signal()  # its sentence changed (probability or rank)
+
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.plot = pg.PlotWidget(background="w")
@@ -161,8 +163,7 @@ class PinnedView(QWidget):
         self.by_rank = QCheckBox("Rank")
         self.by_rank.setToolTip("Each token's rank among the layer's guesses (1 = its top guess), not its probability")
         self.by_rank.toggled.connect(lambda _: self.result is not None and self.show_pinned(self.result))
-        self.sentence = "Pin tokens (comma-separated) to follow them through the layers."
-        self.result = None
+        self.by_rank.toggled.connect(lambda _: self.changed.emit())
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         row = QHBoxLayout()
@@ -171,6 +172,7 @@ class PinnedView(QWidget):
         row.addWidget(self.by_rank)
         layout.addLayout(row)
         layout.addWidget(self.plot, 1)
+        self.clear()
         style.follow_scale(self)
 
     def set_text_scale(self, scale: float) -> None:
@@ -178,6 +180,12 @@ class PinnedView(QWidget):
         for name in ("left", "bottom"):
             self.plot.getPlotItem().getAxis(name).setTickFont(style.font(style.BASE_POINT_SIZE))
             self.plot.getPlotItem().getAxis(name).setTextPen("k")
+
+    def clear(self) -> None:
+        self.result = None
+        self.plot.clear()
+        self.legend.clear()
+        self.sentence = "Pin tokens (comma-separated) to follow them through the layers."
 
     def show_pinned(self, result) -> None:
         self.result = result
@@ -191,7 +199,7 @@ class PinnedView(QWidget):
             pen = pg.mkPen(style.SET_COLORS[n % len(style.SET_COLORS)], width=3)
             ys = p.ranks if rank else p.probs
             self.plot.plot(xs, ys, pen=pen, symbol="o", symbolSize=6, symbolBrush=pen.color(), name=say.label(p.text))
-        step = max(1, len(xs) // 10)
+        step = next((s for s in (1, 2, 5, 10) if len(xs) / s <= 12), 20)  # round block numbers
         self.plot.getPlotItem().getAxis("bottom").setTicks(
             [[(x, "emb" if x == 0 else str(x)) for x in xs if x % step == 0]])
         if not rank:
@@ -201,4 +209,4 @@ class PinnedView(QWidget):
         self.plot.setLabel("bottom", "after block", color="k", size=size)
         for _, name in self.legend.items:
             name.setText(name.text, size=size, color="k")
-        self.sentence = say.pinned_sentence(result)
+        self.sentence = say.pinned_sentence(result, rank)

@@ -53,8 +53,7 @@ def caption(final_norm: bool) -> str:
            if final_norm else "straight into the output head, with no final norm: no row, not even the top one, "
            "is the model's answer")
     return (f"Each row reads the residual stream after one layer {how}. Colour: the guess's probability "
-            f"(white 0 %, dark blue 100 %). Click a cell for its top guesses; double-click it for the blocks that wrote "
-            "the top one.")
+            f"(white 0 %, dark blue 100 %). Click a cell for its top guesses.")
 
 
 class FramedCell(QStyledItemDelegate):
@@ -203,7 +202,9 @@ class LensPanel(LanguageModelTab):
                 item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
                 item.setBackground(QBrush(cell_color(best.prob)))
                 item.setForeground(QBrush(QColor("white" if best.prob > 0.45 else "black")))
-                item.setToolTip("\n".join(f"{s.token}  {s.prob:.1%}" for s in cell[:5]))
+                # The double click is named here, not in the caption: at 150 % text its lines are spent.
+                item.setToolTip("\n".join(f"{s.token}  {s.prob:.1%}" for s in cell[:5])
+                                + "\nDouble-click: which blocks wrote it")
                 self.grid.setItem(self._row_of(layer), p, item)
         self._fit_columns()
         QTimer.singleShot(0, self._settle)  # again once the scroll bars have settled
