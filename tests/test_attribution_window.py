@@ -52,6 +52,7 @@ def test_the_bars_heads_and_attention_are_in_sight_and_are_the_requests_parts(qt
     assert f"{result.logit:.2f}" in panel.sentence.text() and "␣Paris" in panel.sentence.text()
     assert panel.blocks.heads.shape == (30, 9)
     heads = panel.blocks.heads
+    assert heads.cell_at(heads.scene_pos_of(6, 4)) == (6, 4)  # the mouse finds the cell drawn there
     heads.cellHovered.emit(30 - 24, 4)  # the last block on top: block 24 is row 6
     assert panel.blocks.hover == "Block 24, head 4: +2.82 of the logit of ␣Paris"
     assert heads.title == "Block 24 · head 4: +2.82"
@@ -61,6 +62,8 @@ def test_the_bars_heads_and_attention_are_in_sight_and_are_the_requests_parts(qt
     assert in_sight(panel.attention.map, smol) and panel.attention.map.shape == (5, 5)
     assert panel.attention.ranked.item(0).text().startswith("block 24 · head 4")
     assert "90% of its attention on “␣France”" in panel.attention.sentence
+    panel.attention.map.cellHovered.emit(4, 3)
+    assert panel.attention.map.title == "“␣is” → “␣France”: 90%"
 
 
 @pytest.mark.default_model

@@ -114,6 +114,8 @@ class AttentionView(QWidget):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.map = HeatMap(SEQUENTIAL)
+        self.map.cellHovered.connect(self._name)
+        self.pattern = None
         self.ranked = QListWidget()
         style.use_font(self.ranked)
         self.ranked.itemClicked.connect(lambda item: self.headChosen.emit(*item.data(Qt.ItemDataRole.UserRole)))
@@ -137,7 +139,13 @@ class AttentionView(QWidget):
         # As wide as its rows: cut, "block 24 · head 4" lost the part that ranks it.
         self.ranked.setMinimumWidth(self.ranked.sizeHintForColumn(0) + 2 * self.ranked.frameWidth() + 24)
 
+    def _name(self, row: int, column: int) -> None:
+        """The pair under the mouse in the title: with many tokens, not every column is named."""
+        texts = [say.label(t) for t in self.pattern.token_texts]
+        self.map.set_title(f"“{texts[row]}” → “{texts[column]}”: {self.pattern.weights[0][row][column]:.0%}")
+
     def show_pattern(self, pattern) -> None:
+        self.pattern = pattern
         labels = [say.label(t) for t in pattern.token_texts]
         self.map.set_cells(pattern.weights[0], labels, labels, (0.0, 1.0))
         self.map.set_title(f"Block {pattern.block} · head {pattern.heads[0]}")  # short: a wide title widens the plot past its box
@@ -176,7 +184,7 @@ class PinnedView(QWidget):
         style.follow_scale(self)
 
     def set_text_scale(self, scale: float) -> None:
-        self.plot.setMinimumHeight(round(180 * scale))
+        self.plot.setMinimumHeight(round(150 * scale))  # as little as the parts chart: a 1024 × 700 screen at 150 %
         for name in ("left", "bottom"):
             self.plot.getPlotItem().getAxis(name).setTickFont(style.font(style.BASE_POINT_SIZE))
             self.plot.getPlotItem().getAxis(name).setTextPen("k")
@@ -205,8 +213,9 @@ class PinnedView(QWidget):
         if not rank:
             self.plot.setYRange(0, 1, padding=0.02)
         size = f"{style.pt(style.BASE_POINT_SIZE)}pt"
-        self.plot.setLabel("left", "rank" if rank else "probability", color="k", size=size)
-        self.plot.setLabel("bottom", "after block", color="k", size=size)
+        self.plot.setLabel("left", "rank" if rank else "probability", color="k", **{"font-size": size})
+        self.plot.setLabel("bottom", "after block", color="k", **{"font-size": size})
+        self.plot.setXRange(-1, len(xs) - 0.5, padding=0)  # room for the first label, "emb"
         for _, name in self.legend.items:
             name.setText(name.text, size=size, color="k")
         self.sentence = say.pinned_sentence(result, rank)

@@ -11,7 +11,7 @@ from PySide6.QtGui import QFontMetrics
 from embviz.ui import style
 from embviz.ui.formatting import visible_token
 
-MIN_HEIGHT = 200  # pixels at 100 % text
+MIN_HEIGHT = 160  # pixels at 100 % text, as the parts chart beside it
 # Blue for a part that pushed the logit down, red for up, white for none: the sign reads first.
 DIVERGING = pg.colormap.get("CET-D1")
 # White to dark blue, as the lens grid: one hue for weights from 0 to 1.
@@ -44,6 +44,7 @@ class HeatMap(pg.GraphicsLayoutWidget):
         self.shape = (0, 0)
         self.labels: tuple[list[str], list[str]] = ([], [])
         self.title = ""
+        self.plot.vb.sigResized.connect(lambda _: self._place_ticks())  # how many names fit follows its size
         self.scene().sigMouseMoved.connect(self._moved)
         self.scene().sigMouseClicked.connect(self._clicked)
         style.follow_scale(self)
@@ -84,14 +85,9 @@ class HeatMap(pg.GraphicsLayoutWidget):
         metrics = QFontMetrics(style.font(style.BASE_POINT_SIZE))
         rows, columns = self.labels
         height = self.plot.vb.height() or self.height() * 0.7
-        self.plot.getAxis("left").setTicks([_ticks(rows, max(1, int(height / (metrics.height() * 1.1))))])
+        self.plot.getAxis("left").setTicks([_ticks(rows, max(1, int(height / metrics.height())))])
         widest = max((metrics.horizontalAdvance(visible_token(c)) for c in columns), default=1) + metrics.height()
         self.plot.getAxis("bottom").setTicks([_ticks(columns, max(1, int((self.plot.vb.width() or 300) / widest)))])
-
-    def resizeEvent(self, event) -> None:
-        super().resizeEvent(event)
-        if getattr(self, "labels", None):  # pyqtgraph resizes it before __init__ is done
-            self._place_ticks()
 
     def cell_at(self, scene_pos: QPointF) -> tuple[int, int] | None:
         if not self.shape[0] or not self.plot.vb.sceneBoundingRect().contains(scene_pos):

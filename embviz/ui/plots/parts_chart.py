@@ -11,7 +11,7 @@ from PySide6.QtGui import QColor, QFontMetrics
 
 from embviz.ui import style
 
-MIN_HEIGHT = 200  # pixels at 100 % text: a 1024 × 700 screen at 150 % has room for little more
+MIN_HEIGHT = 160  # pixels at 100 % text: the window on a 1024 × 700 screen at 150 % has room for little more
 GROUP_WIDTH = 0.84  # of a group's slot: a gap between blocks keeps them apart
 
 
