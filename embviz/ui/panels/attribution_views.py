@@ -68,10 +68,10 @@ class BlocksView(QWidget):
 
     def show_one(self, result) -> None:
         groups, attention, mlp, embedding = block_parts(result)
-        self.chart.set_series(groups, [Series("embedding", EMBEDDING, [embedding] + [None] * len(attention)),
+        self.chart.set_series(groups, [Series("emb", EMBEDDING, [embedding] + [None] * len(attention)),
                                        Series("attention", ATTENTION, [None] + attention),
                                        Series("MLP", MLP, [None] + mlp)])
-        self._show_heads(head_grid(result), result.target, "Each head's part")
+        self._show_heads(head_grid(result), result.target, "Heads")  # short: the column is narrow beside the lessons
         self.sentence = say.parts_sentence(result)
 
     def show_two(self, a, b) -> None:

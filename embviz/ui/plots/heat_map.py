@@ -9,6 +9,7 @@ from PySide6.QtCore import QPointF, QSize, Qt, Signal
 from PySide6.QtGui import QFontMetrics
 
 from embviz.ui import style
+from embviz.ui.plots.titles import shrinkable_title
 from embviz.ui.formatting import visible_token
 
 MIN_HEIGHT = 160  # pixels at 100 % text, as the parts chart beside it
@@ -31,6 +32,7 @@ class HeatMap(pg.GraphicsLayoutWidget):
         self.plot.setMenuEnabled(False)
         self.plot.setMouseEnabled(x=False, y=False)
         self.plot.hideButtons()
+        shrinkable_title(self.plot)
         self.plot.invertY(True)
         self.image = pg.ImageItem(axisOrder="row-major")
         self.plot.addItem(self.image)
@@ -68,7 +70,6 @@ class HeatMap(pg.GraphicsLayoutWidget):
     def set_title(self, title: str) -> None:
         self.title = title
         self.plot.setTitle(title, size=f"{style.pt(style.LABEL_POINT_SIZE)}pt", color="k")
-        self.plot.titleLabel.setMinimumWidth(0)  # a long title may overhang; it must not widen the plot past its box
 
     def set_cells(self, values: np.ndarray, rows: list[str], columns: list[str], levels: tuple[float, float]) -> None:
         """`values` (rows × columns), its colours spread over `levels`."""

@@ -10,6 +10,7 @@ from PySide6.QtCore import QSize
 from PySide6.QtGui import QColor, QFontMetrics
 
 from embviz.ui import style
+from embviz.ui.plots.titles import shrinkable_title
 
 MIN_HEIGHT = 160  # pixels at 100 % text: the window on a 1024 × 700 screen at 150 % has room for little more
 GROUP_WIDTH = 0.84  # of a group's slot: a gap between blocks keeps them apart
@@ -29,6 +30,7 @@ class PartsChart(pg.PlotWidget):
         self.item.setMenuEnabled(False)
         self.item.setMouseEnabled(x=False, y=False)
         self.item.hideButtons()
+        shrinkable_title(self.item)
         self.item.showGrid(y=True, alpha=0.25)
         for name in ("left", "bottom"):
             axis = self.item.getAxis(name)
@@ -60,7 +62,6 @@ class PartsChart(pg.PlotWidget):
         key = "   ".join(f'<span style="color:{s.color.name()}">■</span> {s.name}' for s in self.series)
         self.item.setTitle(f"{title}   {key}" if title else key, size=f"{style.pt(style.LABEL_POINT_SIZE)}pt",
                            color="k")
-        self.item.titleLabel.setMinimumWidth(0)
 
     def set_series(self, groups: list[str], series: list[Series]) -> None:
         """Bars of each series side by side within each group, in the series' order."""
