@@ -64,6 +64,12 @@ def test_the_bars_heads_and_attention_are_in_sight_and_are_the_requests_parts(qt
     assert "90% of its attention on “␣France”" in panel.attention.sentence
     panel.attention.map.cellHovered.emit(4, 3)
     assert panel.attention.map.title == "“␣is” → “␣France”: 90%"
+    panel.views.setCurrentWidget(panel.blocks)
+    heads.cellClicked.emit(0, 1)  # block 30, head 1: its attention is asked for and shown
+    assert (panel.state.head_block, panel.state.head) == (30, 1) and panel.views.currentWidget() is panel.attention
+    wait_for(qtbot, lambda: (panel.pattern.block, panel.pattern.heads) == (30, [1]), 300_000)
+    assert panel.attention.map.title == "Block 30 · head 1"
+    assert panel.attention.ranked.selectedItems()[0].text().startswith("block 30 · head 1")
 
 
 @pytest.mark.default_model
