@@ -19,8 +19,8 @@ def parts_sentence(result) -> str:
 
 def compare_sentence(a, b) -> str:
     return (f"The blocks' parts of the logit of {label(a.target)}: after prompt A (grey, {a.logit:.2f}), after prompt "
-            f"B (blue, {b.logit:.2f}) and B − A (orange, {b.logit - a.logit:+.2f}): the blocks whose bars moved are "
-            "the ones that read the word that changed.")
+            f"B (blue, {b.logit:.2f}) and B − A (orange, {b.logit - a.logit:+.2f}): the orange bars are the blocks whose "
+            "writes changed with the prompt.")
 
 
 def head_sentence(block: int, head: int, value: float, target: str) -> str:

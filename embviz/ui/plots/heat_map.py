@@ -13,8 +13,9 @@ from embviz.ui.plots.titles import shrinkable_title
 from embviz.ui.formatting import visible_token
 
 MIN_HEIGHT = 160  # pixels at 100 % text, as the parts chart beside it
-# Blue for a part that pushed the logit down, red for up, white for none: the sign reads first.
-DIVERGING = pg.colormap.get("CET-D1")
+# Blue for a part that pushed the logit down, red for up, white for none (ColorBrewer's RdBu):
+# the sign reads first. CET-D1's grey middle tinted every near-zero head.
+DIVERGING = pg.ColorMap([0.0, 0.5, 1.0], [(33, 102, 172), (247, 247, 247), (178, 24, 43)])
 # White to dark blue, as the lens grid: one hue for weights from 0 to 1.
 SEQUENTIAL = pg.ColorMap([0.0, 1.0], [(247, 251, 255), (8, 48, 107)])
 
