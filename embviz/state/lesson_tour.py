@@ -16,7 +16,7 @@ class LessonStep:
     title: str
     text: str  # two or three sentences, with the lesson's own numbers
     model: str | None  # the source to open: a lesson name, or None for the default model
-    tab: int  # 0 map, 1 neighbours, 2 analogies, 3 logits, 7 compare
+    tab: str  # the tab it shows: "map", "neighbours", "analogies", "logits", "attribution" or "compare"
     setup: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -28,56 +28,62 @@ STEPS: tuple[LessonStep, ...] = (
     LessonStep("000", "Logits at “cast”",
                "A hand-set model of five tokens: an embedding table and one linear layer. After “cast” its logits, "
                "in vocabulary order, are [0.0, 0.5, 0.0, 1.0, 2.0]: fireball is the largest.",
-               "spells", 3, {"logits": "I cast", "by_id": True, "temperature": 1.0}),
+               "spells", "logits", {"logits": "I cast", "by_id": True, "temperature": 1.0}),
     LessonStep("000", "Same id, same logits",
                "Without anything that mixes context, the same id always gets the same logits: “cast” alone gives "
                "[0.0, 0.5, 0.0, 1.0, 2.0] again.",
-               "spells", 3, {"logits": "cast", "by_id": True, "temperature": 1.0}),
+               "spells", "logits", {"logits": "cast", "by_id": True, "temperature": 1.0}),
     LessonStep("002", "A row lookup: ids [2, 3, 5, 1]",
                "A sequence of ids is a lookup of rows, zero-based and in input order: ids 2, 3, 5 and 1 fetch four "
                "rows of three numbers each, a 4 × 3 matrix. Below, the fetched rows; on the map, the four tokens.",
-               "lookup6", 0, {"rows": [2, 3, 5, 1]}),
+               "lookup6", "map", {"rows": [2, 3, 5, 1]}),
     LessonStep("003", "Shapes through the model",
                "A decoder-only model maps ids of shape (B, T) to vectors (B, T, D) and then to logits (B, T, V). "
                "Below, the shapes for the text in the logits tab, and the share of the model's parameters in its "
                "embedding table (about 21 % for SmolLM2).",
-               DEFAULT, 3, {"logits": "The capital of France is", "temperature": 1.0, "shapes": True}),
+               DEFAULT, "logits", {"logits": "The capital of France is", "temperature": 1.0, "shapes": True}),
     LessonStep("004", "Dot product and cosine",
                "cat · dog = 2×3 + 3×2 + 0×0 = 12. Divide by both lengths (√13 each) and the cosine is 12 / 13 ≈ 0.923; "
                "cat and car only 0.263. The table shows both measures for every neighbour of cat.",
-               "toy4", 1, {"neighbours": "cat", "by": "cosine"}),
+               "toy4", "neighbours", {"neighbours": "cat", "by": "cosine"}),
     LessonStep("004", "Nearest neighbours",
                "The tokens whose rows point most nearly the same way as ␣king: its capitalised and plural forms, then "
                "queen, emperor, prince. Cosine compares directions only.",
-               DEFAULT, 1, {"neighbours": "king", "by": "cosine"}),
+               DEFAULT, "neighbours", {"neighbours": "king", "by": "cosine"}),
     LessonStep("004", "king − man + woman, inputs allowed",
                "The nearest row to king − man + woman is often an input itself: with every token allowed, ␣king "
                "comes right behind ␣queen here (the line under the table gives each input's rank). That is why "
                "word2vec's search excludes the inputs.",
-               DEFAULT, 2, {"analogy": ("king", "man", "woman"), "exclude": False}),
+               DEFAULT, "analogies", {"analogy": ("king", "man", "woman"), "exclude": False}),
     LessonStep("004", "king − man + woman, inputs excluded",
                "With word2vec's rule (the three inputs may not be the answer) the answer is ␣queen. The map shows the "
                "arrows man→king and woman→queen that the analogy says are parallel; the Analogies tab lists the "
                "runners-up.",
-               DEFAULT, 0, {"analogy": ("king", "man", "woman"), "exclude": True}),
+               DEFAULT, "map", {"analogy": ("king", "man", "woman"), "exclude": True}),
     LessonStep("004", "Two models, one word",
                "SmolLM2's input table against GloVe, word vectors from 2014: of the 23,172 words they share, each "
                "is scored by the share of its k = 50 nearest neighbours the two agree on. ␣march scores 0.00: "
                "marches, procession, parade in SmolLM2, april, june, july in GloVe. ␣bush (0.00: shrubs or "
                "clinton) and ␣turkey (0.00: poultry or syria) split the same way.",
-               DEFAULT, 7, {"compare": "glove-6b-50d", "k": 50, "focus": "march"}),
+               DEFAULT, "compare", {"compare": "glove-6b-50d", "k": 50, "focus": "march"}),
     LessonStep("004", "The capital of France is",
                "The output head scores every token with a dot product: the logits. Softmax turns them into "
                "probabilities over the whole vocabulary; ␣Paris comes first.",
-               DEFAULT, 3, {"logits": "The capital of France is", "temperature": 1.0}),
+               DEFAULT, "logits", {"logits": "The capital of France is", "temperature": 1.0}),
+    LessonStep("004", "Which blocks wrote ␣Paris",
+               "The logit of ␣Paris (17.37, p = 77.3%) is a sum of what each block wrote. Block 30's MLP wrote "
+               "+6.98 and block 24's attention +3.34; blocks 24–30 together +20.61. Head 4 of block 24 (+2.82) "
+               "puts 90% of its attention from “␣is” on “␣France”. Pinned, ␣Paris ranks 2,079 after block 23, "
+               "396 after block 24 and first after block 30.",
+               DEFAULT, "attribution", {"attribution": "The capital of France is", "pinned": "␣Paris", "head": (24, 4)}),
     LessonStep("004", "Temperature",
                "Dividing the logits by a temperature before the softmax flattens (T > 1) or sharpens (T < 1) the "
                "probabilities; their order never changes. Here T = 2, on a held 0–100 % axis.",
-               DEFAULT, 3, {"logits": "The capital of France is", "temperature": 2.0, "hold_axis": True}),
+               DEFAULT, "logits", {"logits": "The capital of France is", "temperature": 2.0, "hold_axis": True}),
     LessonStep("004", "Weight tying",
                "Many models use the same table at both ends: the rows that embed the input also score the output. "
                "Below, whether this model ties them and the share of its parameters they hold.",
-               DEFAULT, 3, {"logits": "The capital of France is", "temperature": 1.0, "shapes": True}),
+               DEFAULT, "logits", {"logits": "The capital of France is", "temperature": 1.0, "shapes": True}),
 )
 
 

@@ -218,3 +218,19 @@ class CompareState:
     low: float = 0.0  # the brushed score range, inclusive
     high: float = 1.0
     order: str = "ascending"  # least alike first; or "descending"
+
+
+@evented
+@dataclass
+class AttributionState:
+    text: str = "The capital of France is"
+    token: str = ""  # the target token's text (␣ for a space); "": the model's top guess
+    position: int = -1  # the position whose next-token logit is split; −1: the last
+    head_block: int = 0  # the block (1…N) of the head whose attention is shown; 0: the top head's
+    head: int = -1  # 0-based; −1: the block's top head
+    pinned: str = "␣Paris, ␣London"  # tokens followed through the layers, comma-separated
+    compare: bool = False  # prompt B beside prompt A, and their difference
+    text_b: str = "The capital of Italy is"
+
+    def pinned_tokens(self) -> list[str]:
+        return [t.strip() for t in self.pinned.split(",") if t.strip()]

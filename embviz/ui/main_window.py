@@ -12,7 +12,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QDockWidget, QMainWindow, QProgressBar, QPushButton, QSizePolicy
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QProgressBar, QPushButton, QSizePolicy, QWidget
 
 from embviz.bridge import requests as rq
 from embviz.state.lesson_tour import LessonStep, TourState
@@ -21,6 +21,7 @@ from embviz.state.settings import Settings
 from embviz.ui import style
 from embviz.ui.panels.analogies import AnalogyPanel
 from embviz.ui.panels.compare import ComparePanel
+from embviz.ui.panels.attribution import AttributionPanel
 from embviz.ui.panels.drift import DriftPanel
 from embviz.ui.panels.lessons import LessonsPanel
 from embviz.ui.panels.logits import LogitsPanel
@@ -83,13 +84,20 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
         self.vectors = VectorsPanel(submit)
         self.lens = LensPanel(submit, cancel, self.language_model)
         self.drift = DriftPanel(submit, cancel, self.language_model)
+        self.attribution = AttributionPanel(submit, cancel, self.language_model)
         self.compare = ComparePanel(submit, cancel)
         self.tabs = PanelTabs()
         panels = (self.map_panel, self.neighbours, self.analogies, self.logits, self.vectors, self.lens, self.drift,
-                  self.compare)
+                  self.attribution, self.compare)
         for panel, name, short in zip(panels, TAB_NAMES, SHORT_TAB_NAMES):
             self.tabs.add_panel(panel, name, short)
         self.setCentralWidget(self.tabs)
+
+    def panel_named(self, name: str) -> QWidget:
+        """A tab's panel by the name lesson steps use ("map", "logits", "compare"…)."""
+        return {"map": self.map_panel, "neighbours": self.neighbours, "analogies": self.analogies,
+                "logits": self.logits, "vectors": self.vectors, "lens": self.lens, "drift": self.drift,
+                "attribution": self.attribution, "compare": self.compare}[name]
 
     def _build_lessons_dock(self) -> None:
         self.tour = TourState()
@@ -112,6 +120,7 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
         self.compare.highlight.connect(self._highlight)
         self.compare.focusToken.connect(self.focus_token)
         self.compare.statusMessage.connect(self.show_message)
+        self.lens.attributionAsked.connect(self._attribution_of)
         self.analogies.showArrows.connect(
             lambda pairs: self.map_panel.view.set_arrows([(a, b, style.ARROW_COLORS[i % 2]) for i, (a, b) in enumerate(pairs)])
         )
@@ -258,6 +267,7 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
         self.lens.on_model(summary, session and session.lens)
         self.drift.on_model(summary, session and session.drift)
         self.compare.on_model(summary, session and session.compare)
+        self.attribution.on_model(summary)
         if summary.info["notes"]:
             self.show_message("   •   ".join(summary.info["notes"]), 30000)
         if self.loading_source:
@@ -300,6 +310,10 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
     def _neighbours_of_selection(self, ids: list[int]) -> None:
         self.tabs.setCurrentWidget(self.neighbours)
         self.neighbours.query(list(ids))
+
+    def _attribution_of(self, text: str, position: int, token: str) -> None:
+        self.tabs.setCurrentWidget(self.attribution)
+        self.attribution.open_cell(text, position, token)
 
     def _token_clicked(self, token_id: int) -> None:
         self.neighbours.show_token(token_id)

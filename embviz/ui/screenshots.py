@@ -30,16 +30,17 @@ def _lesson_steps(app, window, save) -> None:
     """Help ▸ Lessons, each step as a teacher would click it: lesson_01.png, lesson_02.png…"""
     from embviz.state.lesson_tour import STEPS
 
-    tabs = {0: lambda: window.map_panel.view.ids.size > 0, 1: lambda: window.neighbours.table.rowCount() > 0,
-            2: lambda: window.analogies.table.rowCount() > 0,
-            3: lambda: bool(window.logits.results) or bool(window.logits.message.text()),
-            7: lambda: window.compare.dominoes.columns[1].rowCount() > 0 or bool(window.compare.message.text())}
+    tabs = {"map": lambda: window.map_panel.view.ids.size > 0, "neighbours": lambda: window.neighbours.table.rowCount() > 0,
+            "analogies": lambda: window.analogies.table.rowCount() > 0,
+            "logits": lambda: bool(window.logits.results) or bool(window.logits.message.text()),
+            "attribution": lambda: window.attribution.pattern is not None or bool(window.attribution.message.text()),
+            "compare": lambda: window.compare.dominoes.columns[1].rowCount() > 0 or bool(window.compare.message.text())}
     window.show_lessons()
     for i, step in enumerate(STEPS):
         window.go_to_step(i)
         asks_numbers = "rows" in step.setup or step.setup.get("shapes")
         _wait(app, lambda: window.summary is not None and not window.load_progress.isVisible() and tabs[step.tab]()
-              and ("analogy" not in step.setup or tabs[2]())  # step 8 shows the analogy on the map
+              and ("analogy" not in step.setup or tabs["analogies"]())  # step 8 shows the analogy on the map
               and (not asks_numbers or "Working" not in window.lessons.numbers.text() and window.lessons.numbers.text()),
               f"lesson step {i + 1}")
         save(f"lesson_{i + 1:02d}")
@@ -249,6 +250,25 @@ def _compare_tab(demo: Demo) -> None:
     panel.state.low, panel.state.order = 0.0, "ascending"
 
 
+def _attribution_pictures(demo: Demo) -> None:
+    """attribution.png (each block's and head's part of ␣Paris), attention.png (the top
+    head's pattern) and lens_pinned.png (␣Paris and ␣London through the layers)."""
+    from embviz.ui import style
+
+    window, panel = demo.window, demo.window.attribution
+    window.tabs.setCurrentWidget(panel)
+    if panel.enabled:
+        panel.show_lesson("The capital of France is", "␣Paris, ␣London", 0, -1)
+    demo.wait(lambda: (panel.pattern is not None and panel.pinned is not None) or not panel.enabled
+              or panel.message.styleSheet() == style.ERROR_STYLE, "the attribution")
+    demo.save("attribution")
+    for view, name in ((panel.attention, "attention"), (panel.pinned_view, "lens_pinned")):
+        panel.views.setCurrentWidget(view)
+        demo.wait(lambda: True, "the page")
+        demo.save(name)
+    panel.views.setCurrentWidget(panel.blocks)
+
+
 def _lesson_model(demo: Demo) -> None:
     """lesson_map.png: toy4's four big labelled markers."""
     window, panel = demo.window, demo.window.map_panel
@@ -302,6 +322,7 @@ def run_screenshots(out: str, model: str | None = None, device: str = "auto", te
     _map_pictures(demo)
     _table_tabs(demo)
     _model_tabs(demo, text_size)
+    _attribution_pictures(demo)
     window.tabs.setCurrentWidget(window.map_panel)
     demo.wait(lambda: True, "the layout")  # the zoom is kept for the map's final size
     window.map_panel.view.zoom_to(window.map_panel.view._selected)  # the analogy's words, as the session keeps them

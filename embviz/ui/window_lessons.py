@@ -43,7 +43,7 @@ class LessonsMixin:
         """The step's inputs go into the tabs' states (the widgets follow them silently),
         then each tab it uses sends its one request."""
         setup = step.setup
-        self.tabs.setCurrentIndex(step.tab)
+        self.tabs.setCurrentWidget(self.panel_named(step.tab))
         if "logits" in setup:
             state = self.logits.state
             state.direct = False
@@ -64,6 +64,8 @@ class LessonsMixin:
             self.analogies.run()
         if "compare" in setup:
             self.lesson_compare(setup["compare"], setup["k"], setup["focus"])
+        if "attribution" in setup:
+            self.attribution.show_lesson(setup["attribution"], setup["pinned"], *setup["head"])
         ids = setup.get("rows")
         if ids:
             self.map_panel.view.set_selected(list(ids))

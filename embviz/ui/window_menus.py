@@ -14,7 +14,8 @@ from embviz.ui.window_tabs import TAB_NAMES, WINDOW_KEYS, WindowKeys
 
 
 HELP_KEYS = (
-    ("Ctrl+1 … Ctrl+8", "the Map, Neighbours, Analogies, Next-token logits, Vectors, Logit lens, Drift and Compare tabs"),
+    ("Ctrl+1 … Ctrl+9", "the Map, Neighbours, Analogies, Next-token logits, Vectors, Logit lens, Drift, "
+                        "Attribution and Compare tabs"),
     ("Ctrl+F", "find tokens on the map"),
     ("Esc", "cancel the running job (a map, the benchmark, opening a model)"),
     ("Home", "fit the map to every point"),

@@ -4,7 +4,7 @@ cell for its top guesses as bars."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QPainter, QPen
 from PySide6.QtWidgets import (
     QAbstractItemView, QCheckBox, QLabel, QPlainTextEdit, QSplitter, QStyledItemDelegate, QTableWidget,
@@ -73,6 +73,10 @@ class FramedCell(QStyledItemDelegate):
 
 
 class LensPanel(LanguageModelTab):
+    # (text, position, token): a double-clicked cell, to be split by the Attribution tab. A double
+    # click, so that clicking through cells for their bars keeps the lens on screen.
+    attributionAsked = Signal(str, int, str)
+
     def __init__(self, submit, cancel, language_model: LanguageModelLoader, parent=None) -> None:
         super().__init__(submit, cancel, language_model, parent)
         self.shown_id = 0  # the request whose grid is on screen
@@ -106,6 +110,7 @@ class LensPanel(LanguageModelTab):
         self.frame = FramedCell(self.grid)
         self.grid.setItemDelegate(self.frame)
         self.grid.cellClicked.connect(lambda row, position: self.show_cell(self._row_of(row), position))
+        self.grid.cellDoubleClicked.connect(lambda row, position: self.ask_attribution(self._row_of(row), position))
         self.bars = BarChart("Click a cell", style.BAR_PROB)
         self.cell_caption = QLabel("")
         self.cell_caption.setWordWrap(True)
@@ -195,7 +200,9 @@ class LensPanel(LanguageModelTab):
                 item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
                 item.setBackground(QBrush(cell_color(best.prob)))
                 item.setForeground(QBrush(QColor("white" if best.prob > 0.45 else "black")))
-                item.setToolTip("\n".join(f"{s.token}  {s.prob:.1%}" for s in cell[:5]))
+                # The double click is named here, not in the caption: at 150 % text its lines are spent.
+                item.setToolTip("\n".join(f"{s.token}  {s.prob:.1%}" for s in cell[:5])
+                                + "\nDouble-click: which blocks wrote it")
                 self.grid.setItem(self._row_of(layer), p, item)
         self._fit_columns()
         QTimer.singleShot(0, self._settle)  # again once the scroll bars have settled
@@ -219,6 +226,11 @@ class LensPanel(LanguageModelTab):
         share = percent_labels([sum(probs)])[0]
         self.cell_caption.setText(f"The top {len(cell)} guesses at {result.layer_names[layer]} after “{after}” "
                                   f"(token {position + 1} of {len(result.tokens)}) hold {share} of the probability.")
+
+    def ask_attribution(self, layer: int, position: int) -> None:
+        result = self.result
+        if result is not None and 0 <= layer < len(result.top) and 0 <= position < len(result.tokens):
+            self.attributionAsked.emit(self.state.text, position, result.top[layer][position][0].text)
 
     def _cell_to_show(self, previous, result) -> tuple[int, int]:
         """The chosen cell while the text is the same (the norm was switched); after an
