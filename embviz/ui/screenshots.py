@@ -64,20 +64,21 @@ def _tsne_live(app, window, save) -> None:
             save("tsne_live")
 
     window.worker.progressed.connect(on_preview)
+    window.tabs.setCurrentWidget(panel)
     panel.method.setCurrentIndex(panel.method.findData("tsne"))  # first: a slow method waits for Draw map
     panel.subset.setCurrentIndex(panel.subset.findData("first"))
     panel.limit.setValue(TSNE_ROWS)
     panel.run_projection()
-    _wait(app, lambda: saved and saved[-1] >= TSNE_SHOWN_AT or not panel.progress.isVisible(), "t-SNE's live picture")
+    _wait(app, lambda: saved and saved[-1] >= TSNE_SHOWN_AT or panel.progress.isHidden(), "t-SNE's live picture")
     window.worker.progressed.disconnect(on_preview)
     if not saved:
         raise EmbvizError(f"No live t-SNE picture to save: {panel.status.text()}")
     panel.cancel_button.click()
-    _wait(app, lambda: not panel.progress.isVisible(), "the t-SNE to stop")
+    _wait(app, lambda: panel.progress.isHidden(), "the t-SNE to stop")
     panel.subset.setCurrentIndex(panel.subset.findData(subset))
     panel.limit.setValue(limit)
     panel.method.setCurrentIndex(panel.method.findData("pca"))  # last: one PCA of those rows
-    _wait(app, lambda: not panel.progress.isVisible() and panel.view.ids.size > 0, "the PCA map again")
+    _wait(app, lambda: panel.progress.isHidden() and panel.view.ids.size > 0, "the PCA map again")
 
 
 def _zoom_around(app, view, token_id: int, count: int) -> None:
