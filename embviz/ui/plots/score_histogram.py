@@ -11,7 +11,8 @@ from PySide6.QtCore import QSize, Signal
 from embviz.ui import style
 
 BINS = 25
-MIN_HEIGHT = 110  # pixels at 100 % text: with the list beside it, not above, on a 700-pixel screen
+MIN_HEIGHT = 120  # pixels at 100 % text: with the list beside it, not above, on a 700-pixel screen;
+# no axis title (the sentence beside it says what a score is), so the bars keep that height
 X_TICKS = [[(x, f"{x:g}") for x in (0.0, 0.5, 1.0)]]  # few: the plot may be narrow
 BAR_COLOR = style.BAR_LOGIT
 
@@ -57,7 +58,6 @@ class ScoreHistogram(pg.PlotWidget):
         self.setMinimumHeight(round(MIN_HEIGHT * scale))
         for name in ("left", "bottom"):
             self.item.getAxis(name).setTickFont(style.font(style.BASE_POINT_SIZE))
-        self.item.setLabel("bottom", "score", **{"font-size": f"{style.pt(style.BASE_POINT_SIZE)}pt", "color": "k"})
         self.item.getAxis("bottom").setHeight(None)
         self.item.getAxis("left").setWidth(None)
 
