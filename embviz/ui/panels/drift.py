@@ -27,6 +27,9 @@ def sentences_of(text: str) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip()]
 
 
+CHART_MIN_HEIGHT = 180  # pixels at 100 % text
+
+
 class DriftPanel(LanguageModelTab):
     CANCELLED = "Loading the language model was cancelled. Edit a sentence to try again."
 
@@ -93,11 +96,15 @@ class DriftPanel(LanguageModelTab):
         """The nearest vocabulary rows of each sentence's vector, and what the chart means."""
         self.neighbours = ResultsTable(["1", "2"])
         style.use_font(self.neighbours, style.BASE_POINT_SIZE)  # several columns side by side: a size smaller
+        # Two lines under the chart; the whole story in their tooltip: at 150 % on a 700-pixel
+        # screen five lines of caption left the chart no height at all.
         self.caption = QLabel(
+            "Black: how alike the word's vectors in the sentences are, layer by layer. Coloured: each one's cosine "
+            "to its row of the table. Grey: any two tokens, the floor black must rise above.")
+        self.caption.setToolTip(
             "Layer 0 is the word's row of the table, the same in every sentence (GPT-2-style models add a position's "
-            "vector); each block mixes in context. Black: how alike the word's vectors in the sentences are. "
-            "Coloured: each one's cosine to its static row. Grey: unrelated tokens of the sentences, a floor that "
-            "every vector of a layer shares (a few huge directions), so black means something only above grey.")
+            "vector); each block mixes in context. Grey: unrelated tokens of the sentences, a floor that every "
+            "vector of a layer shares (a few huge directions), so black means something only above grey.")
         self.caption.setWordWrap(True)
         right = QWidget()
         right.setMinimumWidth(260)  # two columns of tokens, readable beside the chart at 1024 px
@@ -126,6 +133,8 @@ class DriftPanel(LanguageModelTab):
         layout.addStretch(1)  # holds the space while the answer is hidden; a sliver of it otherwise
 
     def set_text_scale(self, scale: float) -> None:
+        # A chart never squashed below reading height: the tab scrolls instead (it sits in a scroll area).
+        self.plot.setMinimumHeight(round(CHART_MIN_HEIGHT * scale))
         item = self.plot.getPlotItem()
         for name in ("left", "bottom"):
             item.getAxis(name).setTickFont(style.font(style.BASE_POINT_SIZE))
