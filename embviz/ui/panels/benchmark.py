@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QDialog, QHBoxLayout, QHeaderView, QLabel, QProgressBar, QPushButton, QSplitter, QVBoxLayout,
 )
@@ -21,7 +22,7 @@ class BenchmarkWindow(QDialog):
     def __init__(self, cancel, parent=None) -> None:
         super().__init__(parent)
         self.setWindowTitle("The Google analogy benchmark")
-        self.resize(1100, 760)
+        self._fit_to_screen()
         self.summary = QLabel("")
         self.summary.setWordWrap(True)
         style.use_font(self.summary, style.LABEL_POINT_SIZE, bold=True)
@@ -37,7 +38,6 @@ class BenchmarkWindow(QDialog):
             style.use_font(table, style.BASE_POINT_SIZE)  # five and six columns beside a chart: a size smaller
         self.misses.horizontalHeader().setStretchLastSection(True)
         self.chart = pg.PlotWidget(background=style.BACKGROUND)
-        self.chart.setMinimumWidth(CHART_MIN_WIDTH)
         item = self.chart.getPlotItem()
         item.setMenuEnabled(False)
         item.hideButtons()
@@ -61,10 +61,29 @@ class BenchmarkWindow(QDialog):
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.top)
         split.addWidget(self.misses)
+        # The sections and their bars first: fourteen rows of names need the height more than the misses.
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 1)
         layout = QVBoxLayout(self)
         layout.addWidget(self.summary)
         layout.addLayout(running)
         layout.addWidget(split, 1)
+        style.follow_scale(self)
+
+    def _fit_to_screen(self) -> None:
+        """1100 × 760, or the screen's room if that is less (a 1024 × 700 projector)."""
+        screen = QGuiApplication.primaryScreen()
+        room = screen.availableGeometry() if screen is not None else None
+        self.resize(1100 if room is None else min(1100, int(room.width() * 0.96)),
+                    760 if room is None else min(760, int(room.height() * 0.92)))
+
+    def set_text_scale(self, scale: float) -> None:
+        # The section names beside the bars grow with the text: the chart's least width grows with them.
+        self.chart.setMinimumWidth(round(CHART_MIN_WIDTH * scale))
+        for name in ("left", "bottom"):  # a size smaller, as the tables beside it
+            self.chart.getPlotItem().getAxis(name).setTickFont(style.font(style.BASE_POINT_SIZE - 1))
+        if self.chart.isVisible():
+            self._fit_table()
 
     def started(self) -> None:
         self.summary.setText("Answering 19,544 questions…")
@@ -113,7 +132,7 @@ class BenchmarkWindow(QDialog):
         frame = 2 * table.frameWidth() + table.verticalScrollBar().sizeHint().width()
         wanted = table.horizontalHeader().length() + frame
         total = self.top.width() - self.top.handleWidth()
-        wanted = min(wanted, total - CHART_MIN_WIDTH)
+        wanted = min(wanted, total - self.chart.minimumWidth())
         self.top.setSizes([wanted, total - wanted])
 
 
