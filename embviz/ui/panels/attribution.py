@@ -129,19 +129,14 @@ class AttributionPanel(LanguageModelTab):
         return None if self.state.position < 0 else self.state.position
 
     # --- requests ---------------------------------------------------------------------------------
-    def run(self) -> None:
-        self.timer.stop()
-        self.stale = False
-        if not self.enabled:
-            return
-        if not self.state.text.strip():
-            self._clear()
-            self._say("Type a prompt: the bars show which blocks wrote the model's guess for the token after it.")
-            return
-        if self.language_model_ready():
-            self.request_id = self.submit(rq.Attribution(self.state.text, self._token(), self._position()),
-                                          Reply(self.on_result, self.on_failed))
-            self._ask_pinned()
+    def missing_input(self) -> str:
+        return "" if self.state.text.strip() else \
+            "Type a prompt: the bars show which blocks wrote the model's guess for the token after it."
+
+    def ask(self) -> None:
+        self.request_id = self.submit(rq.Attribution(self.state.text, self._token(), self._position()),
+                                      Reply(self.on_result, self.on_failed))
+        self._ask_pinned()
 
     def _ask_pinned(self) -> None:
         tokens = self.state.pinned_tokens()

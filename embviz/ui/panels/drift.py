@@ -174,20 +174,15 @@ class DriftPanel(LanguageModelTab):
         self.bindings.push()
         self.run()
 
-    def run(self) -> None:
-        self.timer.stop()
-        self.stale = False
-        if not self.enabled:
-            return
-        sentences = sentences_of(self.state.sentences)
-        if not self.state.word.strip() or not sentences:
-            self._clear()
-            self._say("Type a word and, one per line, sentences that use it.")
-            return
-        if self.language_model_ready():
-            layer = None if self.state.layer < 0 else self.state.layer
-            self.request_id = self.submit(rq.Drift(word=self.state.word, sentences=sentences, layer=layer),
-                                          Reply(self.on_result, self.on_failed))
+    def missing_input(self) -> str:
+        if self.state.word.strip() and sentences_of(self.state.sentences):
+            return ""
+        return "Type a word and, one per line, sentences that use it."
+
+    def ask(self) -> None:
+        layer = None if self.state.layer < 0 else self.state.layer
+        self.request_id = self.submit(rq.Drift(word=self.state.word, sentences=sentences_of(self.state.sentences),
+                                               layer=layer), Reply(self.on_result, self.on_failed))
 
     # --- results ------------------------------------------------------------------------------
     def on_result(self, rid: int, result) -> None:

@@ -88,8 +88,9 @@ class LoadingRow(QWidget):
 class LanguageModelTab(QWidget):
     """A tab that runs the full model (logits, lens, drift): its loading row, its message
     line, the shared build's callbacks, and asking for a new model's answer only once the
-    tab is shown. Subclasses build their widgets, lay out `loading` and `message`, and
-    define `run`."""
+    tab is shown. Subclasses build their widgets, lay out `loading` and `message`, and say
+    what is missing (`missing_input`), what to ask (`ask`) and how to empty the tab (`_clear`);
+    the logits tab, whose direct path needs no full model, has a `run` of its own."""
 
     LOADING = LOADING_TEXT
     CANCELLED = "Loading the language model was cancelled. Edit the text to try again."
@@ -111,6 +112,27 @@ class LanguageModelTab(QWidget):
         self.message.hide()
 
     def run(self) -> None:
+        """Ask for the tab's answer, once its inputs are there and the full model is built."""
+        self.timer.stop()
+        self.stale = False
+        if not self.enabled:
+            return
+        if hint := self.missing_input():
+            self._clear()
+            self._say(hint)
+            return
+        if self.language_model_ready():
+            self.ask()
+
+    def missing_input(self) -> str:
+        """What to type before there is anything to run; "" when the inputs are there."""
+        raise NotImplementedError
+
+    def ask(self) -> None:
+        """Submit the tab's request (the full model is there)."""
+        raise NotImplementedError
+
+    def _clear(self) -> None:
         raise NotImplementedError
 
     def enable_for(self, reason: str | None, inputs: list[QWidget], wanted: bool) -> None:

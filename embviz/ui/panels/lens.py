@@ -166,18 +166,13 @@ class LensPanel(LanguageModelTab):
         self.bindings.push()
         self.run()
 
-    def run(self) -> None:
-        self.timer.stop()
-        self.stale = False
-        if not self.enabled:
-            return
-        if not self.state.text.strip():
-            self._clear()
-            self._say("Type some text: each layer's guess for the token after each of its tokens appears here.")
-            return
-        if self.language_model_ready():
-            self.request_id = self.submit(rq.Lens(text=self.state.text, final_norm=self.state.final_norm),
-                                          Reply(self.on_result, self.on_failed))
+    def missing_input(self) -> str:
+        return "" if self.state.text.strip() else \
+            "Type some text: each layer's guess for the token after each of its tokens appears here."
+
+    def ask(self) -> None:
+        self.request_id = self.submit(rq.Lens(text=self.state.text, final_norm=self.state.final_norm),
+                                      Reply(self.on_result, self.on_failed))
 
     # --- results ------------------------------------------------------------------------------
     def on_result(self, rid: int, result) -> None:

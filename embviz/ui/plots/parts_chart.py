@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pyqtgraph as pg
-from PySide6.QtCore import QSize
 from PySide6.QtGui import QColor, QFontMetrics
 
 from embviz.ui import style
+from embviz.ui.plots.still_plot import StillPlot
 from embviz.ui.plots.titles import shrinkable_title
 
 MIN_HEIGHT = 160  # pixels at 100 % text: the window on a 1024 × 700 screen at 150 % has room for little more
@@ -23,19 +23,13 @@ class Series:
     values: list[float | None]  # one per group; None: no bar in that group
 
 
-class PartsChart(pg.PlotWidget):
+class PartsChart(StillPlot):
+    MIN_HEIGHT = MIN_HEIGHT
+
     def __init__(self, parent=None) -> None:
-        super().__init__(parent, background="w")
-        self.item = self.getPlotItem()
-        self.item.setMenuEnabled(False)
-        self.item.setMouseEnabled(x=False, y=False)
-        self.item.hideButtons()
+        super().__init__(parent)
         shrinkable_title(self.item)
         self.item.showGrid(y=True, alpha=0.25)
-        for name in ("left", "bottom"):
-            axis = self.item.getAxis(name)
-            axis.setTextPen("k")
-            axis.setPen("k")
         self.bars: list[pg.BarGraphItem] = []
         self.series: list[Series] = []
         self.groups: list[str] = []
@@ -43,15 +37,8 @@ class PartsChart(pg.PlotWidget):
         self.item.addItem(pg.InfiniteLine(0, angle=0, pen=pg.mkPen("k", width=1)))
         style.follow_scale(self)
 
-    def sizeHint(self) -> QSize:
-        return QSize(320, self.minimumHeight())
-
     def set_text_scale(self, scale: float) -> None:
-        self.setMinimumHeight(round(MIN_HEIGHT * scale))
-        for name in ("left", "bottom"):
-            self.item.getAxis(name).setTickFont(style.font(style.BASE_POINT_SIZE))
-        self.item.getAxis("bottom").setHeight(None)
-        self.item.getAxis("left").setWidth(None)
+        super().set_text_scale(scale)
         self.set_title(self.title)
 
     def set_title(self, title: str) -> None:

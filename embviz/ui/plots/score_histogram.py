@@ -6,9 +6,10 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QSize, Signal
+from PySide6.QtCore import Signal
 
 from embviz.ui import style
+from embviz.ui.plots.still_plot import StillPlot
 
 BINS = 25
 MIN_HEIGHT = 120  # pixels at 100 % text: with the list beside it, not above, on a 700-pixel screen;
@@ -26,21 +27,15 @@ def log_ticks(largest: int) -> list[tuple[float, str]]:
     return ticks
 
 
-class ScoreHistogram(pg.PlotWidget):
+class ScoreHistogram(StillPlot):
     """Counts on a log axis (most tokens score near 0, and a few near 1 must still show);
     dragging the shaded region, or its edges, reports the range it covers."""
 
     rangeChosen = Signal(float, float)
+    MIN_HEIGHT = MIN_HEIGHT
 
     def __init__(self, parent=None) -> None:
-        super().__init__(parent, background="w")
-        self.item = self.getPlotItem()
-        self.item.setMenuEnabled(False)
-        self.item.setMouseEnabled(x=False, y=False)
-        self.item.hideButtons()
-        for name in ("left", "bottom"):
-            self.item.getAxis(name).setTextPen("k")
-            self.item.getAxis(name).setPen("k")
+        super().__init__(parent)
         self.bars = pg.BarGraphItem(x0=[], width=[], height=[], brush=BAR_COLOR, pen=None)
         self.addItem(self.bars)
         self.brush = pg.LinearRegionItem(values=(0.0, 1.0), bounds=(0.0, 1.0), brush=(230, 159, 0, 60))
@@ -50,16 +45,6 @@ class ScoreHistogram(pg.PlotWidget):
         self.item.getAxis("bottom").setTicks(X_TICKS)
         self.counts = np.zeros(BINS, dtype=np.int64)
         style.follow_scale(self)
-
-    def sizeHint(self) -> QSize:
-        return QSize(320, self.minimumHeight())
-
-    def set_text_scale(self, scale: float) -> None:
-        self.setMinimumHeight(round(MIN_HEIGHT * scale))
-        for name in ("left", "bottom"):
-            self.item.getAxis(name).setTickFont(style.font(style.BASE_POINT_SIZE))
-        self.item.getAxis("bottom").setHeight(None)
-        self.item.getAxis("left").setWidth(None)
 
     def set_scores(self, scores: np.ndarray) -> None:
         self.counts, edges = np.histogram(scores, bins=BINS, range=(0.0, 1.0))
