@@ -154,12 +154,11 @@ class Demo:
 def _open(demo: Demo, model: str | None) -> None:
     """The model, its first map measured, the demo's word sets ticked."""
     window = demo.window
-    failure: list[str] = []
-    window.worker.failed.connect(lambda channel, _rid, message: channel == "load" and failure.append(message))
+    window.last_error = None
     window.open_model(model)
-    demo.wait(lambda: window.summary is not None or failure, "the model to load")
-    if failure:
-        raise EmbvizError(failure[0])
+    demo.wait(lambda: window.summary is not None or window.last_error, "the model to load")
+    if window.last_error:
+        raise EmbvizError(window.last_error)
     panel = window.map_panel
     demo.wait(lambda: panel.view.ids.size > 0 or panel.status.text().startswith("Map failed"), "the map")
     demo.wait(lambda: "keeps" in panel.status.text() or "failed" in panel.status.text(), "how faithful the map is")
