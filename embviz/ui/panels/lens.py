@@ -225,7 +225,8 @@ class LensPanel(LanguageModelTab):
     def ask_attribution(self, layer: int, position: int) -> None:
         result = self.result
         if result is not None and 0 <= layer < len(result.top) and 0 <= position < len(result.tokens):
-            self.attributionAsked.emit(self.state.text, position, result.top[layer][position][0].text)
+            # The grid shows the last positions only: the text's own position counts the ones before.
+            self.attributionAsked.emit(self.state.text, result.truncated + position, result.top[layer][position][0].text)
 
     def _cell_to_show(self, previous, result) -> tuple[int, int]:
         """The chosen cell while the text is the same (the norm was switched); after an
