@@ -1,5 +1,5 @@
 """How long comparing two models takes: every shared token's k nearest neighbours in both
-tables and the Jaccard of each pair of sets (embviz.core.compare), beside a plain numpy
+tables and the Jaccard of each pair of sets (embviz.core.table.compare), beside a plain numpy
 computation of the same scores (chunked products, argpartition, Python sets).
 
     python bench/compare.py [--n 30000] [--k 50] [--widths 576,50] [--no-baseline]
@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from embviz.core.compare import compare, shared_tokens  # noqa: E402
+from embviz.core.table.compare import compare, shared_tokens  # noqa: E402
 from embviz.core.model import EmbeddingModel  # noqa: E402
 from embviz.core.table.vocab import vocabulary_from_words  # noqa: E402
 

@@ -12,7 +12,7 @@ import torch
 
 from embviz.bridge import requests as rq
 from embviz.bridge.handlers import run_request
-from embviz.core.compare import compare, linear_cka, pair_models, shared_tokens, token_dominoes
+from embviz.core.table.compare import compare, linear_cka, pair_models, shared_tokens, token_dominoes
 from embviz.core.errors import EmbvizError
 from embviz.core.model import EmbeddingModel
 from embviz.core.table.vocab import Vocabulary, visible, vocabulary_from_words

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Callable, TypeVar
 
 from embviz.bridge.requests import Request
-from embviz.core.compare import ModelPair
+from embviz.core.table.compare import ModelPair
 from embviz.core.errors import EmbvizError, ProgressFn, no_progress
 from embviz.core.model import EmbeddingModel
 

@@ -30,7 +30,7 @@ from PySide6.QtCore import QObject, Signal
 
 from embviz.bridge import requests as rq
 from embviz.core.errors import Cancelled, EmbvizError, first_line
-from embviz.core.compare import ModelPair
+from embviz.core.table.compare import ModelPair
 from embviz.core.model import EmbeddingModel
 from embviz.bridge.handlers import run_request, summarise, summarise_comparison
 

@@ -15,7 +15,7 @@ from psygnal import evented
 CLUSTERS_K = 50  # k-means clusters
 FIRST_ROWS = 5000  # Rows ▸ First N ids
 SEARCH_LIMIT = 500  # search hits marked on the map
-COMPARE_K_RANGE = (5, 250)  # neighbours per token in a comparison (core.compare.K_RANGE, which needs torch)
+COMPARE_K_RANGE = (5, 250)  # neighbours per token in a comparison (core.table.compare.K_RANGE, which needs torch)
 COMPARE_K = 50
 
 

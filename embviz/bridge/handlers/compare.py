@@ -11,7 +11,7 @@ import numpy as np
 from embviz.bridge import requests as rq
 from embviz.bridge.registry import handles
 from embviz.core import EmbvizError, open_checkpoint
-from embviz.core.compare import Comparison, Dominoes, ModelPair, compare, dominoes, find_shared, pair_models, token_dominoes
+from embviz.core.table.compare import Comparison, Dominoes, ModelPair, compare, dominoes, find_shared, pair_models, token_dominoes
 from embviz.core.errors import ProgressFn, first_line
 from embviz.core.model import EmbeddingModel
 
