@@ -53,18 +53,14 @@ def silently(widgets: list[QWidget], write: Callable[[], None]) -> None:
 
 
 class Bindings:
-    """The bound (widget, field) pairs of one state object."""
+    """The bound (widget, field) pairs of one `@evented` state object."""
 
     def __init__(self, state: object) -> None:
         self.state = state
-        self._pushers: list[tuple[list[QWidget], Callable[[], None]]] = []
 
     def _follow(self, attr: str, widgets: list[QWidget], write: Callable[[], None]) -> None:
         """Write the widgets whenever the state's `attr` changes, and once now."""
-        self._pushers.append((widgets, write))
-        events = getattr(self.state, "events", None)
-        if events is not None and hasattr(events, attr):
-            getattr(events, attr).connect(lambda *_: silently(widgets, write))
+        getattr(self.state.events, attr).connect(lambda *_: silently(widgets, write))
         silently(widgets, write)
 
     def bind(self, widget: QWidget, attr: str) -> None:
@@ -83,8 +79,3 @@ class Bindings:
         self._follow(attr, list(buttons.values()), write)
         for value, button in buttons.items():
             button.toggled.connect(lambda on, v=value: on and setattr(self.state, attr, v))
-
-    def push(self) -> None:
-        """Every field into its widget, silently (after the state was replaced field by field)."""
-        for widgets, write in self._pushers:
-            silently(widgets, write)

@@ -192,7 +192,6 @@ class AnalogyPanel(QWidget):
         if restore is not None:
             for f in fields(AnalogyState):
                 setattr(self.state, f.name, getattr(restore, f.name))
-            self.bindings.push()
         self.variants.setEnabled(self.state.exclude_inputs)
         for f in (self.a, self.b, self.c):
             f.set_vocabulary(summary.labels)

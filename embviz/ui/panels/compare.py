@@ -150,7 +150,6 @@ class ComparePanel(QWidget):
         if restore is not None:
             for f in fields(CompareState):
                 setattr(self.state, f.name, getattr(restore, f.name))
-            self.bindings.push()
         self.state.source = None  # the second model open now: the window opens a session's again
         self.reset("The comparison was dropped: a new first model is open. File ▸ Compare with… compares again."
                    if dropped else NO_SECOND)

@@ -165,13 +165,11 @@ class DriftPanel(LanguageModelTab):
             self.state.word, self.state.sentences = restore.word, restore.sentences
             self.state.layer = restore.layer
         self.layer.setMaximum(MAX_LAYER)  # until an answer says how many this model has
-        self.bindings.push()
         self.enable_for(summary.lens_reason, [self.word, self.sentences, self.layer],
                         bool(self.state.word.strip() and sentences_of(self.state.sentences)))
 
     def set_inputs(self, word: str, sentences: list[str]) -> None:
         self.state.word, self.state.sentences = word, "\n".join(sentences)
-        self.bindings.push()
         self.run()
 
     def missing_input(self) -> str:

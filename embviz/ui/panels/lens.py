@@ -158,12 +158,10 @@ class LensPanel(LanguageModelTab):
         self.loading.show_loading(False)
         if restore is not None:
             self.state.text, self.state.final_norm = restore.text, restore.final_norm
-            self.bindings.push()
         self.enable_for(summary.lens_reason, [self.text, self.final_norm], bool(self.state.text.strip()))
 
     def set_text(self, text: str) -> None:
         self.state.text = text
-        self.bindings.push()
         self.run()
 
     def missing_input(self) -> str:

@@ -147,7 +147,6 @@ class LogitsPanel(LanguageModelTab):
         if restore is not None:
             for name in ("k", "temperature", "direct", "by_id", "hold_axis"):
                 setattr(self.state, name, getattr(restore, name))
-            self.bindings.push()
             self.prompt.parts = list(restore.prompt.parts)
             self._show_prompt()
         else:

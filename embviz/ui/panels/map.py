@@ -235,7 +235,6 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         """Settings the model cannot honour are changed, silently in the controls (one
         projection, not one per control) and said once in the status bar."""
         changed = self.state.fit_to_model(summary.max_clusters, summary.word_rows)
-        self.bindings.push()
         self._show_cluster_controls()
         self._show_limit()
         if changed:
@@ -245,7 +244,6 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         for name in ("method", "subset", "limit", "labels_on", "search", "regex", "substring", "axis_x", "axis_y",
                      "colour_by", "cluster_method", "clusters_k", "drag_mode", "selection", "contours"):
             setattr(self.state, name, getattr(saved, name))
-        self.bindings.push()
         self._show_axes_fields()
         self._show_cluster_controls()
         self._show_limit()

@@ -99,7 +99,6 @@ class NeighboursPanel(QWidget):
         if restore is not None:
             for f in fields(NeighboursState):
                 setattr(self.state, f.name, getattr(restore, f.name))
-            self.bindings.push()
         elif not isinstance(self.state.query, str) or not self.state.query.strip():
             self.state.query = None
             self._show_word("")  # it named a token or a selection of the old vocabulary
@@ -136,7 +135,6 @@ class NeighboursPanel(QWidget):
     def _show_word(self, text: str) -> None:
         if text != self.state.word:
             self.state.word = text
-            self.bindings.push()
 
     def show_token(self, token_id: int) -> None:
         """A point clicked on the map."""

@@ -86,7 +86,6 @@ class VectorsPanel(QWidget):
         self.words.set_vocabulary(summary.labels)
         if restore is not None:
             self.state.words = restore.words
-            self.bindings.push()
         self._clear()
         if self.state.words.strip():
             self.run()
