@@ -20,9 +20,7 @@ import numpy as np
 
 from embviz.core.errors import EmbvizError, first_line
 from embviz.core.readers.bounded import read_npz_array
-from embviz.core.readers.regular_file import (
-    file_size, open_regular, plain_dtype, read_exact, shown,
-)
+from embviz.core.readers.regular_file import open_regular, plain_dtype, read_bounded, require_regular, shown
 
 SUFFIXES = (".kv", ".model", ".wv", ".w2v")
 MAX_PICKLE_BYTES = 8 << 30
@@ -158,11 +156,8 @@ def read_keyed_vectors(path: Path) -> tuple[list[str], np.ndarray, list[str]]:
 
 def _unpickle(path: Path) -> object:
     name = path.name
-    with open_regular(path) as f:
-        size = file_size(f)
-        if size > MAX_PICKLE_BYTES:
-            raise EmbvizError(f"{shown(name)} is over {MAX_PICKLE_BYTES >> 30} GB: not a gensim vector file embviz reads.")
-        data = read_exact(f, size, name, "its pickle")
+    data = read_bounded(path, MAX_PICKLE_BYTES, "its pickle", lambda _size: f"{shown(name)} is over "
+                        f"{MAX_PICKLE_BYTES >> 30} GB: not a gensim vector file embviz reads.")
     try:
         return _SafeUnpickler(io.BytesIO(data)).load()
     except pickle.UnpicklingError as exc:
@@ -237,9 +232,7 @@ def _stored_beside(kv: GensimRecord, prefix: str, path: Path) -> np.ndarray:
 
 def _load_npy(npy: Path) -> np.ndarray:
     try:
-        with open_regular(npy):  # a FIFO or a folder is refused before numpy opens it
-            pass
-        array = np.load(npy, mmap_mode="r", allow_pickle=False)
+        array = np.load(require_regular(npy), mmap_mode="r", allow_pickle=False)  # a FIFO is refused first
     except (OSError, ValueError) as exc:
         raise EmbvizError(f"{shown(npy.name)} is not readable: {first_line(exc)}") from None
     plain_dtype(array.dtype, npy.name)

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from embviz.core.errors import EmbvizError, first_line
-from embviz.core.readers.regular_file import file_size, open_regular, read_exact, require_regular, shown
+from embviz.core.readers.regular_file import open_regular, read_bounded, require_regular, shown
 from embviz.core.readers.word_text import MAX_WORD_BYTES
 
 # Names that mark a parquet column as the words when there is more than one text column.
@@ -55,12 +55,10 @@ def npy_vocabulary(path: Path, rows: int) -> list[str]:
 
 
 def _listed_words(candidate: Path, path: Path, rows: int) -> list[str]:
-    with open_regular(candidate) as f:
-        size = file_size(f)
-        if size > rows * _MOST_BYTES_PER_WORD + 16:
-            raise EmbvizError(f"{shown(candidate.name)} is {size:,} bytes, more than {rows:,} words "
-                              f"(the rows of {shown(path.name)}) can take.")
-        text = read_exact(f, size, candidate.name, "its words").decode("utf-8", errors="replace").removeprefix("\ufeff")
+    data = read_bounded(candidate, rows * _MOST_BYTES_PER_WORD + 16, "its words",
+                        lambda size: f"{shown(candidate.name)} is {size:,} bytes, more than {rows:,} words "
+                                     f"(the rows of {shown(path.name)}) can take.")
+    text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")
     if candidate.suffix == ".json":
         try:
             words = json.loads(text)

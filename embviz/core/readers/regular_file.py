@@ -12,7 +12,7 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO, Callable
 
 from embviz.core.errors import EmbvizError
 
@@ -133,14 +133,22 @@ def npy_from_bytes(data: bytes, name: str) -> np.ndarray:
 MAX_JSON_BYTES = 256 * 2**20
 
 
-def read_text(path: Path | str, limit: int = MAX_JSON_BYTES) -> str:
-    """A regular UTF-8 text file of at most `limit` bytes, read exactly; one-line error otherwise."""
+def read_bounded(path: Path | str, limit: int, what: str, too_big: Callable[[int], str]) -> bytes:
+    """Every byte of a regular file of at most `limit` bytes, read exactly; a larger one is
+    refused before anything is read, with the sentence `too_big(size)`."""
     name = Path(path).name
     with open_regular(path) as f:
         size = file_size(f)
         if size > limit:
-            raise EmbvizError(f"{shown(name)} is {size:,} bytes, more than the {limit:,} embviz reads from such a file.")
-        data = read_exact(f, size, name, "its text")
+            raise EmbvizError(too_big(size))
+        return read_exact(f, size, name, what)
+
+
+def read_text(path: Path | str, limit: int = MAX_JSON_BYTES) -> str:
+    """A regular UTF-8 text file of at most `limit` bytes, read exactly; one-line error otherwise."""
+    name = Path(path).name
+    data = read_bounded(path, limit, "its text", lambda size: f"{shown(name)} is {size:,} bytes, more than the "
+                                                               f"{limit:,} embviz reads from such a file.")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
