@@ -9,12 +9,13 @@ from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QFileDialog, QInputDialog, QMenu
+from PySide6.QtWidgets import QFileDialog, QMenu
 
 from embviz.bridge import requests as rq
 from embviz.bridge.worker import Reply
 from embviz.core.lessons import EXAMPLES
 from embviz.state.tabs import CompareState
+from embviz.ui.window_files import ask_folder, ask_hub_id
 
 DEFAULT_SOURCE = ""  # how LoadComparison names the default model (None means no second model)
 
@@ -49,14 +50,12 @@ class CompareMixin:
             self.open_comparison(path)
 
     def compare_folder_dialog(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "Compare with a Hugging Face model folder")
-        if path:
+        if path := ask_folder(self, "Compare with a Hugging Face model folder"):
             self.open_comparison(path)
 
     def compare_hub_dialog(self) -> None:
-        repo, ok = QInputDialog.getText(self, "Compare with a hub id", "Hugging Face id (from the local cache):")
-        if ok and repo.strip():
-            self.open_comparison(repo.strip())
+        if repo := ask_hub_id(self, "Compare with a hub id", "Hugging Face id (from the local cache):"):
+            self.open_comparison(repo)
 
     def open_comparison(self, source: str, show: bool = True) -> int:
         """Open `source` beside the model on screen (and show the Compare tab); the first model

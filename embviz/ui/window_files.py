@@ -8,7 +8,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox
+from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox, QWidget
 
 from embviz.bridge import requests as rq
 from embviz.state.session import SUFFIX
@@ -18,6 +18,17 @@ from embviz.ui.export import export_picture
 from embviz.bridge.worker import Reply
 from embviz.ui.window_tabs import TAB_NAMES
 
+
+
+def ask_folder(parent: QWidget, title: str) -> str:
+    """A folder the user picks; "" when they cancel."""
+    return QFileDialog.getExistingDirectory(parent, title)
+
+
+def ask_hub_id(parent: QWidget, title: str, prompt: str) -> str:
+    """A hub id the user types; "" when they cancel or type nothing."""
+    repo, ok = QInputDialog.getText(parent, title, prompt)
+    return repo.strip() if ok else ""
 
 class FilesMixin:
     def export_picture(self, path: str | Path) -> Path:
@@ -83,14 +94,12 @@ class FilesMixin:
         self.open_session(path) if path.endswith(SUFFIX) else self.open_model(path)
 
     def open_folder_dialog(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "Open a Hugging Face model folder")
-        if path:
+        if path := ask_folder(self, "Open a Hugging Face model folder"):
             self.open_model(path)
 
     def open_hub_dialog(self) -> None:
-        repo, ok = QInputDialog.getText(self, "Open hub id", "Hugging Face id (from the local cache), e.g. HuggingFaceTB/SmolLM2-135M:")
-        if ok and repo.strip():
-            self.open_model(repo.strip())
+        if repo := ask_hub_id(self, "Open hub id", "Hugging Face id (from the local cache), e.g. HuggingFaceTB/SmolLM2-135M:"):
+            self.open_model(repo)
 
     def dragEnterEvent(self, event) -> None:
         if event.mimeData().hasUrls():
