@@ -7,7 +7,7 @@ from PySide6.QtCore import QEvent, QObject, QPoint, QRect, QSize, QStringListMod
 from PySide6.QtGui import QKeySequence, QMouseEvent
 from PySide6.QtWidgets import (
     QAbstractItemView, QApplication, QCheckBox, QCompleter, QHeaderView, QLabel, QLayout, QLayoutItem, QLineEdit, QSizePolicy,
-    QTableWidget, QTableWidgetItem, QWidget,
+    QSplitter, QTableWidget, QTableWidgetItem, QWidget,
 )
 
 from embviz.ui.tables import rows_to_text
@@ -243,3 +243,13 @@ def flow_row(*widgets: QWidget) -> FlowLayout:
     for widget in widgets:
         row.addWidget(widget)
     return row
+
+
+def side_by_side(left: QWidget, right: QWidget, left_share: int, right_share: int) -> QSplitter:
+    """Two views in a horizontal splitter, sharing its width `left_share` : `right_share`."""
+    splitter = QSplitter(Qt.Orientation.Horizontal)
+    splitter.addWidget(left)
+    splitter.addWidget(right)
+    splitter.setStretchFactor(0, left_share)
+    splitter.setStretchFactor(1, right_share)
+    return splitter

@@ -17,7 +17,7 @@ from embviz.ui import style
 from embviz.ui.panels.benchmark import BenchmarkWindow
 from embviz.ui.binding import Bindings
 from embviz.ui.plots.map_view import MapView
-from embviz.ui.widgets import ResultsTable, WordField, flow_row, hide_special_switch
+from embviz.ui.widgets import ResultsTable, WordField, flow_row, hide_special_switch, side_by_side
 
 HEADING_HINT = "A − B + C = ?"
 EXPLAIN = (
@@ -142,11 +142,7 @@ class AnalogyPanel(QWidget):
         right.setContentsMargins(0, 0, 0, 0)
         right.addWidget(plane_title)
         right.addWidget(self.plane, 1)
-        split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(self.table)
-        split.addWidget(plane_box)
-        split.setStretchFactor(0, 1)
-        split.setStretchFactor(1, 1)
+        split = side_by_side(self.table, plane_box, 1, 1)
         split.setSizes([SPLIT_EVEN, SPLIT_EVEN])  # half each, not what the plot's size hint asks
         split.setChildrenCollapsible(False)  # folded by its switch, not lost to a stray drag
         for widget in (plane_box, self.plane_caption):

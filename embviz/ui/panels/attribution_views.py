@@ -8,13 +8,14 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
-    QCheckBox, QHBoxLayout, QLabel, QLineEdit, QListWidget, QListWidgetItem, QSplitter, QVBoxLayout, QWidget,
+    QCheckBox, QHBoxLayout, QLabel, QLineEdit, QListWidget, QListWidgetItem, QVBoxLayout, QWidget,
 )
 
 from embviz.ui import style
 from embviz.ui.panels import attribution_text as say
 from embviz.ui.plots.heat_map import DIVERGING, SEQUENTIAL, HeatMap
 from embviz.ui.plots.parts_chart import PartsChart, Series
+from embviz.ui.widgets import side_by_side
 
 ATTENTION, MLP, EMBEDDING = QColor("#0072B2"), QColor("#E69F00"), QColor("#555555")  # Okabe–Ito
 PROMPT_A, PROMPT_B, DIFFERENCE = QColor("#999999"), QColor("#0072B2"), QColor("#D55E00")
@@ -57,11 +58,7 @@ class BlocksView(QWidget):
         self.heads.cellHovered.connect(lambda row, column: self._name(row, column))
         self.heads.cellClicked.connect(self._chosen)
         self.heads.setToolTip("Point at a cell for its block and head; click it for its attention.")
-        self.splitter = QSplitter(Qt.Orientation.Horizontal)
-        self.splitter.addWidget(self.chart)
-        self.splitter.addWidget(self.heads)
-        self.splitter.setStretchFactor(0, 3)
-        self.splitter.setStretchFactor(1, 2)
+        self.splitter = side_by_side(self.chart, self.heads, 3, 2)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.splitter)
@@ -120,11 +117,7 @@ class AttentionView(QWidget):
         style.use_font(self.ranked)
         self.ranked.itemClicked.connect(lambda item: self.headChosen.emit(*item.data(Qt.ItemDataRole.UserRole)))
         self.sentence = ""
-        self.splitter = QSplitter(Qt.Orientation.Horizontal)
-        self.splitter.addWidget(self.map)
-        self.splitter.addWidget(self.ranked)
-        self.splitter.setStretchFactor(0, 3)
-        self.splitter.setStretchFactor(1, 1)
+        self.splitter = side_by_side(self.map, self.ranked, 3, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.splitter, 1)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPlainTextEdit, QSpinBox, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPlainTextEdit, QSpinBox, QVBoxLayout, QWidget
 
 from embviz.bridge import requests as rq
 from embviz.bridge.worker import Reply
@@ -14,7 +14,7 @@ from embviz.state.tabs import DriftState
 from embviz.ui import style
 from embviz.ui.binding import Bindings
 from embviz.ui.panels.language_model import HIDDEN_SPACE_STRETCH, LanguageModelLoader, LanguageModelTab
-from embviz.ui.widgets import ResultsTable, WordField
+from embviz.ui.widgets import ResultsTable, WordField, side_by_side
 
 DEBOUNCE_MS = 300
 LEGEND_ROOM = 1.5  # the y axis runs past cosine 1 to leave the legend (two rows at the text size) a band of its own
@@ -117,11 +117,7 @@ class DriftPanel(LanguageModelTab):
         return right
 
     def _lay_out(self, inputs: QHBoxLayout, right: QWidget) -> None:
-        self.splitter = QSplitter(Qt.Orientation.Horizontal)
-        self.splitter.addWidget(self.plot)
-        self.splitter.addWidget(right)
-        self.splitter.setStretchFactor(0, 3)
-        self.splitter.setStretchFactor(1, 2)
+        self.splitter = side_by_side(self.plot, right, 3, 2)
         layout = QVBoxLayout(self)
         layout.addLayout(inputs)
         layout.addWidget(self.sentences)

@@ -7,8 +7,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QPainter, QPen
 from PySide6.QtWidgets import (
-    QAbstractItemView, QCheckBox, QLabel, QPlainTextEdit, QSplitter, QStyledItemDelegate, QTableWidget,
-    QTableWidgetItem, QVBoxLayout, QWidget,
+    QAbstractItemView, QCheckBox, QLabel, QPlainTextEdit, QStyledItemDelegate, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
 )
 
 from embviz.bridge import requests as rq
@@ -17,6 +16,7 @@ from embviz.ui.formatting import percent_labels
 from embviz.state.tabs import LensState
 from embviz.ui import style
 from embviz.ui.plots.bar_chart import BarChart
+from embviz.ui.widgets import side_by_side
 from embviz.ui.binding import Bindings
 from embviz.ui.panels.language_model import HIDDEN_SPACE_STRETCH, LanguageModelLoader, LanguageModelTab
 
@@ -116,11 +116,7 @@ class LensPanel(LanguageModelTab):
         self.cell_caption.setWordWrap(True)
         self.caption = QLabel("")
         self.caption.setWordWrap(True)
-        self.splitter = QSplitter(Qt.Orientation.Horizontal)
-        self.splitter.addWidget(self.grid)
-        self.splitter.addWidget(self.bars)
-        self.splitter.setStretchFactor(0, 3)
-        self.splitter.setStretchFactor(1, 2)
+        self.splitter = side_by_side(self.grid, self.bars, 3, 2)
         layout = QVBoxLayout(self)
         layout.addWidget(self.text)
         layout.addWidget(self.final_norm)  # why, in its tooltip: its five lines at large text left the grid none
