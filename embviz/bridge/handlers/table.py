@@ -143,11 +143,8 @@ def vector_strips(model: EmbeddingModel, request: rq.VectorStrips, _progress: Pr
 
 @handles(rq.WordSet)
 def word_set(model: EmbeddingModel, request: rq.WordSet, _progress: ProgressFn) -> WordSetView:
-    from embviz.core.table.analogy_benchmark import is_lowercased
-
     # A vocabulary with no capitals (GloVe's) holds "monday", not "Monday".
-    lowercased = model.derived("lowercased", lambda: is_lowercased(model))
-    words = [w.lower() for w in request.words] if lowercased else request.words
+    words = [w.lower() for w in request.words] if model.vocab.lowercased else request.words
     ids, missing = resolve_all(model.vocab, words)
     return WordSetView(request.name, ids, missing)
 

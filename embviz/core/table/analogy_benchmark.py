@@ -124,13 +124,6 @@ def read_questions(path: Path | str | None = None) -> list[Question]:
     return questions
 
 
-def is_lowercased(model: EmbeddingModel, sample: int = 20000) -> bool:
-    """Whether the vocabulary has no capitals (GloVe's): then the questions' "Paris" is
-    looked up as "paris", as gensim's evaluate_word_analogies(case_insensitive=True) does."""
-    texts = model.vocab.texts[:sample]
-    return not any(t != t.lower() for t in texts) and any(t.isalpha() for t in texts)
-
-
 def token_form(model: EmbeddingModel, word: str) -> int | None:
     """The single token for a word as it appears mid-sentence, or None."""
     if model.vocab.space_prefixed:
@@ -158,7 +151,7 @@ def evaluate(
     sections: dict[str, SectionScore] = {}
     rows: list[tuple[int, int, int, int]] = []
     row_sections: list[str] = []
-    lowercased = is_lowercased(model)
+    lowercased = model.vocab.lowercased
     for q in questions:
         score = sections.setdefault(q.section, SectionScore(q.section, 0, 0, 0, 0))
         score.total += 1

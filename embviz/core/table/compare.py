@@ -21,7 +21,6 @@ import torch
 from embviz.core.errors import EmbvizError, ProgressFn, no_progress
 from embviz.core.maps.knn import self_top_k, unit_rows
 from embviz.core.model import EmbeddingModel
-from embviz.core.table.analogy_benchmark import is_lowercased
 from embviz.core.table.similarity import matmul, unit_table
 from embviz.core.table.vocab import visible
 
@@ -76,7 +75,7 @@ def _convention(a: EmbeddingModel, b: EmbeddingModel, fold_case: bool) -> tuple[
     """(strip A's space, strip B's, lower-case A, lower-case B, the rule in words)."""
     a_space, b_space = a.vocab.space_prefixed, b.vocab.space_prefixed
     strip_a, strip_b = a_space and not b_space, b_space and not a_space
-    a_low, b_low = is_lowercased(a), is_lowercased(b)
+    a_low, b_low = a.vocab.lowercased, b.vocab.lowercased
     lower_a, lower_b = fold_case and b_low and not a_low, fold_case and a_low and not b_low
     rule = "Exact texts on both sides"
     if strip_a or strip_b:

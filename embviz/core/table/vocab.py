@@ -140,6 +140,13 @@ class Vocabulary:
         sample = self.texts[: min(len(self.texts), 20000)]
         return sum(t.startswith(" ") for t in sample) > 0.1 * max(1, len(sample))
 
+    @cached_property
+    def lowercased(self) -> bool:
+        """Whether the vocabulary has no capitals (GloVe's): a typed "Paris" is then looked
+        up as "paris", as gensim's evaluate_word_analogies(case_insensitive=True) does."""
+        sample = self.texts[: min(len(self.texts), 20000)]
+        return not any(t != t.lower() for t in sample) and any(t.isalpha() for t in sample)
+
     def label(self, token_id: int) -> str:
         return self.labels[token_id]
 
