@@ -800,6 +800,14 @@ def main(argv=None) -> int:
         fig_window(args)
     if want(11) and not args.no_gui and not args.quick:
         fig_glove_text(args)
+    if want(16):
+        from bench.big_open import fig_big_open
+
+        fig_big_open(args, record)
+    if want(17):
+        from bench.big_maps import fig_big_maps
+
+        fig_big_maps(args, record)
     summary = {
         "date": time.strftime("%Y-%m-%d", time.gmtime(started)),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.python_version()}, torch {torch.__version__}"

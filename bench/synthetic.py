@@ -37,3 +37,34 @@ def write_checkpoint(folder: Path, rows: int, dim: int, filler_shards: int = 2) 
     marker.write_text(json.dumps({"model_type": "llama", "hidden_size": dim, "vocab_size": rows,
                                   "tie_word_embeddings": True, "_embviz_bench": [rows, dim, filler_shards]}))
     return folder
+
+
+BIG_ROWS = (2_000_000, 300)
+BIG_QUICK = (50_000, 64)
+
+
+def write_word2vec_clusters(path: Path, rows: int, dim: int, clusters: int = 1_000, seed: int = 0) -> Path:
+    """A word2vec binary (word2vec.c's layout: a newline after each vector) of `rows` unit-scale
+    vectors around `clusters` Gaussian centres, words `w0000000`…; written once, in chunks, and reused."""
+    import numpy as np
+
+    marker = path.with_name(path.name + ".done")
+    if path.is_file() and marker.is_file() and marker.read_text() == f"{rows} {dim} {clusters} {seed}":
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(clusters, dim)).astype(np.float32)
+    width = len(str(rows - 1))
+    record = np.dtype([("word", f"S{width + 2}"), ("vec", "<f4", (dim,)), ("nl", "S1")])
+    with path.open("wb") as f:
+        f.write(f"{rows} {dim}\n".encode())
+        for start in range(0, rows, 100_000):
+            n = min(100_000, rows - start)
+            chunk = np.empty(n, dtype=record)
+            chunk["word"] = [f"w{i:0{width}d} ".encode() for i in range(start, start + n)]
+            members = rng.integers(0, clusters, size=n)
+            chunk["vec"] = centres[members] + 0.5 * rng.normal(size=(n, dim)).astype(np.float32)
+            chunk["nl"] = b"\n"
+            f.write(chunk.tobytes())
+    marker.write_text(f"{rows} {dim} {clusters} {seed}")
+    return path
