@@ -16,7 +16,7 @@ from embviz.bridge import requests as rq
 from embviz.core.fingerprint import model_fingerprint, same_model
 from embviz.state.session import ModelRef, Session, SessionError, load_session, save_session
 from embviz.state.tabs import (
-    AnalogyState, LogitsState, MapState, NeighboursState, ProjectionState, PromptState, VectorsState, WordSetsState,
+    AnalogyState, AttributionState, LogitsState, MapState, NeighboursState, ProjectionState, PromptState, VectorsState, WordSetsState,
 )
 from embviz.ui import style
 
@@ -48,6 +48,8 @@ def _session(vocab_size: int = 100) -> Session:
         logits=LogitsState(prompt=PromptState(parts=[("I love", None), ("�", 17)]), k=5, temperature=2.5,
                            direct=True, by_id=True, hold_axis=True),
         vectors=VectorsState(words="cat, dog"), custom_sets={"mine": ["cat", "dog"]}, tab=2, text_scale=1.5,
+        attribution=AttributionState(text="The capital of Italy is", token="␣Rome", position=3, head_block=2, head=5,
+                                     pinned="␣Rome, ␣Milan", compare=True, text_b="The capital of Spain is"),
     )
 
 
@@ -73,6 +75,7 @@ def test_a_session_round_trips_every_state_and_the_map_exactly(tmp_path):
     assert p.ids.tolist() == [5, 2, 9] and np.array_equal(p.coords, saved.map.projection.coords)
     assert back.custom_sets == {"mine": ["cat", "dog"]} and back.tab == 2 and back.text_scale == 1.5
     assert back.vectors.words == "cat, dog" and (back.map.axis_x, back.map.axis_y) == ("man, woman", "man, king")
+    assert back.attribution == saved.attribution
 
 
 def _rewrite(path, change) -> None:
@@ -97,6 +100,8 @@ def _rewrite(path, change) -> None:
     (lambda d: d.update(version=99), "newer embviz"),
     (lambda d: d.update(format="something else"), "not an embviz session"),
     (lambda d: d.pop("model"), "vocabulary size"),
+    (lambda d: d["attribution"].update(head=-7), "attribution.head"),
+    (lambda d: d["attribution"].update(pinned=["x"]), "attribution.pinned"),
 ])
 def test_values_of_the_wrong_kind_are_named(tmp_path, change, words):
     path = save_session(_session(), tmp_path / "s.embviz")
@@ -200,6 +205,7 @@ def test_the_window_saves_and_restores_every_tab_without_recomputing_the_map(qtb
     wait_for(qtbot, lambda: window.logits.results)
     window.logits.append_token(0)  # a clicked bar: kept as its id
     wait_for(qtbot, lambda: window.logits.results and len(window.logits.prompt.parts) == 2)
+    window.attribution.state.pinned = "␣Rome"
     window.tabs.setCurrentIndex(2)
     window.set_text_size(1.5)
     coords = panel.view.coords.copy()
@@ -237,6 +243,7 @@ def test_the_window_saves_and_restores_every_tab_without_recomputing_the_map(qtb
         assert lg.prompt.parts == window.logits.prompt.parts and lg.prompt.parts[1][1] is not None
         assert [r.id for r in lg.results] == [r.id for r in window.logits.results]
         assert fresh.tabs.currentIndex() == 2 and style.text_scale() == 1.5
+        assert fresh.attribution.state.pinned == "␣Rome" and fresh.attribution.pin.text() == "␣Rome"
         assert "restored" in fresh.message.full_text
     finally:
         fresh.close()

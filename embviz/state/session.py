@@ -24,7 +24,7 @@ from embviz.core.readers.regular_file import npy_from_bytes, open_regular, shown
 from embviz.state.settings import atomic_write_bytes
 from embviz.state.tabs import (
     FIRST_ROWS,
-    AnalogyState, CompareState, DriftState, LensState, LogitsState, MapState, NeighboursState, ProjectionState, PromptState, VectorsState,
+    AnalogyState, AttributionState, CompareState, DriftState, LensState, LogitsState, MapState, NeighboursState, ProjectionState, PromptState, VectorsState,
     WordSetsState,
 )
 
@@ -54,6 +54,9 @@ RANGES = {
     (LogitsState, "temperature"): (0.01, 100.0),
     (DriftState, "layer"): (-1, 100_000),
     (CompareState, "k"): (5, 250),
+    (AttributionState, "position"): (-1, 1_000_000),
+    (AttributionState, "head_block"): (0, 100_000),
+    (AttributionState, "head"): (-1, 100_000),
     (CompareState, "low"): (0.0, 1.0),
     (CompareState, "high"): (0.0, 1.0),
 }
@@ -95,6 +98,7 @@ class Session:
     lens: LensState = field(default_factory=LensState)
     drift: DriftState = field(default_factory=DriftState)
     compare: CompareState = field(default_factory=CompareState)  # the second model is opened again from its source
+    attribution: AttributionState = field(default_factory=AttributionState)
     custom_sets: dict[str, list[str]] = field(default_factory=dict)  # the user's word sets, by name
     tab: int = 0
     text_scale: float = 1.0
@@ -144,6 +148,7 @@ def _to_json(session: Session) -> dict[str, Any]:
         "lens": asdict(session.lens),
         "drift": asdict(session.drift),
         "compare": asdict(session.compare),
+        "attribution": asdict(session.attribution),
         "logits": {**{f.name: getattr(session.logits, f.name) for f in fields(LogitsState) if f.name != "prompt"},
                    "prompt": [[text, token_id] for text, token_id in session.logits.prompt.parts]},
     }
@@ -267,6 +272,8 @@ def _from_json(doc: Any, arrays: dict[str, np.ndarray] | None) -> Session:
         logits=logits_state, vectors=VectorsState(**_simple_fields(VectorsState, _obj(doc, "vectors"), "vectors")),
         lens=LensState(**_simple_fields(LensState, _obj(doc, "lens"), "lens")),
         drift=DriftState(**_simple_fields(DriftState, _obj(doc, "drift"), "drift")), compare=compare_state,
+        # absent in sessions from before the Attribution tab: the defaults
+        attribution=AttributionState(**_simple_fields(AttributionState, _obj(doc, "attribution"), "attribution")),
         custom_sets={k: list(v) for k, v in custom.items()}, tab=tab, text_scale=float(scale),
     )
 

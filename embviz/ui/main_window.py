@@ -267,7 +267,7 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
         self.lens.on_model(summary, session and session.lens)
         self.drift.on_model(summary, session and session.drift)
         self.compare.on_model(summary, session and session.compare)
-        self.attribution.on_model(summary)
+        self.attribution.on_model(summary, session and session.attribution)
         if summary.info["notes"]:
             self.show_message("   •   ".join(summary.info["notes"]), 30000)
         if self.loading_source:

@@ -28,7 +28,7 @@ class SessionsMixin:
             model=ModelRef(source=source, name=self.summary.info["name"], fingerprint=self.summary.fingerprint),
             map=self.map_panel.snapshot(), neighbours=self.neighbours.state, analogies=self.analogies.state,
             logits=self.logits.state, vectors=self.vectors.state, lens=self.lens.state, drift=self.drift.state,
-            compare=self.compare_snapshot(),
+            compare=self.compare_snapshot(), attribution=self.attribution.state,
             custom_sets=custom, tab=self.tabs.currentIndex(),
             text_scale=style.text_scale(),
         )

@@ -98,7 +98,11 @@ class AttributionPanel(LanguageModelTab):
         self.request_id = 0
         self._clear()
         self.loading.show_loading(False)
-        self.state.head_block, self.state.head = 0, -1  # another model has other blocks
+        if restore is None:
+            self.state.head_block, self.state.head = 0, -1  # another model has other blocks
+        else:
+            for name in ("text", "token", "position", "head_block", "head", "pinned", "compare", "text_b"):
+                setattr(self.state, name, getattr(restore, name))
         self.enable_for(summary.lens_reason, self.inputs_widgets(), bool(self.state.text.strip()))
 
     def open_cell(self, text: str, position: int, token: str) -> None:
