@@ -18,22 +18,26 @@ CONTOURS_FROM = 4_000  # under big clouds only: fewer points are seen one by one
 CONTOUR_COLOR = QColor(40, 40, 40, 150)
 
 
-def view_cells(coords: np.ndarray, view: tuple[float, float, float, float], shape: tuple[int, int]) -> np.ndarray:
-    """The flat index of the grid cell (of `shape` rows × columns over `view`) of each of `coords`."""
+def view_cells(xs: np.ndarray, ys: np.ndarray, view: tuple[float, float, float, float],
+               shape: tuple[int, int]) -> np.ndarray:
+    """The flat index of the grid cell (of `shape` rows × columns over `view`) of each point
+    (xs, ys), all in `view`: those on (or, by rounding, a hair past) its edge go to the edge cells."""
     x0, x1, y0, y1 = view
     bh, bw = shape
-    ix = np.minimum(((coords[:, 0] - x0) * (bw / max(x1 - x0, 1e-30))).astype(np.int64), bw - 1)
-    iy = np.minimum(((coords[:, 1] - y0) * (bh / max(y1 - y0, 1e-30))).astype(np.int64), bh - 1)
-    return iy * bw + ix
+    ix = np.minimum(((xs - x0) * (bw / max(x1 - x0, 1e-30))).astype(np.int64), bw - 1)
+    iy = np.minimum(((ys - y0) * (bh / max(y1 - y0, 1e-30))).astype(np.int64), bh - 1)
+    iy *= bw
+    iy += ix
+    return iy
 
 
-def density_image(coords: np.ndarray, rgba32: np.ndarray | None, view: tuple[float, float, float, float],
-                  size_px: tuple[float, float]) -> np.ndarray:
-    """An RGBA image of the points in view (`coords`, each with its packed colour or None
-    for the plain grey), a cell per DENSITY_BIN_PX pixels."""
-    bw = max(1, int(size_px[0] / DENSITY_BIN_PX))
-    bh = max(1, int(size_px[1] / DENSITY_BIN_PX))
-    cell = view_cells(coords, view, (bh, bw))
+def density_image(xs: np.ndarray, ys: np.ndarray, rgba32: np.ndarray | None, region: tuple[float, float, float, float],
+                  shape: tuple[int, int], weight: int = 1) -> np.ndarray:
+    """An RGBA image (`shape` rows × columns over `region`, row 0 at its bottom) of the points
+    (xs, ys), all in `region`, each with its packed colour, or None for the plain grey; each
+    point counts as `weight` (a sample of every k-th point stands for all)."""
+    bh, bw = shape
+    cell = view_cells(xs, ys, region, shape)
     counts = np.bincount(cell, minlength=bw * bh).reshape(bh, bw)
     if rgba32 is None:
         rgba = np.empty((bh, bw, 4), dtype=np.uint8)
@@ -46,7 +50,7 @@ def density_image(coords: np.ndarray, rgba32: np.ndarray | None, view: tuple[flo
         packed[cell] = rgba32
         rgba = packed.view(np.uint8).reshape(bh, bw, 4)
     # One point is as faint as a lone dot; overlapping points darken toward opaque.
-    rgba[..., 3] = (255 * (1 - np.exp(-0.8 * counts))).astype(np.uint8)
+    rgba[..., 3] = (255 * (1 - np.exp(-0.8 * weight * counts))).astype(np.uint8)
     return rgba
 
 
@@ -59,7 +63,7 @@ def smoothed_density(coords: np.ndarray, view: tuple[float, float, float, float]
 
     bw = max(2, int(size_px[0] / CONTOUR_BIN_PX))
     bh = max(2, int(size_px[1] / CONTOUR_BIN_PX))
-    counts = np.bincount(view_cells(coords, view, (bh, bw)), minlength=bw * bh).reshape(bh, bw)
+    counts = np.bincount(view_cells(coords[:, 0], coords[:, 1], view, (bh, bw)), minlength=bw * bh).reshape(bh, bw)
     return np.pad(gaussian_filter(counts.astype(np.float32), CONTOUR_SIGMA), 1)
 
 
