@@ -99,12 +99,8 @@ class GridIndex:
         cx, cy = self._cell_range(rect[0], rect[1], 0), self._cell_range(rect[2], rect[3], 1)
         if cx is None or cy is None:
             return 0
-        # The cells wholly inside, by a margin of EDGE.
-        (wx, wy), (lx, ly) = self.cell, self.lo
-        ix0 = cx[0] if lx + (cx[0] - EDGE) * wx >= rect[0] else cx[0] + 1
-        ix1 = cx[1] if lx + (cx[1] + 1 + EDGE) * wx <= rect[1] else cx[1] - 1
-        iy0 = cy[0] if ly + (cy[0] - EDGE) * wy >= rect[2] else cy[0] + 1
-        iy1 = cy[1] if ly + (cy[1] + 1 + EDGE) * wy <= rect[3] else cy[1] - 1
+        ix0, ix1 = self._inner_range(rect[0], rect[1], 0, cx)
+        iy0, iy1 = self._inner_range(rect[2], rect[3], 1, cy)
         if ix0 > ix1 or iy0 > iy1:
             return int(np.count_nonzero(self._inside(self.block(rect), rect)))
         side, starts = self.side, self.starts
@@ -115,6 +111,14 @@ class GridIndex:
         edge = _ranges(np.concatenate(a), np.concatenate(b))
         inner = int((starts[rows + ix1 + 1] - starts[rows + ix0]).sum())
         return inner + int(np.count_nonzero(self._inside(edge, rect)))
+
+    def _inner_range(self, a: float, b: float, axis: int, meets: tuple[int, int]) -> tuple[int, int]:
+        """The first and last of the cells `meets` along `axis` that lie wholly in [a, b],
+        by a margin of EDGE (the end cells reach to the points' bounds)."""
+        k, lo = self.side / self.span[axis], self.lo[axis]
+        first = meets[0] if a <= lo else max(meets[0], math.ceil((a - lo) * k + EDGE))
+        last = meets[1] if b >= self.hi[axis] else min(meets[1], math.floor((b - lo) * k - EDGE) - 1)
+        return first, last
 
     def rows_in(self, rect: tuple[float, float, float, float]) -> np.ndarray:
         """The rows of the points in `rect`, ascending."""

@@ -284,7 +284,7 @@ class MapView(KeysMixin, MarkersMixin, LabelsMixin, pg.PlotWidget):
             covered = (rx0 <= max(x0, index.lo[0]) and min(x1, index.hi[0]) <= rx1
                        and ry0 <= max(y0, index.lo[1]) and min(y1, index.hi[1]) <= ry1)
             zoom = max(dx / kdx, kdx / dx, dy / kdy, kdy / dy)
-            if covered and zoom < 1.001:
+            if covered and zoom < 1.001 and not (sharpen and self._density_stale):
                 return
             if covered and not sharpen and zoom <= ZOOM_SLACK:
                 self._density_stale = True
