@@ -52,6 +52,21 @@ def test_the_grid_index_answers_as_a_pass_over_every_point(n):
             assert got < 0 or d2[got] == d2.min()
 
 
+def test_a_map_of_fifty_thousand_keeps_its_unshaded_exact_image(qtbot):
+    view = map_view.MapView()
+    qtbot.addWidget(view)
+    view.resize(1000, 700)
+    view.show()
+    coords = np.random.default_rng(3).normal(size=(49_152, 2)).astype(np.float32)
+    view.set_points(np.arange(len(coords)), coords)
+    assert view.mode == "density" and not view._density_stale  # every point binned at once
+    region, dx, dy = view._density_key
+    (x0, x1), (y0, y1) = view.vb.viewRange()
+    assert np.isclose(dx, (x1 - x0) / int(view.vb.width() / 2)) and np.isclose(dy, (y1 - y0) / int(view.vb.height() / 2))
+    want = density_image(coords[:, 0], coords[:, 1], None, region, view.density.image.shape[:2])
+    assert np.array_equal(view.density.image, want)
+
+
 @pytest.fixture(scope="module")
 def big(qapp):
     """One 2,000,000-point map (a dense core in a wide cloud), shared by the tests below."""
@@ -92,8 +107,14 @@ def test_a_two_million_point_map_draws_every_point_once_settled(big, qtbot):
     assert not view._density_stale  # the settled image bins every point, not a sample
     region, _, _ = view._density_key
     shape = view.density.image.shape[:2]
-    want = density_image(coords[:, 0], coords[:, 1], None, region, shape)
-    assert np.array_equal(view.density.image[..., 3], want[..., 3])
+    want = density_image(coords[:, 0], coords[:, 1], None, region, shape, shade=True)
+    assert np.array_equal(view.density.image, want)
+    # The core's cells are darker than the cloud's: a map of millions is not one flat blob.
+    plain = density_image(coords[:, 0], coords[:, 1], None, region, shape)
+    darker = want[..., :3].sum(-1) < plain[..., :3].sum(-1)
+    assert darker.sum() > 1000 and want[..., :3].min() < 0.6 * plain[..., :3].max()
+    assert np.array_equal(want[~darker], plain[~darker])  # only crowded cells change, and only in colour
+    assert np.array_equal(want[..., 3], plain[..., 3])
     picture = _picture(view)
     background = pg.mkColor(style.BACKGROUND)
     assert _pixel(view, picture, 0.0, 0.0) != background  # the dense core is drawn

@@ -16,6 +16,14 @@ CONTOUR_SIGMA = 2.0  # the smoothing, in grid cells (16 px)
 CONTOUR_LEVELS = (0.08, 0.25, 0.55)  # of the smoothed peak: the cloud's outline, body and cores
 CONTOURS_FROM = 4_000  # under big clouds only: fewer points are seen one by one, and their contours are noise
 CONTOUR_COLOR = QColor(40, 40, 40, 150)
+# A cell's colour is opaque from a few points on: on a map of millions, whose cells hold
+# hundreds, the cores would be one flat blob. There, past SHADE_FROM points, a cell darkens
+# by SHADE_STEP a doubling, to at most SHADE_MOST (by count, not by the image's densest cell,
+# so that a pan does not reshade). Smaller maps keep their look.
+SHADE_MAPS_ABOVE = 500_000
+SHADE_FROM = 8
+SHADE_STEP = 0.1
+SHADE_MOST = 0.6
 
 
 def view_cells(xs: np.ndarray, ys: np.ndarray, view: tuple[float, float, float, float],
@@ -32,10 +40,11 @@ def view_cells(xs: np.ndarray, ys: np.ndarray, view: tuple[float, float, float, 
 
 
 def density_image(xs: np.ndarray, ys: np.ndarray, rgba32: np.ndarray | None, region: tuple[float, float, float, float],
-                  shape: tuple[int, int], weight: int = 1) -> np.ndarray:
+                  shape: tuple[int, int], weight: int = 1, shade: bool = False) -> np.ndarray:
     """An RGBA image (`shape` rows × columns over `region`, row 0 at its bottom) of the points
     (xs, ys), all in `region`, each with its packed colour, or None for the plain grey; each
-    point counts as `weight` (a sample of every k-th point stands for all)."""
+    point counts as `weight` (a sample of every k-th point stands for all); `shade`: crowded
+    cells darken."""
     bh, bw = shape
     cell = view_cells(xs, ys, region, shape)
     counts = np.bincount(cell, minlength=bw * bh).reshape(bh, bw)
@@ -51,6 +60,11 @@ def density_image(xs: np.ndarray, ys: np.ndarray, rgba32: np.ndarray | None, reg
         rgba = packed.view(np.uint8).reshape(bh, bw, 4)
     # One point is as faint as a lone dot; overlapping points darken toward opaque.
     rgba[..., 3] = (255 * (1 - np.exp(-0.8 * weight * counts))).astype(np.uint8)
+    if shade:
+        crowded = counts * weight > SHADE_FROM
+        doublings = np.log2(counts[crowded] * (weight / SHADE_FROM))
+        keep = 1 - np.minimum(SHADE_MOST, SHADE_STEP * doublings)
+        rgba[crowded, :3] = (rgba[crowded, :3] * keep[:, None]).astype(np.uint8)
     return rgba
 
 

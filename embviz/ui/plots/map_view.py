@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QColor
 
 from embviz.ui import style
-from embviz.ui.plots.map_density import DENSITY_BIN_PX, Contours, density_image
+from embviz.ui.plots.map_density import DENSITY_BIN_PX, SHADE_MAPS_ABOVE, Contours, density_image
 from embviz.ui.plots.map_index import GridIndex
 from embviz.ui.plots.map_keys import KeysMixin
 from embviz.ui.plots.map_labels import LabelsMixin
@@ -143,8 +143,7 @@ class MapView(KeysMixin, MarkersMixin, LabelsMixin, pg.PlotWidget):
         return float(x0), float(x1), float(y0), float(y1)
 
     def _index(self) -> GridIndex:
-        """The points by grid cell, built on first use after the points changed (t-SNE
-        previews replace them faster than each could be used)."""
+        """The points by grid cell, built on first use after the points changed."""
         if self._index_ is None:
             self._index_ = GridIndex(self.coords)
             self._sorted_rgba = None
@@ -311,7 +310,8 @@ class MapView(KeysMixin, MarkersMixin, LabelsMixin, pg.PlotWidget):
         j0, j1 = math.floor((cells[2] - y0) / dy), math.ceil((cells[3] - y0) / dy)
         i1, j1 = max(i1, i0 + 1), max(j1, j0 + 1)
         region = (x0 + i0 * dx, x0 + i1 * dx, y0 + j0 * dy, y0 + j1 * dy)
-        rgba = density_image(xs, ys, colours, region, (j1 - j0, i1 - i0), weight=every)
+        rgba = density_image(xs, ys, colours, region, (j1 - j0, i1 - i0), weight=every,
+                             shade=len(self.coords) > SHADE_MAPS_ABOVE)
         self.density.setImage(rgba, autoLevels=False)
         self.density.setRect(region[0], region[2], region[1] - region[0], region[3] - region[2])
         self._density_key = (region, dx, dy)
