@@ -4,6 +4,8 @@ so each costs the same at any zoom."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtGui import QColor
@@ -24,6 +26,7 @@ SHADE_MAPS_ABOVE = 500_000
 SHADE_FROM = 8
 SHADE_STEP = 0.1
 SHADE_MOST = 0.6
+SHADE_CAP = 1_024  # past SHADE_FROM × 2^6 (shaded its most) and past opaque at any weight
 
 
 def view_cells(xs: np.ndarray, ys: np.ndarray, view: tuple[float, float, float, float],
@@ -58,14 +61,28 @@ def density_image(xs: np.ndarray, ys: np.ndarray, rgba32: np.ndarray | None, reg
         packed = np.zeros(bw * bh, dtype=np.uint32)
         packed[cell] = rgba32
         rgba = packed.view(np.uint8).reshape(bh, bw, 4)
-    # One point is as faint as a lone dot; overlapping points darken toward opaque.
-    rgba[..., 3] = (255 * (1 - np.exp(-0.8 * weight * counts))).astype(np.uint8)
+    # Counts past SHADE_CAP look as SHADE_CAP does: opaque, and shaded their most.
+    capped = np.minimum(counts, SHADE_CAP).astype(np.intp)
+    rgba[..., 3] = _alpha(weight)[capped]
     if shade:
-        crowded = counts * weight > SHADE_FROM
-        doublings = np.log2(counts[crowded] * (weight / SHADE_FROM))
-        keep = 1 - np.minimum(SHADE_MOST, SHADE_STEP * doublings)
-        rgba[crowded, :3] = (rgba[crowded, :3] * keep[:, None]).astype(np.uint8)
+        crowded = capped * weight > SHADE_FROM
+        keep = _shade(weight)[capped[crowded]]
+        rgba[crowded, :3] = (rgba[crowded, :3] * keep[:, None]) >> 8
     return rgba
+
+
+@functools.lru_cache(maxsize=64)
+def _alpha(weight: int) -> np.ndarray:
+    """The opacity of a cell by its count: one point is as faint as a lone dot; overlapping
+    points darken toward opaque."""
+    return (255 * (1 - np.exp(-0.8 * weight * np.arange(SHADE_CAP + 1)))).astype(np.uint8)
+
+
+@functools.lru_cache(maxsize=64)
+def _shade(weight: int) -> np.ndarray:
+    """What share (of 256) of its colour a crowded cell keeps, by its count."""
+    doublings = np.log2(np.maximum(np.arange(SHADE_CAP + 1) * (weight / SHADE_FROM), 1.0))
+    return (256 * (1 - np.minimum(SHADE_MOST, SHADE_STEP * doublings))).astype(np.uint16)
 
 
 def smoothed_density(coords: np.ndarray, view: tuple[float, float, float, float],
