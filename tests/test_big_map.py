@@ -65,6 +65,14 @@ def test_a_map_of_fifty_thousand_keeps_its_unshaded_exact_image(qtbot):
     assert np.isclose(dx, (x1 - x0) / int(view.vb.width() / 2)) and np.isclose(dy, (y1 - y0) / int(view.vb.height() / 2))
     want = density_image(coords[:, 0], coords[:, 1], None, region, view.density.image.shape[:2])
     assert np.array_equal(view.density.image, want)
+    # As it always was: the plain grey, more opaque by 1 - exp(-0.8 × count), never shaded.
+    (bh, bw), (rx0, rx1, ry0, ry1) = want.shape[:2], region
+    ix = np.minimum(((coords[:, 0] - rx0) * (bw / (rx1 - rx0))).astype(np.int64), bw - 1)
+    iy = np.minimum(((coords[:, 1] - ry0) * (bh / (ry1 - ry0))).astype(np.int64), bh - 1)
+    counts = np.bincount(iy * bw + ix, minlength=bw * bh).reshape(bh, bw)
+    assert np.array_equal(want[..., 3], (255 * (1 - np.exp(-0.8 * counts))).astype(np.uint8))
+    grey = style.POINT_COLOR
+    assert (want[..., :3] == (grey.red(), grey.green(), grey.blue())).all()
 
 
 @pytest.fixture(scope="module")

@@ -50,25 +50,35 @@ def density_image(xs: np.ndarray, ys: np.ndarray, rgba32: np.ndarray | None, reg
     cells darken."""
     bh, bw = shape
     cell = view_cells(xs, ys, region, shape)
-    counts = np.bincount(cell, minlength=bw * bh).reshape(bh, bw)
-    if rgba32 is None:
-        rgba = np.empty((bh, bw, 4), dtype=np.uint8)
-        color = style.POINT_COLOR
-        rgba[..., 0], rgba[..., 1], rgba[..., 2] = color.red(), color.green(), color.blue()
-    else:
-        # Each cell takes the colour of one of its points: one scatter of packed pixels (a
-        # mean colour per cell took three weighted counts, 45 ms a 400k-point pan step).
-        packed = np.zeros(bw * bh, dtype=np.uint32)
-        packed[cell] = rgba32
-        rgba = packed.view(np.uint8).reshape(bh, bw, 4)
     # Counts past SHADE_CAP look as SHADE_CAP does: opaque, and shaded their most.
-    capped = np.minimum(counts, SHADE_CAP).astype(np.intp)
+    capped = np.minimum(np.bincount(cell, minlength=bw * bh), SHADE_CAP)
+    if rgba32 is None:
+        return _grey(weight, shade)[capped].view(np.uint8).reshape(bh, bw, 4)
+    # Each cell takes the colour of one of its points: one scatter of packed pixels (a
+    # mean colour per cell took three weighted counts, 45 ms a 400k-point pan step).
+    packed = np.zeros(bw * bh, dtype=np.uint32)
+    packed[cell] = rgba32
+    rgba = packed.view(np.uint8).reshape(bh, bw, 4)
+    capped = capped.reshape(bh, bw)
     rgba[..., 3] = _alpha(weight)[capped]
     if shade:
-        crowded = capped * weight > SHADE_FROM
-        keep = _shade(weight)[capped[crowded]]
-        rgba[crowded, :3] = (rgba[crowded, :3] * keep[:, None]) >> 8
+        rgb = rgba[..., :3].astype(np.uint16)
+        rgb *= _shade(weight)[capped][..., None]
+        rgb >>= 8
+        rgba[..., :3] = rgb
     return rgba
+
+
+@functools.lru_cache(maxsize=64)
+def _grey(weight: int, shade: bool) -> np.ndarray:
+    """The plain grey map's packed RGBA pixel by a cell's count."""
+    color = style.POINT_COLOR
+    rgba = np.empty((SHADE_CAP + 1, 4), dtype=np.uint16)
+    rgba[:, :3] = color.red(), color.green(), color.blue()
+    if shade:
+        rgba[:, :3] = (rgba[:, :3] * _shade(weight)[:, None]) >> 8
+    rgba[:, 3] = _alpha(weight)
+    return rgba.astype(np.uint8).view(np.uint32).ravel()
 
 
 @functools.lru_cache(maxsize=64)
@@ -80,7 +90,7 @@ def _alpha(weight: int) -> np.ndarray:
 
 @functools.lru_cache(maxsize=64)
 def _shade(weight: int) -> np.ndarray:
-    """What share (of 256) of its colour a crowded cell keeps, by its count."""
+    """What share (of 256: all of it up to SHADE_FROM) of its colour a cell keeps, by its count."""
     doublings = np.log2(np.maximum(np.arange(SHADE_CAP + 1) * (weight / SHADE_FROM), 1.0))
     return (256 * (1 - np.minimum(SHADE_MOST, SHADE_STEP * doublings))).astype(np.uint16)
 
