@@ -9,8 +9,8 @@ import math
 
 import numpy as np
 
-# At most 256 × 256 cells: a cell's number fits 16 bits, which numpy sorts by radix in one
-# pass (a 2,000,000-point map is indexed in tens of milliseconds).
+# At most 256 × 256 cells: a cell's number fits 16 bits, which numpy sorts by radix, in
+# time linear in the points (a comparison sort of 2,000,000 would take several times longer).
 MAX_SIDE = 256
 POINTS_PER_CELL = 16  # a small map gets fewer, fuller cells
 # A point's cell is found in float32: one within this share of a cell of a cell's edge may be
