@@ -125,20 +125,19 @@ class LabelsMixin:
         ids = set(self._selected) | {i for a, b, _ in self._arrows for i in (a, b)}
         return ids | {i for _, members, _ in self._sets.values() for i in members}
 
-    def label_candidates(self, inside: np.ndarray | None = None) -> list[int]:
+    def label_candidates(self, in_view: int | None = None) -> list[int]:
         """Ids to label, most important first: the ringed tokens, arrow ends, the word
-        sets' and search's members, then every point in view when few are."""
+        sets' and search's members, then every point in view when few (`in_view`) are."""
         order: list[int] = list(self._selected)
         for start, end, _ in self._arrows:
             order += [start, end]
         for _, ids, _ in self._sets.values():
             order += ids
-        inside = self.rows_in_view() if inside is None else inside
-        if len(inside) <= LABEL_ALL_BELOW:
-            order += self.ids[inside].tolist()
+        if (self.count_in_view() if in_view is None else in_view) <= LABEL_ALL_BELOW:
+            order += self.ids[self.rows_in_view()].tolist()
         return list(dict.fromkeys(int(i) for i in order))
 
-    def _place_labels(self, inside: np.ndarray | None = None) -> None:
+    def _place_labels(self) -> None:
         self._label_timer.stop()
         self.placed_labels = []
         self.placed_cluster_labels = []
@@ -146,25 +145,25 @@ class LabelsMixin:
         names: list[tuple[Name, bool]] = []
         frame = self._frame()
         if self.labels_on and frame is not None:
-            tokens, names = self._layout(frame, self.rows_in_view() if inside is None else inside)
+            tokens, names = self._layout(frame, self.count_in_view())
         elif self._sets:
             self.fan_sets({})
         label_font = style.font(style.LABEL_POINT_SIZE, bold=True)
         self._show_token_labels(tokens, label_font)
         self._show_cluster_labels(names, label_font)
 
-    def _layout(self, frame: Frame, inside: np.ndarray) -> tuple[list[tuple[int, float, float]], list[tuple[Name, bool]]]:
+    def _layout(self, frame: Frame, in_view: int) -> tuple[list[tuple[int, float, float]], list[tuple[Name, bool]]]:
         """Where each label goes: the highlighted tokens', then the clusters' names, then
         the plain points' (when few are in view); those with no room are left out."""
         metrics = QFontMetricsF(style.font(style.LABEL_POINT_SIZE, bold=True))
         important = self._important()
-        ids, boxes, sides = self._token_boxes(frame, metrics, inside, important)
+        ids, boxes, sides = self._token_boxes(frame, metrics, in_view, important)
         radius = highlight_size(len(self.coords), self._dot_px) * self._scale / 2
         # Labels keep off the keys and the highlighted markers, their own included (not off
         # every plain point: among a crowd of neighbours the ringed word would find no room).
         taken = self.key_rects() + [(x - radius, y - radius, 2 * radius, 2 * radius)
                                     for (x, y, _, _), i in zip(boxes, ids) if i in important]
-        named = self._name_boxes(frame, len(inside) > COARSE_SHARE * len(self.coords))
+        named = self._name_boxes(frame, in_view > COARSE_SHARE * len(self.coords))
         first = [k for k, i in enumerate(ids) if i in important]
         rest = [k for k, i in enumerate(ids) if i not in important]
         order = [("token", k) for k in first] + [("name", k) for k in range(len(named))] + [("token", k) for k in rest]
@@ -181,12 +180,12 @@ class LabelsMixin:
                 tokens.append((ids[k], *frame.to_data(*spot)))
         return tokens, names
 
-    def _token_boxes(self, frame: Frame, metrics: QFontMetricsF, inside: np.ndarray,
+    def _token_boxes(self, frame: Frame, metrics: QFontMetricsF, in_view: int,
                      important: set[int]) -> tuple[list[int], list[Box], list[int]]:
         """(ids, pixel boxes, side tried first) of the tokens to label that are in view; the
         highlighted ones that share a spot are fanned out, their markers with them."""
         ids, points = [], []
-        for token_id in self.label_candidates(inside)[: 4 * MAX_LABELS]:
+        for token_id in self.label_candidates(in_view)[: 4 * MAX_LABELS]:
             pos = self.position_of(token_id)
             if pos is None or token_id >= len(self.labels):
                 continue

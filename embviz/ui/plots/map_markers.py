@@ -105,9 +105,13 @@ class MarkersMixin:
 
     def _refresh_set(self, name: str, fanned: dict[int, tuple[float, float]] | None = None) -> None:
         scatter, ids, _ = self._sets[name]
-        fanned = fanned or {}
-        pos = [fanned.get(i, p) for i, p in ((i, self.position_of(i)) for i in ids) if p is not None]
-        scatter.setData(pos=np.array(pos, dtype=np.float32).reshape(-1, 2))
+        rows = self.rows_of(np.asarray(ids, dtype=np.int64))
+        shown = rows >= 0
+        pos = self.coords[rows[shown]].astype(np.float32).reshape(-1, 2)
+        for k, token_id in enumerate(np.asarray(ids, dtype=np.int64)[shown].tolist()) if fanned else ():
+            if token_id in fanned:
+                pos[k] = fanned[token_id]
+        scatter.setData(pos=pos)
 
     def _refresh_halo(self) -> None:
         scatters = [scatter for scatter, _, _ in self._sets.values()]

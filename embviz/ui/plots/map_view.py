@@ -1,18 +1,20 @@
-"""The scatter of token rows: hover labels through a k-d tree, click to select, points or
-a density image by how many are in view, and colour by. Its keys, markers, labels and
-density pictures live in the modules beside it (map_keys, map_markers, map_labels,
-map_density), each a part of MapView."""
+"""The scatter of token rows: hover labels and clicks through a grid index, points or a
+density image by how many are in view, and colour by. Its keys, markers, labels, density
+pictures and index live in the modules beside it (map_keys, map_markers, map_labels,
+map_density, map_index), each a part of MapView."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QColor
-from scipy.spatial import cKDTree
 
 from embviz.ui import style
-from embviz.ui.plots.map_density import Contours, density_image
+from embviz.ui.plots.map_density import DENSITY_BIN_PX, SHADE_MAPS_ABOVE, Contours, density_image
+from embviz.ui.plots.map_index import GridIndex
 from embviz.ui.plots.map_keys import KeysMixin
 from embviz.ui.plots.map_labels import LabelsMixin
 from embviz.ui.plots.map_markers import HALO_COLOR, MarkersMixin, grown_size, marker_size
@@ -23,6 +25,14 @@ HOVER_RADIUS_PX = 8
 # 262,144 points takes ~140 ms a frame, and setData alone ~2.5 µs a point); zoomed in,
 # the points themselves.
 DENSITY_ABOVE = 4_000
+# The density image reaches this share of the view past each edge, so that a small pan shows
+# the image already made; zoomed by up to ZOOM_SLACK, the image made before is shown
+# (sharpened when the view settles): a step over 2,000,000 points bins none of them.
+DENSITY_MARGIN = 0.25
+ZOOM_SLACK = 2.0
+# A new image made while the view moves bins at most about this many points (every k-th, each
+# counting k): binning all of 2,000,000 takes ~60 ms. The view's settling bins every one.
+STEP_POINTS = 400_000
 FIT_PADDING = 0.06
 
 
@@ -36,8 +46,11 @@ class MapView(KeysMixin, MarkersMixin, LabelsMixin, pg.PlotWidget):
         self.ids = np.zeros(0, dtype=np.int64)
         self.coords = np.zeros((0, 2), dtype=np.float32)
         self.labels: list[str] = []
-        self._row_of: dict[int, int] = {}
-        self._tree: cKDTree | None = None
+        self._id_order: np.ndarray | None = None  # sorts `ids`, when they are not sorted already
+        self._index_: GridIndex | None = None
+        self._density_key: tuple | None = None  # (region, bin width, bin height) of the image shown
+        self._density_stale = False  # an image of another zoom is shown until the view settles
+        self._sorted_rgba: np.ndarray | None = None  # the points' colours in the index's order
         self._sets: dict[str, tuple[pg.ScatterPlotItem, list[int], QColor]] = {}
         self._selected: list[int] = []
         self._overlays: list[pg.GraphicsObject] = []
@@ -115,20 +128,38 @@ class MapView(KeysMixin, MarkersMixin, LabelsMixin, pg.PlotWidget):
         self._settle()
 
     def _settle(self) -> None:
-        """After the view changed: the dots' size and the contours for what is in view, then the labels."""
-        inside = self.rows_in_view()
-        self._grow_points(len(inside))
+        """After the view changed: a sharp density image, the dots' size and the contours for
+        what is in view, then the labels."""
+        if self._density_stale:
+            self._update_detail(sharpen=True)
+        self._grow_points(self.count_in_view())
+        view = self._view_rect()
+        inside = self._index().points_in(view) if self.contours.on and len(self.coords) else np.zeros((0, 2))
+        self.contours.draw(inside, view, (self.vb.width(), self.vb.height()))
+        self._place_labels()
+
+    def _view_rect(self) -> tuple[float, float, float, float]:
         (x0, x1), (y0, y1) = self.vb.viewRange()
-        self.contours.draw(self.coords[inside], (x0, x1, y0, y1), (self.vb.width(), self.vb.height()))
-        self._place_labels(inside)
+        return float(x0), float(x1), float(y0), float(y1)
+
+    def _index(self) -> GridIndex:
+        """The points by grid cell, built on first use after the points changed."""
+        if self._index_ is None:
+            self._index_ = GridIndex(self.coords)
+            self._sorted_rgba = None
+        return self._index_
 
     def rows_in_view(self) -> np.ndarray:
-        """The rows of the points in view."""
+        """The rows of the points in view, ascending."""
         if not len(self.coords):
             return np.zeros(0, dtype=np.int64)
-        (x0, x1), (y0, y1) = self.vb.viewRange()
-        x, y = self.coords[:, 0], self.coords[:, 1]
-        return np.flatnonzero((x >= x0) & (x <= x1) & (y >= y0) & (y <= y1))
+        return self._index().rows_in(self._view_rect())
+
+    def count_in_view(self) -> int:
+        """How many points are in view, without looking at those far from its edges."""
+        if not len(self.coords):
+            return 0
+        return self._index().count(self._view_rect())
 
     def _grow_points(self, in_view: int) -> None:
         size = grown_size(len(self.coords), in_view)
@@ -164,7 +195,8 @@ class MapView(KeysMixin, MarkersMixin, LabelsMixin, pg.PlotWidget):
         self.ids = np.asarray(ids, dtype=np.int64)
         self.coords = np.asarray(coords, dtype=np.float32)
         if not same_rows:
-            self._row_of = {int(i): r for r, i in enumerate(self.ids)}
+            ordered = len(self.ids) < 2 or bool(np.all(self.ids[1:] > self.ids[:-1]))
+            self._id_order = None if ordered else np.argsort(self.ids, kind="stable")
             self.hover_text.hide()  # it pointed at a row of the previous map
             self._dot_px = marker_size(len(self.ids))
             self.points.setSize(self._dot_px * self._scale)
@@ -172,7 +204,8 @@ class MapView(KeysMixin, MarkersMixin, LabelsMixin, pg.PlotWidget):
             few = len(self.ids) <= 50
             self.points.setBrush(pg.mkBrush(style.FEW_POINTS_COLOR if few else style.POINT_COLOR))
             self._drop_colours()  # they were of the previous map's rows
-        self._tree = None  # built on the first hover: t-SNE previews arrive faster than they are hovered
+        self._index_ = None
+        self._density_key = None
         self._subset_rect = None
         self._redraw_overlays()
         if autorange:
@@ -202,49 +235,114 @@ class MapView(KeysMixin, MarkersMixin, LabelsMixin, pg.PlotWidget):
         if not (x0 + mx <= x <= x1 - mx and y0 + my <= y <= y1 - my):
             self.vb.translateBy(x=x - (x0 + x1) / 2, y=y - (y0 + y1) / 2)
 
-    def _update_detail(self, *_args) -> None:
+    def _update_detail(self, *_args, sharpen: bool = False) -> None:
         """Points when few are in view, a density image when many: each frame stays cheap."""
         if not len(self.coords):
             self.points.setData(pos=np.zeros((0, 2), np.float32))
             self.density.clear()
+            self._density_key = None
+            self._density_stale = False
             return
-        (x0, x1), (y0, y1) = self.vb.viewRange()
-        x, y = self.coords[:, 0], self.coords[:, 1]
+        view = x0, x1, y0, y1 = self._view_rect()
         if self.mode == "points" and self._subset_rect is not None:
             sx0, sx1, sy0, sy1 = self._subset_rect
             if sx0 <= x0 and x1 <= sx1 and sy0 <= y0 and y1 <= sy1:
                 return  # the points already drawn cover this view
-        inside = (x >= x0) & (x <= x1) & (y >= y0) & (y <= y1)
-        if int(np.count_nonzero(inside)) > DENSITY_ABOVE:
-            self._draw_density(inside, x0, x1, y0, y1)
+        index = self._index()
+        if index.count(view) > DENSITY_ABOVE:
+            self._show_density(view, sharpen)
             return
         # Draw the points of a margin around the view, so small pans need no redraw.
         mx, my = (x1 - x0) * 0.5, (y1 - y0) * 0.5
         rect = (x0 - mx, x1 + mx, y0 - my, y1 + my)
-        near = (x >= rect[0]) & (x <= rect[1]) & (y >= rect[2]) & (y <= rect[3])
-        if int(np.count_nonzero(near)) > 2 * DENSITY_ABOVE:
-            near, rect = inside, (x0, x1, y0, y1)
+        near = index.rows_in(rect)
+        if len(near) > 2 * DENSITY_ABOVE:
+            near, rect = index.rows_in(view), view
         if self._brushes is None:
             self.points.setData(pos=self.coords[near])
         else:
             self.points.setData(pos=self.coords[near], brush=self._brushes[near])
         self._subset_rect = rect
         self.density.hide()
+        self._density_key = None
+        self._density_stale = False
         self.points.show()
         self.mode = "points"
 
-    def _draw_density(self, inside: np.ndarray, x0: float, x1: float, y0: float, y1: float) -> None:
-        colours = None if self._rgba32 is None else self._rgba32[inside]
-        rgba = density_image(self.coords[inside], colours, (x0, x1, y0, y1), (self.vb.width(), self.vb.height()))
+    def _show_density(self, view: tuple[float, float, float, float], sharpen: bool) -> None:
+        """The density image of the view, binned a cell per DENSITY_BIN_PX pixels, unless the
+        one shown covers the view at this zoom (or, until the view settles, near it)."""
+        x0, x1, y0, y1 = view
+        bw = max(1, int(self.vb.width() / DENSITY_BIN_PX))
+        bh = max(1, int(self.vb.height() / DENSITY_BIN_PX))
+        dx, dy = (x1 - x0) / bw, (y1 - y0) / bh
+        index = self._index()
+        if self.mode == "density" and self._density_key is not None:
+            (rx0, rx1, ry0, ry1), kdx, kdy = self._density_key
+            # Only the part of the view that holds points need be covered.
+            covered = (rx0 <= max(x0, index.lo[0]) and min(x1, index.hi[0]) <= rx1
+                       and ry0 <= max(y0, index.lo[1]) and min(y1, index.hi[1]) <= ry1)
+            zoom = max(dx / kdx, kdx / dx, dy / kdy, kdy / dy)
+            if covered and zoom < 1.001 and not (sharpen and self._density_stale):
+                return
+            if covered and not sharpen and zoom <= ZOOM_SLACK:
+                self._density_stale = True
+                return
+        mx, my = DENSITY_MARGIN * (x1 - x0), DENSITY_MARGIN * (y1 - y0)
+        want = (x0 - mx, x1 + mx, y0 - my, y1 + my)
+        cells = index.cells_rect(want)
+        block = index.block(want)
+        size = block.stop - block.start if isinstance(block, slice) else len(block)
+        every = 1 if sharpen else max(1, math.ceil(size / STEP_POINTS))
+        block = slice(block.start, block.stop, every) if isinstance(block, slice) else block[::every]
+        xs, ys = index.xs[block], index.ys[block]
+        colours = None if self._rgba32 is None else self._index_colours()[block]
+        # The gathered points are those of whole grid cells: binned over those cells, none
+        # need be looked at one by one, unless the cells reach far past the view.
+        if not (x0 - (x1 - x0) <= cells[0] and cells[1] <= x1 + (x1 - x0)
+                and y0 - (y1 - y0) <= cells[2] and cells[3] <= y1 + (y1 - y0)):
+            cells = (max(cells[0], want[0]), min(cells[1], want[1]), max(cells[2], want[2]), min(cells[3], want[3]))
+            keep = (xs >= cells[0]) & (xs <= cells[1]) & (ys >= cells[2]) & (ys <= cells[3])
+            xs, ys = xs[keep], ys[keep]
+            colours = None if colours is None else colours[keep]
+        # On the view's own grid of cells, so that the image matches one made of the view alone.
+        i0, i1 = math.floor((cells[0] - x0) / dx), math.ceil((cells[1] - x0) / dx)
+        j0, j1 = math.floor((cells[2] - y0) / dy), math.ceil((cells[3] - y0) / dy)
+        i1, j1 = max(i1, i0 + 1), max(j1, j0 + 1)
+        region = (x0 + i0 * dx, x0 + i1 * dx, y0 + j0 * dy, y0 + j1 * dy)
+        rgba = density_image(xs, ys, colours, region, (j1 - j0, i1 - i0), weight=every,
+                             shade=len(self.coords) > SHADE_MAPS_ABOVE)
         self.density.setImage(rgba, autoLevels=False)
-        self.density.setRect(x0, y0, x1 - x0, y1 - y0)
+        self.density.setRect(region[0], region[2], region[1] - region[0], region[3] - region[2])
+        self._density_key = (region, dx, dy)
+        self._density_stale = every > 1
         self.density.show()
         self.points.hide()
         self.mode = "density"
         self._subset_rect = None
 
+    def _index_colours(self) -> np.ndarray:
+        if self._sorted_rgba is None:
+            self._sorted_rgba = self._rgba32[self._index().rows]
+        return self._sorted_rgba
+
+    def _row(self, token_id: int) -> int | None:
+        """The row of `token_id` on this map, or None."""
+        return int(r) if (r := self.rows_of(np.array([token_id]))[0]) >= 0 else None
+
+    def rows_of(self, token_ids: np.ndarray) -> np.ndarray:
+        """The row of each of `token_ids` on this map, -1 for those not on it."""
+        token_ids = np.asarray(token_ids, dtype=np.int64).ravel()
+        ordered = self.ids if self._id_order is None else self.ids[self._id_order]
+        at = np.minimum(np.searchsorted(ordered, token_ids), max(len(ordered) - 1, 0))
+        if not len(ordered):
+            return np.full(len(token_ids), -1, dtype=np.int64)
+        found = ordered[at] == token_ids
+        rows = at if self._id_order is None else self._id_order[at]
+        return np.where(found, rows, -1)
+
     def position_of(self, token_id: int) -> np.ndarray | None:
-        row = self._row_of.get(int(token_id))
+        row = self._row(token_id)
         return None if row is None else self.coords[row]
 
     # --- colour by ---------------------------------------------------------------
@@ -267,6 +365,8 @@ class MapView(KeysMixin, MarkersMixin, LabelsMixin, pg.PlotWidget):
             self._brushes = brushes[index]
             self._rgba32 = rgba.view(np.uint32).ravel()[index]
             self._colour_entries = list(legend or [])
+        self._sorted_rgba = None
+        self._density_key = None
         self._subset_rect = None
         self._style_sets()
         self._rebuild_colour_legend()
@@ -274,7 +374,8 @@ class MapView(KeysMixin, MarkersMixin, LabelsMixin, pg.PlotWidget):
         self._label_timer.start()
 
     def _drop_colours(self) -> None:
-        self._codes = self._brushes = self._rgba32 = None
+        self._codes = self._brushes = self._rgba32 = self._sorted_rgba = None
+        self._density_key = None
         self._colour_entries = []
         self._cluster_labels = []
         self._coarse_labels = []
@@ -310,15 +411,10 @@ class MapView(KeysMixin, MarkersMixin, LabelsMixin, pg.PlotWidget):
         """Row id under a scene position (within a few pixels), or -1."""
         if not len(self.coords) or not self.sceneBoundingRect().contains(scene_pos):
             return -1
-        if self._tree is None:
-            self._tree = cKDTree(self.coords)
         p = self.vb.mapSceneToView(scene_pos)
         px = self.vb.viewPixelSize()
-        radius = HOVER_RADIUS_PX * max(px[0], px[1])
-        dist, row = self._tree.query([p.x(), p.y()], k=1, distance_upper_bound=radius)
-        if not np.isfinite(dist):
-            return -1
-        return int(self.ids[row])
+        row = self._index().nearest(p.x(), p.y(), HOVER_RADIUS_PX * max(px[0], px[1]))
+        return -1 if row < 0 else int(self.ids[row])
 
     def _on_mouse_moved(self, scene_pos) -> None:
         token_id = self.nearest_at(scene_pos)
