@@ -5,14 +5,18 @@ map_density), each a part of MapView."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QColor
-from scipy.spatial import cKDTree
 
 from embviz.ui import style
 from embviz.ui.plots.map_density import Contours, density_image
+
+if TYPE_CHECKING:
+    from scipy.spatial import cKDTree
 from embviz.ui.plots.map_keys import KeysMixin
 from embviz.ui.plots.map_labels import LabelsMixin
 from embviz.ui.plots.map_markers import HALO_COLOR, MarkersMixin, grown_size, marker_size
@@ -311,6 +315,8 @@ class MapView(KeysMixin, MarkersMixin, LabelsMixin, pg.PlotWidget):
         if not len(self.coords) or not self.sceneBoundingRect().contains(scene_pos):
             return -1
         if self._tree is None:
+            from scipy.spatial import cKDTree  # on the first hover: scipy is not needed to show the window
+
             self._tree = cKDTree(self.coords)
         p = self.vb.mapSceneToView(scene_pos)
         px = self.vb.viewPixelSize()
