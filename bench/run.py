@@ -137,11 +137,8 @@ def launch_window(args) -> tuple[float, float, str]:
     xvfb = None
     if os.environ.get("DISPLAY"):
         env["QT_QPA_PLATFORM"], where = "xcb", f"display {os.environ['DISPLAY']}"
-    elif shutil.which("Xvfb"):
-        display = f":{os.getpid() % 400 + 100}"
-        xvfb = subprocess.Popen(["Xvfb", display, "-screen", "0", "1024x700x24"], stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
-        time.sleep(1.0)
+    elif shutil.which("Xvfb") and (started := start_xvfb()) is not None:
+        xvfb, display = started
         env.update(DISPLAY=display, QT_QPA_PLATFORM="xcb")
         where = "under Xvfb"
     else:
@@ -159,6 +156,37 @@ def launch_window(args) -> tuple[float, float, str]:
         raise RuntimeError(proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "startup.py failed")
     seen = json.loads(proc.stdout.strip().splitlines()[-1])
     return seen["window"], seen["map"], where
+
+
+def start_xvfb() -> tuple[subprocess.Popen, str] | None:
+    """An Xvfb on a display number it picks itself (-displayfd: other programs may hold
+    the usual ones), and that display; None when it does not start within 10 s."""
+    import select
+
+    read, write = os.pipe()
+    try:
+        xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(write), "-screen", "0", "1024x700x24"], pass_fds=(write,),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except OSError:
+        os.close(read)
+        os.close(write)
+        return None
+    os.close(write)
+    got = b""
+    try:  # to the end of its line: closing the pipe before Xvfb has written all of it kills Xvfb
+        deadline = time.monotonic() + 10
+        while not got.endswith(b"\n") and (left := deadline - time.monotonic()) > 0:
+            if not select.select([read], [], [], left)[0] or not (chunk := os.read(read, 32)):
+                break
+            got += chunk
+    finally:
+        os.close(read)
+    number = got.decode().strip()
+    if not number.isdigit():
+        xvfb.kill()
+        xvfb.wait()
+        return None
+    return xvfb, f":{number}"
 
 
 # 2 -------------------------------------------------------------------------------------------
@@ -472,7 +500,7 @@ def fig_render(args) -> None:
     from embviz.ui.plots.map_view import MapView
 
     app = make_app()
-    for n in (49_152, 262_144, 400_000):  # 400,000: the GloVe example's vocabulary
+    for n in (49_152,) if args.quick else (49_152, 262_144, 400_000):  # 400,000: the GloVe example's vocabulary
         pts = np.random.default_rng(0).normal(size=(n, 2)).astype(np.float32)
         labels = [f"#{i}" for i in range(n)]
         img = QImage(1000, 700, QImage.Format.Format_ARGB32)
@@ -842,6 +870,14 @@ def wait(app, predicate, timeout: float) -> None:
         time.sleep(0.0005)
 
 
+def timed(figure: Callable, *args) -> None:
+    """Run one figure's function and say on stderr how long it took: what a quick run's
+    length is made of."""
+    t = time.perf_counter()
+    figure(*args)
+    print(f"[time] {figure.__name__}: {time.perf_counter() - t:.1f} s", file=sys.stderr, flush=True)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small sizes, few repeats (a CI smoke test)")
@@ -852,7 +888,7 @@ def main(argv=None) -> int:
     parser.add_argument("--no-gui", action="store_true", help="skip figures 1, 6, 9, 10, 11 and 14; figure 7 times the core call")
     parser.add_argument("--baseline-bound", type=float, default=None, help="seconds before a slow sklearn baseline is stopped")
     args = parser.parse_args(argv)
-    args.repeats = 3 if args.quick else 7
+    args.repeats = 2 if args.quick else 7
     args.repeats_child = 1 if args.quick else 3
     only = {int(x) for x in args.only.split(",") if x}
     args.only_figures = only
@@ -862,44 +898,44 @@ def main(argv=None) -> int:
     limit_compute_threads()
     started = time.time()
     if want(1) and not args.no_gui:
-        fig_open(args)
+        timed(fig_open, args)
     if want(2):
-        fig_table_read(args)
+        timed(fig_table_read, args)
     if want(3) or want(4) or want(5) or want(8) or want(12) or want(13) or want(15) or (want(7) and args.no_gui):
         from embviz.core import open_checkpoint
 
         model = open_checkpoint(None, args.device)
         if want(3) or want(4) or want(8):
-            fig_core(args, model)
+            timed(fig_core, args, model)
         if want(5):
-            fig_tsne(args, model)
+            timed(fig_tsne, args, model)
         if want(12):
-            fig_faithful(args, model)
+            timed(fig_faithful, args, model)
         if want(7) and args.no_gui:
-            fig_logits_core(args, model)
+            timed(fig_logits_core, args, model)
         if want(13):
-            fig_clusters(args, model)
+            timed(fig_clusters, args, model)
         if want(15):
-            fig_typing(args, model)
+            timed(fig_typing, args, model)
         del model
         if want(3):
-            fig_big_pca(args)
+            timed(fig_big_pca, args)
     if want(6) and not args.no_gui:
-        fig_render(args)
+        timed(fig_render, args)
     if want(14) and not args.no_gui:
-        fig_coloured_pan(args)
+        timed(fig_coloured_pan, args)
     if (want(7) or want(9) or want(10) or want(15)) and not args.no_gui:
-        fig_window(args)
+        timed(fig_window, args)
     if want(11) and not args.no_gui and not args.quick:
-        fig_glove_text(args)
+        timed(fig_glove_text, args)
     if want(16):
         from bench.big_open import fig_big_open
 
-        fig_big_open(args, record)
+        timed(fig_big_open, args, record)
     if want(17):
         from bench.big_maps import fig_big_maps
 
-        fig_big_maps(args, record)
+        timed(fig_big_maps, args, record)
     summary = {
         "date": time.strftime("%Y-%m-%d", time.gmtime(started)),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.python_version()}, torch {torch.__version__}"
