@@ -8,6 +8,7 @@ import pytest
 
 from embviz.core import open_checkpoint
 from embviz.core.maps import projection
+from embviz.core.maps import kept_maps
 from embviz.core.maps.kept_maps import FOLDER
 
 WORDS = [f"w{i}" for i in range(40)]
@@ -16,6 +17,13 @@ WORDS = [f"w{i}" for i in range(40)]
 @pytest.fixture(autouse=True)
 def private_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("EMBVIZ_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(kept_maps, "KEEP_ROWS", 0)  # kept for maps of tiny tables too
+
+
+def test_small_maps_are_not_kept(tmp_path, monkeypatch):
+    monkeypatch.setattr(kept_maps, "KEEP_ROWS", len(WORDS) + 1)
+    projection.project(open_checkpoint(str(glove(tmp_path / "glove.txt")), "cpu"), "pca")
+    assert not (tmp_path / "cache" / FOLDER).exists()
 
 
 def glove(path, seed=0):

@@ -9,22 +9,27 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
 from embviz.core.cache import cache_root, keep_in_cache
-from embviz.core.model import EmbeddingModel
+
+if TYPE_CHECKING:
+    from embviz.core.model import EmbeddingModel
 
 FOLDER = "maps"
 FORMAT = "pca-1"
+# Smaller maps take a few milliseconds to compute: an entry for each of them, per subset
+# and row limit tried, would only fill the folder.
+KEEP_ROWS = 20_000
 
 
 def kept_pca(model: EmbeddingModel, ids: np.ndarray, n_components: int, normalize: bool,
              compute: Callable[[], tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
     """(coords, explained variance ratio) read from the cache when kept there for this file
     and these rows, else computed and kept."""
-    key = _key(model, ids, n_components, normalize)
+    key = _key(model, ids, n_components, normalize) if len(ids) >= KEEP_ROWS else None
     if key is None:
         return compute()
     entry = cache_root() / FOLDER / key
