@@ -5,9 +5,9 @@ each row's 10 nearest rows, the graph t-SNE uses and embviz keeps per model: clu
 follow the table's own neighbourhoods. "kmeans" is scikit-learn's MiniBatchKMeans with its
 defaults on the mean-centred unit rows (directions, as the Neighbours tab's mean-centred
 cosine sees them). "hdbscan" clusters a drawn map's 2-D coordinates. Both scikit-learn fits
-run in a child process (see cluster_fit). A cluster is named by
-its most central real words (see `cluster_names`). The fine clusters are merged into a few
-coarse groups, named the same way, for a map seen whole."""
+run in a child process (see cluster_fit). A cluster is named by its most central real words
+(see `cluster_names`). The fine clusters are merged into a few coarse groups, named the same
+way, for a map seen whole."""
 
 from __future__ import annotations
 

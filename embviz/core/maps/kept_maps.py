@@ -50,7 +50,9 @@ def _key(model: EmbeddingModel, ids: np.ndarray, n_components: int, normalize: b
     if known is None:
         return None
     rows = hashlib.sha256(np.ascontiguousarray(ids, dtype=np.int64).tobytes()).hexdigest()
-    what = f"{FORMAT}|{known}|{model.vocab_size}x{model.dim}|{n_components}|{normalize}|{rows}"
+    # The device and dtype too: a bfloat16 table on a GPU gives a slightly different map.
+    what = (f"{FORMAT}|{known}|{model.vocab_size}x{model.dim}|{model.table.dtype}|{model.device.type}"
+            f"|{n_components}|{normalize}|{rows}")
     return hashlib.sha256(what.encode()).hexdigest()[:32]
 
 

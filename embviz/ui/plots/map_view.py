@@ -14,13 +14,13 @@ from PySide6.QtGui import QColor
 
 from embviz.ui import style
 from embviz.ui.plots.map_density import Contours, density_image
-
-if TYPE_CHECKING:
-    from scipy.spatial import cKDTree
 from embviz.ui.plots.map_keys import KeysMixin
 from embviz.ui.plots.map_labels import LabelsMixin
 from embviz.ui.plots.map_markers import HALO_COLOR, MarkersMixin, grown_size, marker_size
 from embviz.ui.plots.map_select import SelectViewBox, points_in_polygon
+
+if TYPE_CHECKING:
+    from scipy.spatial import cKDTree
 
 HOVER_RADIUS_PX = 8
 # Above this many points in view, the map draws a density image (a ScatterPlotItem of
