@@ -259,3 +259,38 @@ def test_graph_clusters_find_planted_groups_and_come_near_k():
     for c, cluster in enumerate(found.clusters):  # a word-level vocabulary: every word is whole
         assert cluster.readable and all(found.cluster_of(model.vocab.id_of(w)) == c for w in cluster.label.split(" "))
     assert len(graph_clusters(model, 4).clusters) == groups  # 12 unconnected parts share no edge to merge by
+
+
+def test_kmeans_and_hdbscan_fitted_in_a_child_match_the_same_fit_here(default_model, toy4):
+    from embviz.core.device import compute_threads
+    from embviz.core.maps.cluster_fit import hdbscan_fit, kmeans_fit
+    from embviz.core.maps.clusters import NOISE, _named
+    from embviz.core.table.similarity import unit_table
+
+    units = unit_table(toy4, centered=True).cpu().numpy()
+    here = _named(toy4, "kmeans", 2, np.arange(4), kmeans_fit(units, 2, 0, compute_threads()), units)
+    child = kmeans_clusters(toy4, 2)
+    assert np.array_equal(child.assignment, here.assignment)
+    assert [c.label for c in child.clusters] == [c.label for c in here.clusters]
+    rng = np.random.default_rng(1)
+    coords = np.vstack([rng.normal(0, 0.2, (60, 2)), rng.normal(4, 0.3, (50, 2)), rng.uniform(-10, 10, (8, 2))])
+    ids = np.arange(len(coords)) % toy4.vocab_size
+    found = hdbscan_clusters(toy4, ids, coords, min_cluster_size=6)
+    labels = hdbscan_fit(coords, 6)
+    # The same partition, numbered by size in the child's result.
+    assert np.array_equal(found.assignment == NOISE, labels == -1)
+    pairs = {(int(a), int(b)) for a, b in zip(found.assignment, labels)}
+    assert len(pairs) == len({a for a, _ in pairs}) == len({b for _, b in pairs})
+
+
+def test_kmeans_of_the_default_model_in_a_child_matches_the_fit_here(default_model):
+    from embviz.core.device import compute_threads
+    from embviz.core.maps.cluster_fit import kmeans_fit
+    from embviz.core.table.similarity import unit_table
+
+    units = unit_table(default_model, centered=True).cpu().numpy()
+    found = kmeans_clusters(default_model, 12, seed=3)
+    here = kmeans_fit(units, 12, 3, compute_threads())
+    # Renumbered by size: the same partition of all 49,152 rows.
+    pairs = set(zip(found.assignment.tolist(), here.tolist()))
+    assert len(pairs) == 12 == len({a for a, _ in pairs}) == len({b for _, b in pairs})

@@ -24,15 +24,16 @@ import threading
 import traceback
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from PySide6.QtCore import QObject, Signal
 
 from embviz.bridge import requests as rq
 from embviz.core.errors import Cancelled, EmbvizError, first_line
-from embviz.core.table.compare import ModelPair
-from embviz.core.model import EmbeddingModel
-from embviz.bridge.handlers import run_request, summarise, summarise_comparison
+
+if TYPE_CHECKING:  # the handlers import torch: the first job imports them, so the window shows first
+    from embviz.core.model import EmbeddingModel
+    from embviz.core.table.compare import ModelPair
 
 
 @dataclass(frozen=True)
@@ -97,9 +98,7 @@ class _Lane(threading.Thread):
         return dropped
 
     def run(self) -> None:
-        from embviz.core.device import limit_compute_threads
-
-        limit_compute_threads()
+        capped = False
         while True:
             with self.cond:
                 while not self.pending and not self.stopping:
@@ -109,6 +108,11 @@ class _Lane(threading.Thread):
                 _, job = self.pending.popitem(last=False)
                 self.running = job
             try:
+                if not capped:  # here rather than at start: it imports torch, which the window waits for
+                    from embviz.core.device import limit_compute_threads
+
+                    limit_compute_threads()
+                    capped = True
                 self.execute(job)
             finally:
                 with self.cond:
@@ -220,6 +224,8 @@ class ComputeWorker(QObject):
             self.cancelled.emit(job.request.channel, job.request.request_id)
 
     def _execute(self, job: _Job) -> None:
+        from embviz.bridge.handlers import summarise, summarise_comparison
+
         request = job.request
         channel, rid = request.channel, request.request_id
         with self._lock:
@@ -266,6 +272,14 @@ class ComputeWorker(QObject):
                 self.cancelled.emit(channel, rid)  # computed on a second model that has just been replaced
             else:
                 self.finished.emit(channel, rid, result)
+
+
+def run_request(model, request: rq.Request, progress) -> Any:
+    """The handler registered for the request's type, run on `model`; the handlers are
+    imported by the first request, on its lane, not by the window."""
+    from embviz.bridge.handlers import run_request as run
+
+    return run(model, request, progress)
 
 
 def _message(exc: Exception) -> str:

@@ -70,9 +70,11 @@ def run_in_child(
 def _main(inp: str, out: str) -> None:
     from embviz.core.device import limit_compute_threads
 
-    limit_compute_threads()
     with open(inp, "rb") as f:
         fn, args = pickle.load(f)  # written by the parent process, never by a user
+    # After the load, which imports fn's module: torch only if that module uses it (the
+    # clustering fits do not, and start faster without it), and the BLAS libraries it loaded.
+    limit_compute_threads(torch_too=False)
     try:
         result = ("ok", fn(*args))
     except EmbvizError as exc:

@@ -1,10 +1,17 @@
-"""Choosing where the embedding table lives, and how many threads compute on the CPU."""
+"""Choosing where the embedding table lives, and how many threads compute on the CPU.
+torch is imported where it is used: a child process that fits k-means needs only the
+thread counts."""
+
+from __future__ import annotations
 
 import os
-
-import torch
+import sys
+from typing import TYPE_CHECKING
 
 from embviz.core.errors import EmbvizError
+
+if TYPE_CHECKING:
+    import torch
 
 # Shares of the free memory one allocation may take: the rest is for the work done on it
 # (a GPU table's scores and temporaries; the RAM the window and the OS still need).
@@ -14,6 +21,8 @@ RAM_HEADROOM = 0.85
 
 def pick_device(preference: str | None = "auto") -> torch.device:
     """CUDA, then MPS, then CPU for "auto"; otherwise the named device, checked."""
+    import torch
+
     pref = (preference or "auto").strip().lower()
     if pref == "auto":
         if torch.cuda.is_available():
@@ -38,6 +47,8 @@ def pick_device(preference: str | None = "auto") -> torch.device:
 def free_bytes(device: torch.device) -> int | None:
     """Memory that can still be allocated on the device (RAM for the CPU), if known."""
     if device.type == "cuda":
+        import torch
+
         free, _total = torch.cuda.mem_get_info(device)
         return int(free)
     try:
@@ -60,6 +71,8 @@ def human_bytes(n: float) -> str:
 
 def ensure_fits_in_ram(nbytes: int, what: str) -> None:
     """Refuse before allocating, rather than let the machine run out of memory."""
+    import torch
+
     free = free_bytes(torch.device("cpu"))
     if free is not None and nbytes > RAM_HEADROOM * free:
         raise EmbvizError(f"{what} needs about {human_bytes(nbytes)} of memory, but only {human_bytes(free)} is free.")
@@ -70,12 +83,16 @@ def compute_threads() -> int:
     return max(1, (os.cpu_count() or 2) - 1)
 
 
-def limit_compute_threads(threads: int | None = None) -> int:
+def limit_compute_threads(threads: int | None = None, torch_too: bool = True) -> int:
     """Cap torch's and the BLAS library's (numpy, scipy) thread pools at the same count:
-    numpy's matrix products carry the CPU path, and an uncapped OpenBLAS takes every core."""
+    numpy's matrix products carry the CPU path, and an uncapped OpenBLAS takes every core.
+    Without `torch_too`, torch is capped only when something has imported it already."""
     import threadpoolctl
 
     threads = threads or compute_threads()
-    torch.set_num_threads(threads)
+    if torch_too or "torch" in sys.modules:
+        import torch
+
+        torch.set_num_threads(threads)
     threadpoolctl.threadpool_limits(threads, user_api="blas")
     return threads

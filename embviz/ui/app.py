@@ -36,8 +36,38 @@ def run_app(model: str | None = None, device: str = "auto", session: str | None 
 
     window = MainWindow(device=device)
     install_excepthook(window)
+
+    def open_first() -> None:
+        # A session that cannot be restored says why, and the window opens the model instead.
+        if session is None or not window.open_session(session):
+            window.open_model(model)
+
     window.show()
-    # A session that cannot be restored says why, and the window opens the model instead.
-    if session is None or not window.open_session(session):
-        window.open_model(model)
+    when_exposed(window, open_first)
     return app.exec()
+
+
+def when_exposed(window, callback, fallback_ms: int = 1000) -> None:
+    """`callback` once, on the event loop, after the window is first on screen: the first
+    job imports torch (a second or more, holding the interpreter), which must not delay
+    the window's first paint. A platform that sends no expose event gets it after
+    `fallback_ms`."""
+    from PySide6.QtCore import QEvent, QObject, QTimer
+
+    done = []
+
+    def run() -> None:
+        if not done:
+            done.append(True)
+            window.windowHandle().removeEventFilter(spy)
+            callback()
+
+    class Exposed(QObject):
+        def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt's name
+            if event.type() == QEvent.Type.Expose and obj.isExposed():
+                QTimer.singleShot(0, run)
+            return False
+
+    spy = Exposed(window)
+    window.windowHandle().installEventFilter(spy)
+    QTimer.singleShot(fallback_ms, run)

@@ -4,9 +4,10 @@
 each row's 10 nearest rows, the graph t-SNE uses and embviz keeps per model: clusters
 follow the table's own neighbourhoods. "kmeans" is scikit-learn's MiniBatchKMeans with its
 defaults on the mean-centred unit rows (directions, as the Neighbours tab's mean-centred
-cosine sees them). "hdbscan" clusters a drawn map's 2-D coordinates. A cluster is named by
-its most central real words (see `cluster_names`). The fine clusters are merged into a few
-coarse groups, named the same way, for a map seen whole."""
+cosine sees them). "hdbscan" clusters a drawn map's 2-D coordinates. Both scikit-learn fits
+run in a child process (see cluster_fit). A cluster is named by its most central real words
+(see `cluster_names`). The fine clusters are merged into a few coarse groups, named the same
+way, for a map seen whole."""
 
 from __future__ import annotations
 
@@ -17,10 +18,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from embviz.core.child import run_in_child
 from embviz.core.device import compute_threads
 from embviz.core.errors import EmbvizError, ProgressFn, no_progress
 from embviz.core.model import EmbeddingModel
 from embviz.core.table.similarity import unit_table
+from embviz.core.maps.cluster_fit import hdbscan_fit, kmeans_fit
 from embviz.core.maps.cluster_names import dictionary, name_of, readable
 from embviz.core.table.token_kinds import token_kinds
 
@@ -82,25 +85,19 @@ def check_k(k: int, rows: int) -> int:
 
 def kmeans_clusters(model: EmbeddingModel, k: int = DEFAULT_K, progress: ProgressFn = no_progress,
                     seed: int = 0) -> Clustering:
-    """MiniBatchKMeans of every row's direction, cached per model and k. scikit-learn's one
-    fit call (about 2 s for 49k rows) cannot be stopped: a cancel is seen before and after it."""
+    """MiniBatchKMeans of every row's direction, cached per model and k, fitted in a child
+    process (about 2 s for 49k rows) that a cancel stops at once."""
     k = check_k(k, model.vocab_size)
     return model.derived(f"clusters:kmeans:{k}:{seed}", lambda: _kmeans(model, k, progress, seed))
 
 
 def _kmeans(model: EmbeddingModel, k: int, progress: ProgressFn, seed: int) -> Clustering:
-    from sklearn.cluster import MiniBatchKMeans
-    from threadpoolctl import threadpool_limits
-
     # Centred first: every SmolLM2 row shares one common direction, and without centring
     # k-means on 49,152 rows kept five or more clusters of a single outlier row.
     units = unit_table(model, centered=True).cpu().numpy()
-    progress(0.0, f"k-means of {len(units):,} directions", None)
-    # scikit-learn's defaults (k-means++, n_init=3, batches of 1024, its own stopping rule):
-    # a hand-made loop of bigger batches split the weekdays 3 + 3. Its OpenMP threads are
-    # capped like torch's: on 2 busy cores, 2 of them took 18 s where 1 took 2 s.
-    with threadpool_limits(compute_threads(), user_api="openmp"):
-        assignment = MiniBatchKMeans(k, random_state=seed).fit_predict(units).astype(np.int32)
+    stage = f"k-means of {len(units):,} directions"
+    progress(0.0, stage, None)
+    assignment = run_in_child(kmeans_fit, (units, k, seed, compute_threads()), progress, stage)
     progress(0.95, "naming the clusters", None)
     return _named(model, "kmeans", k, np.arange(len(units), dtype=np.int64), assignment, units)
 
@@ -184,7 +181,7 @@ def _leiden(graph, resolution: float, seed: int) -> np.ndarray:
 def hdbscan_clusters(model: EmbeddingModel, ids: np.ndarray, coords: np.ndarray, progress: ProgressFn = no_progress,
                      min_cluster_size: int | None = None) -> Clustering:
     """HDBSCAN of a drawn map's points (its own number of clusters; sparse points are noise),
-    cached per model and map. Not cancellable inside scikit-learn's call."""
+    cached per model and map, fitted in a child process that a cancel stops at once."""
     ids = np.asarray(ids, dtype=np.int64)
     coords = np.asarray(coords, dtype=np.float64)
     if coords.shape != (len(ids), 2):
@@ -195,12 +192,11 @@ def hdbscan_clusters(model: EmbeddingModel, ids: np.ndarray, coords: np.ndarray,
     key = hashlib.blake2b(ids.tobytes() + coords.tobytes() + str(size).encode(), digest_size=12).hexdigest()
 
     def compute() -> Clustering:
-        from sklearn.cluster import HDBSCAN
-
-        progress(0.0, "HDBSCAN of the map's points", None)
-        found = HDBSCAN(min_cluster_size=size, min_samples=10, copy=True).fit(coords).labels_
+        stage = "HDBSCAN of the map's points"
+        progress(0.0, stage, None)
+        found = run_in_child(hdbscan_fit, (coords, size), progress, stage)
         progress(0.95, "naming the clusters", None)
-        return _named(model, "hdbscan", None, ids, found.astype(np.int32), unit_table(model, centered=True).cpu().numpy())
+        return _named(model, "hdbscan", None, ids, found, unit_table(model, centered=True).cpu().numpy())
 
     return model.derived(f"clusters:hdbscan:{key}", compute)
 

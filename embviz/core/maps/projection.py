@@ -20,6 +20,7 @@ import torch
 from embviz.core.child import run_in_child
 from embviz.core.device import compute_threads
 from embviz.core.errors import EmbvizError, ProgressFn, no_progress
+from embviz.core.maps.kept_maps import kept_pca
 from embviz.core.maps.knn import keep_knn, kept_knn, table_knn, unit_rows
 from embviz.core.model import EmbeddingModel
 from embviz.core.table.similarity import UNIT_TABLE, matmul, unit_scales, unit_table
@@ -159,7 +160,9 @@ def project(
     ids = select_rows(model) if ids is None else np.asarray(ids, dtype=np.int64)
     if method == "pca":
         progress(0.0, "PCA", None)
-        coords, ratio = pca(model, ids, 2, normalize)
+        # The map, not t-SNE's starting layout: kept in the cache folder for a model read
+        # from a file the cache knows, so the next launch draws it without computing.
+        coords, ratio = kept_pca(model, ids, 2, normalize, lambda: pca(model, ids, 2, normalize))
         progress(1.0, "PCA done", coords)
         return Projection("pca", ids, coords, [float(r) for r in ratio])
     if method == "tsne":
