@@ -3,7 +3,10 @@
 Four lanes (daemon threads): "quick" for lookups that must feel instant (neighbours,
 analogies, logits, search), "long" for projections and the benchmark, "models" for
 opening a model or building its language model, and "layers" for the logit lens and
-drift (every layer of a forward pass), so none of them waits behind another.
+drift (every layer of a forward pass), so none of them waits behind another. The
+language model itself runs in a child process per model (core.lm.process), started by
+LoadLanguageModel and stopped when another model is installed: the lanes that ask it
+only wait on a pipe, so no forward pass holds this process's interpreter lock.
 
 The model and its generation change together, under one lock. Every request carries
 the generation it was asked of and runs only on that model. Opening a model cancels
@@ -31,6 +34,7 @@ from PySide6.QtCore import QObject, Signal
 from embviz.bridge import requests as rq
 from embviz.core.errors import Cancelled, EmbvizError, first_line
 from embviz.core.table.compare import ModelPair
+from embviz.core.lm.process import LanguageModelHost
 from embviz.core.model import EmbeddingModel
 from embviz.bridge.handlers import run_request, summarise, summarise_comparison
 
@@ -189,6 +193,7 @@ class ComputeWorker(QObject):
         for lane in self._lanes.values():
             dropped += lane.stop()
         self._emit_cancelled(dropped)
+        _close_language_model(self._model)
         for lane in self._lanes.values():
             lane.join(timeout)
 
@@ -252,6 +257,9 @@ class ComputeWorker(QObject):
             if job.cancel.is_set():
                 self.cancelled.emit(channel, rid)
             elif isinstance(request, rq.LoadModel):
+                _close_language_model(self._model)  # its child stops: a model switch never waits for it
+                if result.lm_loader is not None:
+                    result.lm_host = LanguageModelHost(result)  # started by the first LoadLanguageModel
                 self._model = result
                 self._comparison = None  # it was compared with the model just replaced
                 self._generation += 1
@@ -266,6 +274,11 @@ class ComputeWorker(QObject):
                 self.cancelled.emit(channel, rid)  # computed on a second model that has just been replaced
             else:
                 self.finished.emit(channel, rid, result)
+
+
+def _close_language_model(model: EmbeddingModel | None) -> None:
+    if model is not None and model.lm_host is not None:
+        model.lm_host.close()
 
 
 def _message(exc: Exception) -> str:
