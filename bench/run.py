@@ -671,24 +671,39 @@ def fig_window(args) -> None:
             appended.append(typed(panel, long_text + " sat", lambda rid: panel.shown_id == rid))
         record(15, "logits: one word typed at the end of a 500-token text → bars drawn in the window",
                statistics.median(appended) * 1000, "ms", target="≤ 150 ms")
-        lens, lm = window.lens, window.worker.model.language_model()
+        # 15: the lens in the window: its last column (the model's own answer through every layer)
+        # first, then the whole grid; the language model runs in its child process.
+        from embviz.core.lm.process import forget_text, run_lm
+
+        lens, model = window.lens, window.worker.model
         lens_text = "The capital of France is Paris, and the capital of Italy is Rome. So the capital of Spain is"
         window.tabs.setCurrentWidget(lens)
         drawn = lambda rid: lens.shown_id == rid  # noqa: E731
-        cold, warm = [], []
+        cold, first_column, warm, forward = [], [], [], []
         for _ in range(args.repeats):
-            lm.forget()
-            window.worker.model.cache.pop("lens_columns", None)
-            cold.append(typed(lens, lens_text, drawn))
+            run_lm(model, forget_text)  # the child's typing cache and kept columns: from scratch
+            t = time.perf_counter()
+            lens.set_text(lens_text)  # what the debounce timer ends in; the debounce itself is not counted
+            rid = lens.request_id
+            wait(app, lambda: (lens.preview_id == rid and bool(lens.drawn)) or drawn(rid), 120)
+            first_column.append(time.perf_counter() - t)
+            wait(app, lambda: drawn(rid), 120)
+            cold.append(time.perf_counter() - t)
             typed(lens, lens_text.rsplit(" ", 1)[0], drawn)
             warm.append(typed(lens, lens_text, drawn))
-        record(15, "logit lens tab: a 21-token text pasted → grid drawn", statistics.median(cold) * 1000, "ms",
-               target="≤ 300 ms")
+            run_lm(model, forget_text)
+            forward.append(typed(panel, lens_text, lambda rid: panel.shown_id == rid))  # the same text's logits
+        n_tokens = len(lens.result.tokens)
+        record(15, f"logit lens tab: a {n_tokens}-token text pasted → last column drawn (every layer)",
+               statistics.median(first_column) * 1000, "ms", statistics.median(forward) * 1000,
+               "the Logits tab's bars for that text from scratch (the forward pass)", "≤ the forward pass + 100 ms")
+        record(15, f"logit lens tab: a {n_tokens}-token text pasted → whole grid drawn", statistics.median(cold) * 1000,
+               "ms", statistics.median(forward) * 1000, "the forward pass, as above", "≤ 300 ms")
         record(15, "logit lens tab: its last word typed → grid drawn", statistics.median(warm) * 1000, "ms",
                target="≤ 300 ms")
-        window.tabs.setCurrentWidget(panel)
 
-        # 9: the longest gap between 5 ms timer ticks while t-SNE and logits requests run.
+        # 9: the longest gap between 5 ms timer ticks while an analogy benchmark, a t-SNE, logits and
+        # the lens run (the benchmark and the t-SNE share the long lane: one after the other).
         gaps = []
         clock = QElapsedTimer()
         clock.start()
@@ -703,21 +718,37 @@ def fig_window(args) -> None:
         timer.setInterval(5)
         timer.timeout.connect(tick)
         timer.start()
+        analogies = window.analogies
+        analogies.run_benchmark()
+        bench_id = analogies.bench_id
+        ended = lambda: window.worker._replies.get(bench_id) is None  # noqa: E731
         window.map_panel.subset.setCurrentIndex(1)
         window.map_panel.limit.setValue(3000 if args.quick else 20000)
         window.map_panel.method.setCurrentIndex(1)
         window.map_panel.run_projection()
+        lens_texts = [lens_text, lens_text.rsplit(" ", 1)[0], lens_text.replace("Spain", "Portugal")]
         end = time.perf_counter() + (10 if args.quick else 30)
-        i = 0
-        while time.perf_counter() < end:
+        i = asked = 0
+        while time.perf_counter() < end or not ended():
             app.processEvents()
             if i % 50 == 0:
                 panel.text.setPlainText(f"The capital of France is{' ' * (i % 3)}")
+            if i % 150 == 75:
+                lens.set_text(lens_texts[asked % len(lens_texts)])
+                asked += 1
             i += 1
             time.sleep(0.002)
+            if time.perf_counter() > end + 300:
+                break
         timer.stop()
-        record(9, "longest GUI event-loop gap while t-SNE and logits run", max(gaps[5:]), "ms", target="≤ 50 ms",
-               note=f"{len(gaps)} ticks of a 5 ms timer")
+        if analogies.bench_window is not None:
+            analogies.bench_window.hide()
+        window.tabs.setCurrentWidget(panel)
+        ticks = sorted(gaps[5:])
+        record(9, "longest GUI event-loop gap while an analogy benchmark, t-SNE, logits and the lens run",
+               ticks[-1], "ms", target="≤ 16 ms",
+               note=f"{len(gaps)} ticks of a 5 ms timer; 99th percentile {ticks[int(0.99 * (len(ticks) - 1))]:.0f} ms; "
+                    f"{asked} lens texts")
 
         # 10: opening a model while a t-SNE runs stops it and draws the new map.
         def open_default() -> float:

@@ -226,7 +226,7 @@ class LanguageModelHost:
     def _cancel(self, rid: int) -> None:
         try:
             self._write(("cancel", rid))
-        except (OSError, ValueError):
+        except EmbvizError:
             pass  # the child is gone: nothing to stop
 
     def _write(self, message: tuple) -> None:

@@ -112,8 +112,9 @@ class LensPanel(LanguageModelTab):
         style.use_font(self.grid.verticalHeader(), style.BASE_POINT_SIZE, bold=True)
         # The chosen cell keeps its colour, framed: a selection fill would hide its probability.
         self.grid.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        # On the framed cell's row only: a Python delegate on every cell made each repaint of
+        # the grid (one per preview while the lens is read) several times slower.
         self.frame = FramedCell(self.grid)
-        self.grid.setItemDelegate(self.frame)
         self.grid.cellClicked.connect(lambda row, position: self.show_cell(self._row_of(row), position))
         self.grid.cellDoubleClicked.connect(lambda row, position: self.ask_attribution(self._row_of(row), position))
         self.bars = BarChart("Click a cell", style.BAR_PROB)
@@ -231,8 +232,7 @@ class LensPanel(LanguageModelTab):
         if result is None or not (0 <= layer < len(result.top) and 0 <= position < len(result.tokens)):
             return
         self.cell = (layer, position)
-        self.frame.cell = (self._row_of(layer), position)
-        self.grid.viewport().update()
+        self._frame((self._row_of(layer), position))
         if (item := self.grid.item(self._row_of(layer), position)) is not None:
             self.grid.scrollToItem(item)
         cell = result.top[layer][position]
@@ -266,18 +266,37 @@ class LensPanel(LanguageModelTab):
         if self.cell is not None and (item := self.grid.item(self._row_of(self.cell[0]), self.cell[1])) is not None:
             self.grid.scrollToItem(item)
 
+    def _frame(self, cell: tuple[int, int] | None) -> None:
+        """Frame one grid cell (row, column), or none."""
+        if self.frame.cell is not None:
+            self.grid.setItemDelegateForRow(self.frame.cell[0], None)
+        self.frame.cell = cell
+        if cell is not None:
+            self.grid.setItemDelegateForRow(cell[0], self.frame)
+        self.grid.viewport().update()
+
     def _row_of(self, layer: int) -> int:
         """The grid row of a layer, and the layer of a row: the output on top, as a stack reads."""
         return self.grid.rowCount() - 1 - layer
 
     def _fit_columns(self) -> None:
-        """Columns as wide as their tokens, sharing what is left of the grid's width."""
-        self.grid.resizeColumnsToContents()
-        count = self.grid.columnCount()
-        spare = self.grid.viewport().width() - 2 - sum(self.grid.columnWidth(c) for c in range(count))
-        if count and spare > 0:
-            for c in range(count):
-                self.grid.setColumnWidth(c, self.grid.columnWidth(c) + spare // count)
+        """Columns as wide as their tokens, sharing what is left of the grid's width. Measured
+        from the texts: Qt's resizeColumnsToContents asks every cell for its size hint, tens of
+        milliseconds for a big grid, all of it in one frame."""
+        grid, count = self.grid, self.grid.columnCount()
+        cells, heads = grid.fontMetrics(), grid.horizontalHeader().fontMetrics()
+        pad, head_pad = cells.horizontalAdvance("  ") + 8, heads.horizontalAdvance("  ") + 12
+        widths = []
+        for c in range(count):
+            head = grid.horizontalHeaderItem(c)
+            widest = heads.horizontalAdvance(head.text()) + head_pad if head is not None else 0
+            for r in range(grid.rowCount()):
+                if (item := grid.item(r, c)) is not None:
+                    widest = max(widest, cells.horizontalAdvance(item.text()) + pad)
+            widths.append(widest)
+        spare = grid.viewport().width() - 2 - sum(widths)
+        for c, width in enumerate(widths):
+            grid.setColumnWidth(c, width + (spare // count if spare > 0 else 0))
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
@@ -292,7 +311,7 @@ class LensPanel(LanguageModelTab):
         self.result = None
         self.preview_id, self.drawn, self.before_preview = 0, set(), None
         self.splitter.hide()  # no empty grid or axes before an answer
-        self.frame.cell = None
+        self._frame(None)
         self.grid.clear()
         self.grid.setRowCount(0)
         self.grid.setColumnCount(0)
