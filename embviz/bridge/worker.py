@@ -22,6 +22,7 @@ results by channel; a channel only says which newer request replaces an older on
 
 from __future__ import annotations
 
+import gc
 import itertools
 import threading
 import traceback
@@ -261,6 +262,10 @@ class ComputeWorker(QObject):
                 if result.lm_loader is not None:
                     result.lm_host = LanguageModelHost(result)  # started by the first LoadLanguageModel
                 self._model = result
+                # What is alive once a model is open (its vocabulary, the window, the libraries)
+                # stays alive: out of the cycle collector's full passes, which walked all of it
+                # and stalled the window for seconds when a job (the benchmark) allocated much.
+                gc.freeze()
                 self._comparison = None  # it was compared with the model just replaced
                 self._generation += 1
                 self.finished.emit(channel, rid, summarise(result, self._generation))

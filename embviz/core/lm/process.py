@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import weakref
 from typing import Any, BinaryIO, Callable
 
 from embviz.core.errors import Cancelled, EmbvizError, ProgressFn, first_line, no_progress
@@ -104,7 +105,9 @@ class LanguageModelHost:
     (the LoadLanguageModel job), used by `call` from any lane, ended by `close`."""
 
     def __init__(self, model: Any) -> None:
-        self.model = model  # the parent's copy: where the child's checkpoint comes from, and what it must match
+        # The parent's copy (where the child's checkpoint comes from, and what it must match),
+        # weakly: the model holds its host, and a cycle would keep its table for the collector.
+        self._model = weakref.ref(model)
         self._child: subprocess.Popen | None = None
         self._stderr: Any = None
         self._lock = threading.Lock()  # one writer at a time
@@ -150,7 +153,9 @@ class LanguageModelHost:
             try:
                 from embviz.core.fingerprint import model_fingerprint
 
-                model = self.model
+                model = self._model()
+                if model is None:
+                    raise Cancelled()  # the model is gone: nothing is waiting for its language model
                 self._write(("open", model.source, str(model.device), model_fingerprint(model)))
                 while True:
                     try:
