@@ -679,26 +679,36 @@ def fig_window(args) -> None:
         lens_text = "The capital of France is Paris, and the capital of Italy is Rome. So the capital of Spain is"
         window.tabs.setCurrentWidget(lens)
         drawn = lambda rid: lens.shown_id == rid  # noqa: E731
-        cold, first_column, warm, forward = [], [], [], []
+        read_from: dict[int, float] = {}  # request id → when the window heard that its forward pass was done
+
+        def heard(_channel, rid, _fraction, stage, _preview) -> None:
+            if stage == "Reading every layer":
+                read_from.setdefault(rid, time.perf_counter())
+
+        window.worker.progressed.connect(heard)
+        cold, first_column, after_forward, forward, warm = [], [], [], [], []
         for _ in range(args.repeats):
             run_lm(model, forget_text)  # the child's typing cache and kept columns: from scratch
             t = time.perf_counter()
             lens.set_text(lens_text)  # what the debounce timer ends in; the debounce itself is not counted
             rid = lens.request_id
             wait(app, lambda: (lens.preview_id == rid and bool(lens.drawn)) or drawn(rid), 120)
-            first_column.append(time.perf_counter() - t)
+            shown = time.perf_counter()
             wait(app, lambda: drawn(rid), 120)
             cold.append(time.perf_counter() - t)
+            first_column.append(shown - t)
+            forward.append(read_from[rid] - t)
+            after_forward.append(shown - read_from[rid])
             typed(lens, lens_text.rsplit(" ", 1)[0], drawn)
             warm.append(typed(lens, lens_text, drawn))
-            run_lm(model, forget_text)
-            forward.append(typed(panel, lens_text, lambda rid: panel.shown_id == rid))  # the same text's logits
-        n_tokens = len(lens.result.tokens)
+        window.worker.progressed.disconnect(heard)
+        n_tokens, fwd = len(lens.result.tokens), statistics.median(forward) * 1000
         record(15, f"logit lens tab: a {n_tokens}-token text pasted → last column drawn (every layer)",
-               statistics.median(first_column) * 1000, "ms", statistics.median(forward) * 1000,
-               "the Logits tab's bars for that text from scratch (the forward pass)", "≤ the forward pass + 100 ms")
+               statistics.median(first_column) * 1000, "ms", fwd, "the forward pass (request → heard done)")
+        record(15, "logit lens tab: last column drawn after the forward pass was done",
+               statistics.median(after_forward) * 1000, "ms", target="≤ 100 ms")
         record(15, f"logit lens tab: a {n_tokens}-token text pasted → whole grid drawn", statistics.median(cold) * 1000,
-               "ms", statistics.median(forward) * 1000, "the forward pass, as above", "≤ 300 ms")
+               "ms", fwd, "the forward pass, as above", "≤ 300 ms")
         record(15, "logit lens tab: its last word typed → grid drawn", statistics.median(warm) * 1000, "ms",
                target="≤ 300 ms")
 

@@ -143,3 +143,39 @@ def test_lens_results_travel_packed_and_come_back_equal(in_process):
     assert isinstance(back, LensResult) and back == result
     columns = LensColumns(result.tokens, result.layer_names, True, {2: [row[2] for row in result.top]})
     assert pickle.loads(pickle.dumps(columns)) == columns
+
+
+def test_the_lens_tab_draws_the_columns_as_they_come(qtbot):
+    from embviz.core.lm.lens import layer_names
+    from embviz.core.lm.logits import TokenScore
+    from embviz.ui.panels.language_model import LanguageModelLoader
+    from embviz.ui.panels.lens import LensPanel
+
+    layers, positions = 4, 6
+    cell = lambda layer, p: [TokenScore(10 * layer + p, f"t{layer}.{p}", 1.0, 0.5, f"t{layer}.{p}"),  # noqa: E731
+                             TokenScore(999, "other", 0.5, 0.1, "other")]
+    tokens = [(i, f"w{i}") for i in range(positions)]
+    result = LensResult(tokens, [t for _, t in tokens], layer_names(layers - 1),
+                        [[cell(layer, p) for p in range(positions)] for layer in range(layers)], True)
+    panel = LensPanel(lambda _r, _reply: 7, lambda _c: None, LanguageModelLoader(lambda _r, _reply: 0))
+    qtbot.addWidget(panel)
+    panel.resize(900, 600)
+    panel.show()
+    panel.request_id = 7
+    column = lambda p: {p: [row[p] for row in result.top]}  # noqa: E731
+    panel.on_columns(7, 0.1, "Reading every layer", LensColumns(tokens, result.layer_names, True, column(positions - 1)))
+    grid = panel.grid
+    assert grid.rowCount() == layers and grid.columnCount() == positions and not panel.splitter.isHidden()
+    assert [grid.item(panel._row_of(layer), positions - 1).text() for layer in range(layers)] == \
+           [f"t{layer}.{positions - 1}" for layer in range(layers)]
+    assert all(grid.item(r, 0) is None for r in range(layers))  # the rest is still to come
+    panel.on_columns(6, 0.5, "", LensColumns(tokens, result.layer_names, True, column(0)))  # an older request's
+    assert grid.item(0, 0) is None
+    for p in range(positions - 1):
+        panel.on_columns(7, 0.5, "", LensColumns(tokens, result.layer_names, True, column(p)))
+    kept = grid.item(panel._row_of(2), 3)
+    panel.on_result(7, result)
+    assert grid.item(panel._row_of(2), 3) is kept  # every cell was drawn already: nothing drawn twice
+    assert panel.result is result and panel.shown_id == 7 and panel.cell == (layers - 1, positions - 1)
+    assert [[grid.item(panel._row_of(layer), p).text() for p in range(positions)] for layer in range(layers)] == \
+           [[f"t{layer}.{p}" for p in range(positions)] for layer in range(layers)]

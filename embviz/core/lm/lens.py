@@ -139,6 +139,7 @@ def logit_lens(
         ids = ids[-MAX_LENS_CONTEXT:]
     lm = model.language_model(load=load_lm)
     stream = lm.residual_stream(ids)  # (layers + 1, T, D)
+    progress(0.0, "Reading every layer", None)  # the forward pass is done; a cancel stops here
     first = max(0, len(ids) - MAX_LENS_POSITIONS)
     if first:
         notes.append(f"The lens reads the last {MAX_LENS_POSITIONS} of {len(ids):,} tokens; the earlier ones are context.")
@@ -198,9 +199,9 @@ def _workers(device: torch.device) -> int:
 
 def _ranked(model: EmbeddingModel, head: torch.nn.Module, rows: torch.Tensor, k: int, per_product: int,
             workers: int) -> list[list[TokenScore]]:
-    """Top k and their softmax probabilities for each row's logits, `per_product` rows at a
-    time on `workers` threads."""
-    chunks = list(rows.split(per_product))
+    """Top k and their softmax probabilities for each row's logits, at most `per_product` rows
+    at a time, split over `workers` threads (the first column alone too: it is the one waited for)."""
+    chunks = list(rows.split(min(per_product, -(-len(rows) // workers))))
 
     def rank(chunk: torch.Tensor) -> list[list[TokenScore]]:
         with torch.inference_mode():
