@@ -807,24 +807,65 @@ def fig_window(args) -> None:
             appended.append(typed(panel, long_text + " sat", lambda rid: panel.shown_id == rid))
         record(15, "logits: one word typed at the end of a 500-token text → bars drawn in the window",
                statistics.median(appended) * 1000, "ms", target="≤ 150 ms")
-        lens, lm = window.lens, window.worker.model.language_model()
+        # 15: the lens in the window: its last column (the model's own answer through every layer)
+        # first, then the whole grid; the language model runs in its child process.
+        from embviz.core.lm.process import forget_text, run_lm
+
+        lens, model = window.lens, window.worker.model
         lens_text = "The capital of France is Paris, and the capital of Italy is Rome. So the capital of Spain is"
         window.tabs.setCurrentWidget(lens)
         drawn = lambda rid: lens.shown_id == rid  # noqa: E731
-        cold, warm = [], []
+        read_from: dict[int, float] = {}  # request id → when the window heard that its forward pass was done
+
+        def heard(_channel, rid, _fraction, stage, _preview) -> None:
+            if stage == "Reading every layer":
+                read_from.setdefault(rid, time.perf_counter())
+
+        window.worker.progressed.connect(heard)
+        cold, first_column, after_forward, forward, warm = [], [], [], [], []
         for _ in range(args.repeats):
-            lm.forget()
-            window.worker.model.cache.pop("lens_columns", None)
-            cold.append(typed(lens, lens_text, drawn))
+            run_lm(model, forget_text)  # the child's typing cache and kept columns: from scratch
+            t = time.perf_counter()
+            lens.set_text(lens_text)  # what the debounce timer ends in; the debounce itself is not counted
+            rid = lens.request_id
+            wait(app, lambda: (lens.preview_id == rid and bool(lens.drawn)) or drawn(rid), 120)
+            shown = time.perf_counter()
+            wait(app, lambda: drawn(rid), 120)
+            cold.append(time.perf_counter() - t)
+            first_column.append(shown - t)
+            forward.append(read_from[rid] - t)
+            after_forward.append(shown - read_from[rid])
             typed(lens, lens_text.rsplit(" ", 1)[0], drawn)
             warm.append(typed(lens, lens_text, drawn))
-        record(15, "logit lens tab: a 21-token text pasted → grid drawn", statistics.median(cold) * 1000, "ms",
-               target="≤ 300 ms")
+        window.worker.progressed.disconnect(heard)
+        n_tokens, fwd = len(lens.result.tokens), statistics.median(forward) * 1000
+        record(15, f"logit lens tab: a {n_tokens}-token text pasted → last column drawn (every layer)",
+               statistics.median(first_column) * 1000, "ms", fwd, "the forward pass (request → heard done)")
+        record(15, "logit lens tab: last column drawn after the forward pass was done",
+               statistics.median(after_forward) * 1000, "ms", target="≤ 100 ms")
+        record(15, f"logit lens tab: a {n_tokens}-token text pasted → whole grid drawn", statistics.median(cold) * 1000,
+               "ms", fwd, "the forward pass, as above", "≤ 300 ms")
         record(15, "logit lens tab: its last word typed → grid drawn", statistics.median(warm) * 1000, "ms",
                target="≤ 300 ms")
-        window.tabs.setCurrentWidget(panel)
 
-        # 9: the longest gap between 5 ms timer ticks while t-SNE and logits requests run.
+        # 9: the longest gap between 5 ms timer ticks while an analogy benchmark, a t-SNE, logits and
+        # the lens run (the benchmark and the t-SNE share the long lane: one after the other).
+        # Figure 7's baseline built an in-process language model that the window never has: drop
+        # it, and collect its garbage now rather than during the measurement. What the figures
+        # before this one left alive is frozen, as the window freezes what is alive when it
+        # installs a model: else the cycle collector walks it all during the measurement.
+        model._lm = None
+        gc.collect()
+        gc.freeze()
+        collections, began = [0.0], [0.0]
+
+        def timed_gc(phase, _info) -> None:  # the cycle collector's passes, in any thread
+            if phase == "start":
+                began[0] = time.perf_counter()
+            else:
+                collections[0] = max(collections[0], (time.perf_counter() - began[0]) * 1000)
+
+        gc.callbacks.append(timed_gc)
         gaps = []
         clock = QElapsedTimer()
         clock.start()
@@ -839,21 +880,38 @@ def fig_window(args) -> None:
         timer.setInterval(5)
         timer.timeout.connect(tick)
         timer.start()
+        analogies = window.analogies
+        analogies.run_benchmark()
+        bench_id = analogies.bench_id
+        ended = lambda: window.worker._replies.get(bench_id) is None  # noqa: E731
         window.map_panel.subset.setCurrentIndex(1)
         window.map_panel.limit.setValue(3000 if args.quick else 20000)
         window.map_panel.method.setCurrentIndex(1)
         window.map_panel.run_projection()
+        lens_texts = [lens_text, lens_text.rsplit(" ", 1)[0], lens_text.replace("Spain", "Portugal")]
         end = time.perf_counter() + (10 if args.quick else 30)
-        i = 0
-        while time.perf_counter() < end:
+        i = asked = 0
+        while time.perf_counter() < end or not ended():
             app.processEvents()
             if i % 50 == 0:
                 panel.text.setPlainText(f"The capital of France is{' ' * (i % 3)}")
+            if i % 150 == 75:
+                lens.set_text(lens_texts[asked % len(lens_texts)])
+                asked += 1
             i += 1
             time.sleep(0.002)
+            if time.perf_counter() > end + 300:
+                break
         timer.stop()
-        record(9, "longest GUI event-loop gap while t-SNE and logits run", max(gaps[5:]), "ms", target="≤ 50 ms",
-               note=f"{len(gaps)} ticks of a 5 ms timer")
+        gc.callbacks.remove(timed_gc)
+        if analogies.bench_window is not None:
+            analogies.bench_window.hide()
+        window.tabs.setCurrentWidget(panel)
+        ticks = sorted(gaps[5:])
+        record(9, "longest GUI event-loop gap while an analogy benchmark, t-SNE, logits and the lens run",
+               ticks[-1], "ms", target="≤ 16 ms",
+               note=f"{len(gaps)} ticks of a 5 ms timer; 99th percentile {ticks[int(0.99 * (len(ticks) - 1))]:.0f} ms; "
+                    f"{asked} lens texts; longest cycle-collector pass {collections[0]:.0f} ms")
 
         # 10: opening a model while a t-SNE runs stops it and draws the new map.
         def open_default() -> float:

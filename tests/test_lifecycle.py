@@ -214,14 +214,15 @@ def test_the_language_model_loads_on_its_own_lane(qtbot, worker, tmp_path, monke
     qtbot.waitUntil(lambda: ends.ended(logits), timeout=30_000)
     assert ends.kind(logits) == "failed" and "not loaded yet" in ends.of(logits)[0][1]
     inside, release = threading.Event(), threading.Event()
-    real_loader = worker.model.lm_loader
+    host = worker.model.lm_host  # the window's language model is built in a child process
+    real_start = host.start
 
-    def slow_loader():
+    def slow_start(progress):
         inside.set()
         release.wait(30)
-        return real_loader()
+        return real_start(progress)
 
-    worker.model.lm_loader = slow_loader
+    host.start = slow_start
     lm = worker.submit(rq.LoadLanguageModel())
     assert inside.wait(30)
     lookup = worker.submit(rq.Neighbours(query=5, k=3))
@@ -243,8 +244,9 @@ def test_a_language_model_load_cancelled_installs_nothing(qtbot, worker, tmp_pat
     ends = Ends(worker)
     load(qtbot, worker, str(folder), ends)
     inside, release = threading.Event(), threading.Event()
-    real_loader = worker.model.lm_loader
-    worker.model.lm_loader = lambda: (inside.set(), release.wait(30), real_loader())[2]
+    host = worker.model.lm_host
+    real_start = host.start
+    host.start = lambda progress: (inside.set(), release.wait(30), real_start(progress))[2]
     lm = worker.submit(rq.LoadLanguageModel())
     assert inside.wait(30)
     worker.cancel(rq.LoadLanguageModel.channel)

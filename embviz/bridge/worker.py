@@ -3,7 +3,10 @@
 Four lanes (daemon threads): "quick" for lookups that must feel instant (neighbours,
 analogies, logits, search), "long" for projections and the benchmark, "models" for
 opening a model or building its language model, and "layers" for the logit lens and
-drift (every layer of a forward pass), so none of them waits behind another.
+drift (every layer of a forward pass), so none of them waits behind another. The
+language model itself runs in a child process per model (core.lm.process), started by
+LoadLanguageModel and stopped when another model is installed: the lanes that ask it
+only wait on a pipe, so no forward pass holds this process's interpreter lock.
 
 The model and its generation change together, under one lock. Every request carries
 the generation it was asked of and runs only on that model. Opening a model cancels
@@ -19,6 +22,7 @@ results by channel; a channel only says which newer request replaces an older on
 
 from __future__ import annotations
 
+import gc
 import itertools
 import threading
 import traceback
@@ -193,6 +197,7 @@ class ComputeWorker(QObject):
         for lane in self._lanes.values():
             dropped += lane.stop()
         self._emit_cancelled(dropped)
+        _close_language_model(self._model)
         for lane in self._lanes.values():
             lane.join(timeout)
 
@@ -258,7 +263,16 @@ class ComputeWorker(QObject):
             if job.cancel.is_set():
                 self.cancelled.emit(channel, rid)
             elif isinstance(request, rq.LoadModel):
+                _close_language_model(self._model)  # its child stops: a model switch never waits for it
+                if result.lm_loader is not None:
+                    from embviz.core.lm.process import LanguageModelHost
+
+                    result.lm_host = LanguageModelHost(result)  # started by the first LoadLanguageModel
                 self._model = result
+                # What is alive once a model is open (its vocabulary, the window, the libraries)
+                # stays alive: out of the cycle collector's full passes, which walked all of it
+                # and stalled the window for seconds when a job (the benchmark) allocated much.
+                gc.freeze()
                 self._comparison = None  # it was compared with the model just replaced
                 self._generation += 1
                 self.finished.emit(channel, rid, summarise(result, self._generation))
@@ -280,6 +294,11 @@ def run_request(model, request: rq.Request, progress) -> Any:
     from embviz.bridge.handlers import run_request as run
 
     return run(model, request, progress)
+
+
+def _close_language_model(model: EmbeddingModel | None) -> None:
+    if model is not None and model.lm_host is not None:
+        model.lm_host.close()
 
 
 def _message(exc: Exception) -> str:

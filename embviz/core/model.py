@@ -39,6 +39,9 @@ class EmbeddingModel:
     lm_loader: Callable[[], LanguageModel] | None = None
     lm_unavailable_reason: str | None = None
     cache: dict[str, Any] = field(default_factory=dict, repr=False)  # derived tensors, filled through `derived`
+    # Where the window runs the language model: a child process (core.lm.process's host),
+    # so that no forward pass holds the window's interpreter lock. None: in this process.
+    lm_host: Any = field(default=None, repr=False)
     _lm: LanguageModel | None = field(default=None, repr=False)
     # Re-entrant: a derived value may be computed from another (the unit table from the norms).
     _derived_lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
@@ -89,11 +92,18 @@ class EmbeddingModel:
 
     @property
     def lm_loaded(self) -> bool:
-        return self._lm is not None
+        return self._lm is not None if self.lm_host is None else self.lm_host.ready
 
-    def load_language_model(self, progress: ProgressFn = no_progress) -> LanguageModel:
-        """Build the full model (seconds, and its float32 size in memory), once. A cancel
-        reported through `progress` after the build leaves nothing installed."""
+    def load_language_model(self, progress: ProgressFn = no_progress) -> LanguageModel | None:
+        """Build the full model (seconds, and its float32 size in memory), once: in the child
+        process of `lm_host` when there is one (nothing to return here), else in this one. A
+        cancel reported through `progress` after the build leaves nothing installed."""
+        if self.lm_host is not None and self.lm_loader is not None:
+            self.lm_host.start(progress)
+            return None
+        return self._build_language_model(progress)
+
+    def _build_language_model(self, progress: ProgressFn = no_progress) -> LanguageModel:
         if self.lm_loader is None:
             raise EmbvizError(self.lm_unavailable_reason or "This checkpoint has no full model to run.")
         with self._lm_lock:
@@ -111,7 +121,7 @@ class EmbeddingModel:
             return self._lm
         if not load:
             raise LanguageModelNotLoaded("The language model is not loaded yet.")
-        return self.load_language_model()
+        return self._build_language_model()  # in this process, even beside a child's
 
     def rows(self, ids: list[int]) -> torch.Tensor:
         """Row lookup, zero-based and in input order (seed 002): (len(ids), D)."""

@@ -19,13 +19,15 @@ from embviz.core.lm.causal_lm import common_prefix
 from embviz.core.errors import EmbvizError, ProgressFn, no_progress
 from embviz.core.lm.logits import Prompt, TokenScore, prompt_ids
 from embviz.core.model import EmbeddingModel
-from embviz.core.table.similarity import check_k
+from embviz.core.table.similarity import check_k, matmul
 
 MAX_LENS_POSITIONS = 64  # the lens reads the last this many positions; earlier ones are context
 # ...of at most this many tokens: the residual stream of every layer is kept for each of them
 # (36 MB for SmolLM2), and a forward pass over a whole 8,192-token context would take a minute.
 MAX_LENS_CONTEXT = 512
-ROWS_PER_PRODUCT = 128  # (rows × V) logits at a time: 25 MB for a 49,152-token vocabulary
+ROWS_PER_PRODUCT = 128  # (rows × V) logits at a time on the CPU: 25 MB for a 49,152-token vocabulary
+GPU_ROWS_PER_PRODUCT = 2048  # on a GPU one product for a whole 64-position grid of SmolLM2 (400 MB)
+PREVIEW_POSITIONS = 4  # columns per preview: the window draws each preview between two frames
 
 NO_LAYERS = {
     "embedding+linear": "This model has no blocks: its embedding goes straight to the output head, so there is only "
@@ -43,6 +45,12 @@ class LensResult:
     final_norm: bool
     truncated: int = 0  # positions before the ones read (context only)
     notes: list[str] = field(default_factory=list)
+
+    def __reduce__(self) -> tuple:
+        # Packed: unpickling thousands of TokenScore objects in one C call would hold the
+        # window's interpreter lock for tens of milliseconds; rebuilt in Python, it yields.
+        return (_unpack_result, (self.tokens, self.token_texts, self.layer_names, pack_cells(
+            [cell for row in self.top for cell in row]), self.final_norm, self.truncated, self.notes))
 
     def top1_probs(self) -> np.ndarray:
         """(layers, positions): the probability of each cell's top token."""
@@ -62,6 +70,51 @@ class LensResult:
                 for n, (name, row) in enumerate(zip(self.layer_names, self.top))
             ],
         }
+
+
+@dataclass
+class LensColumns:
+    """Some columns of a lens still being read: the preview the window draws at once (the
+    last position's column first, the model's own answer through every layer), then as
+    the rest of the grid fills in."""
+
+    tokens: list[tuple[int, str]]  # every position the lens reads: the grid's columns
+    layer_names: list[str]
+    final_norm: bool
+    columns: dict[int, list[list[TokenScore]]]  # index into `tokens` → per layer, the top k
+
+    def __reduce__(self) -> tuple:
+        order = list(self.columns)
+        return (_unpack_columns, (self.tokens, self.layer_names, self.final_norm, order,
+                                  pack_cells([cell for p in order for cell in self.columns[p]])))
+
+
+def pack_cells(cells: list[list[TokenScore]]) -> tuple:
+    """Cells of top-k scores as flat lists of numbers, and each token's texts once."""
+    texts = {s.id: (s.token, s.text) for cell in cells for s in cell}
+    return ([len(cell) for cell in cells], [s.id for cell in cells for s in cell],
+            [s.logit for cell in cells for s in cell], [s.prob for cell in cells for s in cell], texts)
+
+
+def unpack_cells(packed: tuple) -> list[list[TokenScore]]:
+    lengths, ids, logits, probs, texts = packed
+    scores = [TokenScore(i, texts[i][0], v, p, texts[i][1]) for i, v, p in zip(ids, logits, probs)]
+    cells, at = [], 0
+    for n in lengths:
+        cells.append(scores[at:at + n])
+        at += n
+    return cells
+
+
+def _unpack_result(tokens, token_texts, names, packed, final_norm, truncated, notes) -> LensResult:
+    cells, width = unpack_cells(packed), len(tokens)
+    top = [cells[layer * width:(layer + 1) * width] for layer in range(len(names))]
+    return LensResult(tokens, token_texts, names, top, final_norm, truncated, notes)
+
+
+def _unpack_columns(tokens, names, final_norm, order, packed) -> LensColumns:
+    cells, layers = unpack_cells(packed), len(names)
+    return LensColumns(tokens, names, final_norm, {p: cells[n * layers:(n + 1) * layers] for n, p in enumerate(order)})
 
 
 def layer_names(n_blocks: int) -> list[str]:
@@ -86,49 +139,83 @@ def logit_lens(
         ids = ids[-MAX_LENS_CONTEXT:]
     lm = model.language_model(load=load_lm)
     stream = lm.residual_stream(ids)  # (layers + 1, T, D)
+    progress(0.0, "Reading every layer", None)  # the forward pass is done; a cancel stops here
     first = max(0, len(ids) - MAX_LENS_POSITIONS)
     if first:
         notes.append(f"The lens reads the last {MAX_LENS_POSITIONS} of {len(ids):,} tokens; the earlier ones are context.")
-    columns = _lens_columns(model, lm, ids, stream, first, k, final_norm, progress)
-    top = [[columns[p][layer] for p in range(first, len(ids))] for layer in range(stream.shape[0])]
     shown = ids[first:]
-    return LensResult(
-        tokens=[(i, model.vocab.label(i)) for i in shown], token_texts=[model.vocab.texts[i] for i in shown],
-        layer_names=layer_names(stream.shape[0] - 1), top=top, final_norm=final_norm, truncated=first, notes=notes,
-    )
+    tokens, names = [(i, model.vocab.label(i)) for i in shown], layer_names(stream.shape[0] - 1)
+
+    def show(done: float, columns: dict[int, list[list[TokenScore]]]) -> None:
+        progress(done, "Reading every layer", LensColumns(tokens, names, final_norm, columns))  # a cancel stops here
+
+    columns = _lens_columns(model, lm, ids, stream, first, k, final_norm, show)
+    top = [[columns[p][layer] for p in range(first, len(ids))] for layer in range(stream.shape[0])]
+    return LensResult(tokens=tokens, token_texts=[model.vocab.texts[i] for i in shown], layer_names=names, top=top,
+                      final_norm=final_norm, truncated=first, notes=notes)
 
 
-def _lens_columns(model, lm, ids, stream, first, k, final_norm, progress) -> dict[int, list[list[TokenScore]]]:
+def _lens_columns(model, lm, ids, stream, first, k, final_norm, show) -> dict[int, list[list[TokenScore]]]:
     """Every layer's top k at positions first…, keeping the columns of the previous text's
-    common prefix: a position's column depends only on the tokens up to it."""
+    common prefix: a position's column depends only on the tokens up to it. The last
+    position's column is read first and shown at once, then the others, a few at a time."""
     key = (final_norm, k)
     kept_key, kept_ids, kept = model.cache.get("lens_columns", (None, [], {}))
     same = common_prefix(kept_ids, ids) if kept_key == key else 0
     columns = {p: kept[p] for p in range(first, same) if p in kept}
-    todo = [p for p in range(first, len(ids)) if p not in columns]
-    if todo:
-        layers = stream.shape[0]
-        rows = stream[:, todo].reshape(-1, stream.shape[-1])  # layer-major: row = layer × len(todo) + i
-        with torch.inference_mode():
-            if final_norm:
-                rows = lm.final_norm(rows)
-            ranked = _ranked(model, lm.head, rows, k, progress)
-        for i, p in enumerate(todo):
-            columns[p] = [ranked[layer * len(todo) + i] for layer in range(layers)]
+    layers, last = stream.shape[0], len(ids) - 1
+    per_product = _rows_per_product(stream.device)
+    workers = _workers(stream.device)
+    # On the CPU a group is one product per core; on a GPU, as many columns as one product holds.
+    per_group = max(1, per_product * workers // layers)
+    order = [last] + list(range(first, last))
+    groups = [order[:1]] + [order[i:i + per_group] for i in range(1, len(order), per_group)]
+    for n, group in enumerate(groups, 1):
+        todo = [p for p in group if p not in columns]
+        if todo:
+            rows = stream[:, todo].reshape(-1, stream.shape[-1])  # layer-major: row = layer × len(todo) + i
+            with torch.inference_mode():
+                if final_norm:
+                    rows = lm.final_norm(rows)
+                ranked = _ranked(model, lm.head, rows, k, per_product, workers)
+            for i, p in enumerate(todo):
+                columns[p] = [ranked[layer * len(todo) + i] for layer in range(layers)]
+        for at in range(0, len(group), PREVIEW_POSITIONS):
+            part = group[at:at + PREVIEW_POSITIONS]
+            show(n / len(groups), {p - first: columns[p] for p in part})
     model.cache["lens_columns"] = (key, list(ids), columns)
     return columns
 
 
-def _ranked(model: EmbeddingModel, head: torch.nn.Module, rows: torch.Tensor, k: int,
-            progress: ProgressFn) -> list[list[TokenScore]]:
-    """Top k and their softmax probabilities for each row's logits, a few rows at a time.
-    On the CPU the products run on every core: a lens is a short burst, and one core
+def _rows_per_product(device: torch.device) -> int:
+    return ROWS_PER_PRODUCT if device.type == "cpu" else GPU_ROWS_PER_PRODUCT
+
+
+def _workers(device: torch.device) -> int:
+    """On the CPU the products run on every core: a lens is a short burst, and one core
     would take twice as long."""
-    chunks = list(rows.split(ROWS_PER_PRODUCT))
+    return (os.cpu_count() or 1) if device.type == "cpu" else 1
+
+
+def _head_logits(head: torch.nn.Module, rows: torch.Tensor) -> torch.Tensor:
+    """The output head on some rows; a float32 linear head on the CPU through numpy's BLAS,
+    faster than torch's here (similarity.matmul): the last column is waited for."""
+    weight = getattr(head, "weight", None)
+    if not (isinstance(head, torch.nn.Linear) and rows.device.type == "cpu" and weight.dtype == rows.dtype == torch.float32):
+        return head(rows)
+    logits = matmul(rows.contiguous(), weight.T)
+    return logits if head.bias is None else logits + head.bias
+
+
+def _ranked(model: EmbeddingModel, head: torch.nn.Module, rows: torch.Tensor, k: int, per_product: int,
+            workers: int) -> list[list[TokenScore]]:
+    """Top k and their softmax probabilities for each row's logits, at most `per_product` rows
+    at a time, split over `workers` threads (the first column alone too: it is the one waited for)."""
+    chunks = list(rows.split(min(per_product, -(-len(rows) // workers))))
 
     def rank(chunk: torch.Tensor) -> list[list[TokenScore]]:
         with torch.inference_mode():
-            logits = head(chunk).float()
+            logits = _head_logits(head, chunk).float()
             logits = torch.nan_to_num(logits, nan=-torch.inf, posinf=-torch.inf)
             lse = torch.logsumexp(logits, dim=-1, keepdim=True)
             values, top_ids = logits.topk(k, dim=-1)
@@ -136,10 +223,10 @@ def _ranked(model: EmbeddingModel, head: torch.nn.Module, rows: torch.Tensor, k:
         return [[TokenScore(i, model.vocab.label(i), v, p, model.vocab.texts[i]) for v, i, p in zip(vals, tids, ps)]
                 for vals, tids, ps in zip(values.tolist(), top_ids.tolist(), probs.tolist())]
 
-    workers = min(len(chunks), os.cpu_count() or 1) if rows.device.type == "cpu" else 1
+    if len(chunks) == 1 or workers == 1:
+        return [scores for chunk in chunks for scores in rank(chunk)]
     results: list[list[TokenScore]] = []
-    with ThreadPoolExecutor(workers, thread_name_prefix="embviz-lens") as pool:
-        for n, part in enumerate(pool.map(rank, chunks), 1):
+    with ThreadPoolExecutor(min(workers, len(chunks)), thread_name_prefix="embviz-lens") as pool:
+        for part in pool.map(rank, chunks):
             results += part
-            progress(n / len(chunks), "Reading every layer", None)  # a cancel stops here
     return results

@@ -16,6 +16,7 @@ from embviz.core.table.similarity import unit_table
 
 DEFAULT_FILE = asset("analogies", "questions-words.txt")
 MAX_MISSES = 500
+TENSOR_BLOCK = 256  # questions per torch.tensor call: a few milliseconds each
 
 
 @dataclass
@@ -138,7 +139,14 @@ def _variant_table(model: EmbeddingModel, rows: list[tuple[int, int, int, int]])
 
     lists = [sorted({v for i in row[:3] for v in variants_of(model, i)}) for row in rows]
     width = max(len(v) for v in lists)
-    return torch.tensor([v + [row[0]] * (width - len(v)) for v, row in zip(lists, rows)], dtype=torch.long)
+    return _id_tensor([v + [row[0]] * (width - len(v)) for v, row in zip(lists, rows)])
+
+
+def _id_tensor(rows: list) -> torch.Tensor:
+    """torch.tensor of lists of ids, a block at a time: one call over every question holds
+    the interpreter lock for a frame or more, and the window's event loop waits for it."""
+    return torch.cat([torch.tensor(rows[at:at + TENSOR_BLOCK], dtype=torch.long)
+                      for at in range(0, len(rows), TENSOR_BLOCK)])
 
 
 def evaluate(
@@ -162,7 +170,7 @@ def evaluate(
             row_sections.append(q.section)
     if rows:
         units = unit_table(model)
-        quads = torch.tensor(rows, dtype=torch.long, device=model.device)
+        quads = _id_tensor(rows).to(model.device)
         hits_excluded = torch.empty(len(rows), dtype=torch.bool, device=model.device)
         hits_included = torch.empty(len(rows), dtype=torch.bool, device=model.device)
         hits_variants = torch.empty(len(rows), dtype=torch.bool, device=model.device)

@@ -81,6 +81,11 @@ class LensPanel(LanguageModelTab):
         super().__init__(submit, cancel, language_model, parent)
         self.shown_id = 0  # the request whose grid is on screen
         self.result = None  # the LensResult on screen
+        # The request whose columns are being drawn as they come (previews), the grid
+        # positions drawn so far, and the result that was on screen before them.
+        self.preview_id = 0
+        self.drawn: set[int] = set()
+        self.before_preview = None
         self.cell: tuple[int, int] | None = None  # (layer, position) whose bars are shown
         self.state = LensState()
         self.text = QPlainTextEdit()
@@ -107,8 +112,9 @@ class LensPanel(LanguageModelTab):
         style.use_font(self.grid.verticalHeader(), style.BASE_POINT_SIZE, bold=True)
         # The chosen cell keeps its colour, framed: a selection fill would hide its probability.
         self.grid.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        # On the framed cell's row only: a Python delegate on every cell made each repaint of
+        # the grid (one per preview while the lens is read) several times slower.
         self.frame = FramedCell(self.grid)
-        self.grid.setItemDelegate(self.frame)
         self.grid.cellClicked.connect(lambda row, position: self.show_cell(self._row_of(row), position))
         self.grid.cellDoubleClicked.connect(lambda row, position: self.ask_attribution(self._row_of(row), position))
         self.bars = BarChart("Click a cell", style.BAR_PROB)
@@ -166,45 +172,67 @@ class LensPanel(LanguageModelTab):
 
     def ask(self) -> None:
         self.request_id = self.submit(rq.Lens(text=self.state.text, final_norm=self.state.final_norm),
-                                      Reply(self.on_result, self.on_failed))
+                                      Reply(self.on_result, self.on_failed, progress=self.on_columns))
 
     # --- results ------------------------------------------------------------------------------
+    def on_columns(self, rid: int, _fraction: float, _stage: str, preview) -> None:
+        """Columns of the grid as they are read, the last position's (the model's own
+        answer through every layer) first: a few at a time, each drawn between two frames."""
+        columns = getattr(preview, "columns", None)
+        if rid != self.request_id or columns is None:
+            return
+        if self.preview_id != rid:
+            self.before_preview = self.result if self.preview_id == 0 else self.before_preview
+            self.result, self.preview_id, self.drawn = None, rid, set()
+            self._start_grid(preview)
+            self._fit_columns()
+        for p, cells in columns.items():
+            for layer, cell in enumerate(cells):
+                self._set_cell(layer, p, cell)
+            self.drawn.add(p)
+
     def on_result(self, rid: int, result) -> None:
         if rid != self.request_id:
             return
-        previous, self.result = self.result, result
-        self.shown_id = rid
-        self.splitter.show()  # first, so the columns are fitted to the grid's real width
+        previewed = self.preview_id == rid
+        previous = self.before_preview if self.preview_id else self.result
+        self.result, self.shown_id, self.preview_id, self.before_preview = result, rid, 0, None
         self._say("  ".join(result.notes))
-        layers, positions = len(result.top), len(result.tokens)
-        self.grid.clear()
-        self.grid.setRowCount(layers)
-        self.grid.setColumnCount(positions)
-        self.grid.setHorizontalHeaderLabels([label for _, label in result.tokens])
-        self.grid.setVerticalHeaderLabels(row_names(result)[::-1])
-        for layer, row in enumerate(result.top):
-            for p, cell in enumerate(row):
-                best = cell[0]
-                item = QTableWidgetItem(short(best.token))
-                item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
-                item.setBackground(QBrush(cell_color(best.prob)))
-                item.setForeground(QBrush(QColor("white" if best.prob > 0.45 else "black")))
-                # The double click is named here, not in the caption: at 150 % text its lines are spent.
-                item.setToolTip("\n".join(f"{s.token}  {s.prob:.1%}" for s in cell[:5])
-                                + "\nDouble-click: which blocks wrote it")
-                self.grid.setItem(self._row_of(layer), p, item)
+        if not (previewed and len(self.drawn) == len(result.tokens)):  # else every cell is drawn already
+            self._start_grid(result)
+            for layer, row in enumerate(result.top):
+                for p, cell in enumerate(row):
+                    self._set_cell(layer, p, cell)
         self._fit_columns()
         QTimer.singleShot(0, self._settle)  # again once the scroll bars have settled
         self.caption.setText(caption(result.final_norm))
         self.show_cell(*self._cell_to_show(previous, result))
+
+    def _start_grid(self, result) -> None:
+        """An empty grid of the result's shape, with its row and column names."""
+        self.splitter.show()  # first, so the columns are fitted to the grid's real width
+        self.grid.clear()
+        self.grid.setRowCount(len(result.layer_names))
+        self.grid.setColumnCount(len(result.tokens))
+        self.grid.setHorizontalHeaderLabels([label for _, label in result.tokens])
+        self.grid.setVerticalHeaderLabels(row_names(result)[::-1])
+
+    def _set_cell(self, layer: int, position: int, cell) -> None:
+        best = cell[0]
+        item = QTableWidgetItem(short(best.token))
+        item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
+        item.setBackground(QBrush(cell_color(best.prob)))
+        item.setForeground(QBrush(QColor("white" if best.prob > 0.45 else "black")))
+        # The double click is named here, not in the caption: at 150 % text its lines are spent.
+        item.setToolTip("\n".join(f"{s.token}  {s.prob:.1%}" for s in cell[:5]) + "\nDouble-click: which blocks wrote it")
+        self.grid.setItem(self._row_of(layer), position, item)
 
     def show_cell(self, layer: int, position: int) -> None:
         result = self.result
         if result is None or not (0 <= layer < len(result.top) and 0 <= position < len(result.tokens)):
             return
         self.cell = (layer, position)
-        self.frame.cell = (self._row_of(layer), position)
-        self.grid.viewport().update()
+        self._frame((self._row_of(layer), position))
         if (item := self.grid.item(self._row_of(layer), position)) is not None:
             self.grid.scrollToItem(item)
         cell = result.top[layer][position]
@@ -238,18 +266,37 @@ class LensPanel(LanguageModelTab):
         if self.cell is not None and (item := self.grid.item(self._row_of(self.cell[0]), self.cell[1])) is not None:
             self.grid.scrollToItem(item)
 
+    def _frame(self, cell: tuple[int, int] | None) -> None:
+        """Frame one grid cell (row, column), or none."""
+        if self.frame.cell is not None:
+            self.grid.setItemDelegateForRow(self.frame.cell[0], None)
+        self.frame.cell = cell
+        if cell is not None:
+            self.grid.setItemDelegateForRow(cell[0], self.frame)
+        self.grid.viewport().update()
+
     def _row_of(self, layer: int) -> int:
         """The grid row of a layer, and the layer of a row: the output on top, as a stack reads."""
         return self.grid.rowCount() - 1 - layer
 
     def _fit_columns(self) -> None:
-        """Columns as wide as their tokens, sharing what is left of the grid's width."""
-        self.grid.resizeColumnsToContents()
-        count = self.grid.columnCount()
-        spare = self.grid.viewport().width() - 2 - sum(self.grid.columnWidth(c) for c in range(count))
-        if count and spare > 0:
-            for c in range(count):
-                self.grid.setColumnWidth(c, self.grid.columnWidth(c) + spare // count)
+        """Columns as wide as their tokens, sharing what is left of the grid's width. Measured
+        from the texts: Qt's resizeColumnsToContents asks every cell for its size hint, tens of
+        milliseconds for a big grid, all of it in one frame."""
+        grid, count = self.grid, self.grid.columnCount()
+        cells, heads = grid.fontMetrics(), grid.horizontalHeader().fontMetrics()
+        pad, head_pad = cells.horizontalAdvance("  ") + 8, heads.horizontalAdvance("  ") + 12
+        widths = []
+        for c in range(count):
+            head = grid.horizontalHeaderItem(c)
+            widest = heads.horizontalAdvance(head.text()) + head_pad if head is not None else 0
+            for r in range(grid.rowCount()):
+                if (item := grid.item(r, c)) is not None:
+                    widest = max(widest, cells.horizontalAdvance(item.text()) + pad)
+            widths.append(widest)
+        spare = grid.viewport().width() - 2 - sum(widths)
+        for c, width in enumerate(widths):
+            grid.setColumnWidth(c, width + (spare // count if spare > 0 else 0))
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
@@ -262,8 +309,9 @@ class LensPanel(LanguageModelTab):
 
     def _clear(self) -> None:
         self.result = None
+        self.preview_id, self.drawn, self.before_preview = 0, set(), None
         self.splitter.hide()  # no empty grid or axes before an answer
-        self.frame.cell = None
+        self._frame(None)
         self.grid.clear()
         self.grid.setRowCount(0)
         self.grid.setColumnCount(0)
