@@ -272,6 +272,10 @@ class ComputeWorker(QObject):
                 # What is alive once a model is open (its vocabulary, the window, the libraries)
                 # stays alive: out of the cycle collector's full passes, which walked all of it
                 # and stalled the window for seconds when a job (the benchmark) allocated much.
+                # What the last model froze is thawed and collected first, so a cycle of a replaced
+                # model is not kept for the rest of the session (one pass, at a switch, not mid-job).
+                gc.unfreeze()
+                gc.collect()
                 gc.freeze()
                 self._comparison = None  # it was compared with the model just replaced
                 self._generation += 1
