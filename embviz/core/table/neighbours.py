@@ -29,6 +29,7 @@ from embviz.core.device import ensure_fits_in_ram
 from embviz.core.errors import ProgressFn, no_progress
 
 BLOCK = 512  # rows per tile: a 512 × 512 bf16 tile (0.5 MB) stays in a core's L2 while it is sieved
+CROWDED = 256  # rows the buffer could not narrow down, done together
 REL = 2.0**-8 / (1 - 2.0**-8)  # bf16 rounding of each product, to nearest even (oneDNN and torch alike)
 
 
@@ -74,7 +75,7 @@ def self_neighbours(rows: torch.Tensor, k: int, progress: ProgressFn = no_progre
         raise ValueError(f"k = {k} needs 1 ≤ k < {n}")
     kernels = _kernels()
     threads = max(1, threads or os.cpu_count() or 1)
-    capacity = min(n, 2 * k + 128)
+    capacity = min(n, 3 * k + 192)
     ensure_fits_in_ram(n * (capacity * 8 + d * 2) + 16 * n, "Finding every token's neighbours")
     x = np.ascontiguousarray(rows.detach().to(torch.float32).numpy())
     low = torch.from_numpy(x).to(torch.bfloat16)
@@ -113,9 +114,12 @@ def self_neighbours(rows: torch.Tensor, k: int, progress: ProgressFn = no_progre
                                                         REL, overflow, out, found), range(threads)))
             progress(lo + (hi - lo) * 0.95, stage, None)
             crowded = np.flatnonzero(overflow)
-            for start in range(0, crowded.size, 64):
-                list(pool.map(lambda i: kernels.exact_row(x, i, k, out[i]), crowded[start : start + 64]))
-                progress(lo + (hi - lo) * (0.95 + 0.05 * (start + 64) / crowded.size), stage, None)
+            parts = [crowded[start : start + CROWDED] for start in range(0, crowded.size, CROWDED)]
+            for done, part in enumerate(parts, 1):
+                approx = torch.mm(low[torch.from_numpy(part)], low.T).to(torch.float32)
+                approx[torch.arange(part.size), torch.from_numpy(part)] = -torch.inf
+                kernels.crowded_rows(x, part, approx.numpy(), bound, k, REL, out)
+                progress(lo + (hi - lo) * (0.95 + 0.05 * done / len(parts)), stage, None)
     finally:
         torch.set_num_threads(previous)
     progress(hi, stage, None)

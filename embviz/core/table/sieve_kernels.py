@@ -7,7 +7,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-CHUNK = 32  # scores checked at once before looking at each
+CHUNK = 16  # scores checked at once before looking at each
+FINISH_ROWS = 4096  # rows whose candidate pairs are scored together
+PARTNER_SHIFT = 9  # …in the order of their partner's block of 512 rows
 SLACK = 1e-6  # covers float32 rounding of thresholds (|τ| ≤ 2) and fp64 rounding in the bounds
 
 
@@ -130,23 +132,54 @@ def best_of(candidates, exact, k, out):
 def finish_rows(x, lo, hi, count, scores, ids, bound, k, rel, overflow, out, found):
     """Rows lo…hi: the candidates left in each buffer, scored exactly, the k best kept.
     `found` gets each row's number of candidates (how well the sieve worked)."""
+    for start in range(lo, hi, FINISH_ROWS):
+        _finish_block(x, start, min(start + FINISH_ROWS, hi), count, scores, ids, bound, k, rel, overflow, out, found)
+
+
+@njit(nogil=True, cache=True)
+def _finish_block(x, lo, hi, count, scores, ids, bound, k, rel, overflow, out, found):
+    """The pairs of a block of rows are scored in the order of their partner's block, so
+    both rows of a product are in cache (in row order, every partner was a fetch from memory)."""
+    rows = hi - lo
+    starts = np.zeros(rows + 1, np.int64)
+    size = 0
     for i in range(lo, hi):
-        if overflow[i]:
-            continue
+        size += count[i]
+    owner = np.empty(size, np.int64)
+    partner = np.empty(size, np.int64)
+    m = 0
+    for i in range(lo, hi):
+        starts[i - lo] = m
         c = count[i]
+        if overflow[i] or c == 0:
+            continue
         theta = np.partition(scores[i, :c].copy(), c - k)[c - k]
         t = np.float32(threshold(theta, bound[i], rel))
-        candidates = np.empty(c, np.int64)
-        m = 0
         for p in range(c):
             if scores[i, p] >= t:
-                candidates[m] = ids[i, p]
+                owner[m] = i
+                partner[m] = ids[i, p]
                 m += 1
-        exact = np.empty(m, np.float64)
-        for q in range(m):
-            exact[q] = dot64(x[i], x[candidates[q]])
-        best_of(candidates[:m], exact, k, out[i])
-        found[i] = m
+    starts[rows] = m
+    buckets = (x.shape[0] >> PARTNER_SHIFT) + 2
+    at = np.zeros(buckets, np.int64)
+    for q in range(m):
+        at[(partner[q] >> PARTNER_SHIFT) + 1] += 1
+    for b in range(1, buckets):
+        at[b] += at[b - 1]
+    order = np.empty(m, np.int64)
+    for q in range(m):
+        b = partner[q] >> PARTNER_SHIFT
+        order[at[b]] = q
+        at[b] += 1
+    exact = np.empty(m, np.float64)
+    for q in order:
+        exact[q] = dot64(x[owner[q]], x[partner[q]])
+    for i in range(lo, hi):
+        a, b = starts[i - lo], starts[i - lo + 1]
+        if b > a:
+            best_of(partner[a:b], exact[a:b], k, out[i])
+            found[i] = b - a
 
 
 @njit(nogil=True, cache=True)
@@ -161,3 +194,20 @@ def exact_row(x, i, k, out):
     kth = np.partition(-exact, k - 1)[k - 1]
     candidates = np.nonzero(-exact <= kth)[0]
     best_of(candidates, exact[candidates], k, out)
+
+
+@njit(nogil=True, cache=True)
+def crowded_rows(x, rows, approx, bound, k, rel, out):
+    """Rows the buffer could not narrow down, with their bf16 products against every row
+    (`approx`, float32, each row's own product already -inf): the same sieve without a
+    buffer's limit, then the exact verdict."""
+    for r in range(rows.shape[0]):
+        i = rows[r]
+        line = approx[r]
+        theta = np.partition(line.copy(), line.shape[0] - k)[line.shape[0] - k]
+        t = np.float32(threshold(theta, bound[i], rel))
+        candidates = np.nonzero(line >= t)[0]
+        exact = np.empty(candidates.shape[0], np.float64)
+        for q in range(candidates.shape[0]):
+            exact[q] = dot64(x[i], x[candidates[q]])
+        best_of(candidates, exact, k, out[i])
