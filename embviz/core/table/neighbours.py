@@ -41,10 +41,12 @@ def _kernels():
 
 def _bounds(x: np.ndarray, rounded: np.ndarray) -> np.ndarray:
     """Each row's margin (before the relative part) against any other row, in float64."""
-    d = x.shape[1]
-    wide = rounded.astype(np.float64)
-    err = np.linalg.norm(x.astype(np.float64) - wide, axis=1)
-    size = np.linalg.norm(wide, axis=1)
+    n, d = x.shape
+    err, size = np.empty(n), np.empty(n)
+    for start in range(0, n, 8192):  # float64 copies of a few rows at a time, not of the table
+        wide = rounded[start : start + 8192].astype(np.float64)
+        err[start : start + 8192] = np.linalg.norm(x[start : start + 8192] - wide, axis=1)
+        size[start : start + 8192] = np.linalg.norm(wide, axis=1)
     gamma = 2 * d * 2.0**-24 / (1 - 2 * d * 2.0**-24)
     bound = size * err.max() + err * size.max() + err * err.max() + gamma * size * size.max()
     return bound * (1 + 1e-6) + 1e-9  # the fp64 arithmetic of the bound and of the final scores
@@ -98,6 +100,11 @@ def self_neighbours(rows: torch.Tensor, k: int, progress: ProgressFn = no_progre
         if i0 != j0:
             kernels.sieve_columns(bits, i0, j0, tau, count, scores, ids, bound, k, REL, overflow, local.widened)
 
+    def crowd(part: np.ndarray, out: np.ndarray) -> None:
+        approx = torch.mm(low[torch.from_numpy(part)], low.T).to(torch.float32)
+        approx[torch.arange(part.size), torch.from_numpy(part)] = -torch.inf  # not its own neighbour
+        kernels.crowded_rows(x, part, approx.numpy(), bound, k, REL, out)
+
     rounds = _rounds(len(starts))
     lo, hi = span
     previous = torch.get_num_threads()
@@ -115,11 +122,9 @@ def self_neighbours(rows: torch.Tensor, k: int, progress: ProgressFn = no_progre
             progress(lo + (hi - lo) * 0.95, stage, None)
             crowded = np.flatnonzero(overflow)
             parts = [crowded[start : start + CROWDED] for start in range(0, crowded.size, CROWDED)]
-            for done, part in enumerate(parts, 1):
-                approx = torch.mm(low[torch.from_numpy(part)], low.T).to(torch.float32)
-                approx[torch.arange(part.size), torch.from_numpy(part)] = -torch.inf
-                kernels.crowded_rows(x, part, approx.numpy(), bound, k, REL, out)
-                progress(lo + (hi - lo) * (0.95 + 0.05 * done / len(parts)), stage, None)
+            for done in range(0, len(parts), threads):
+                list(pool.map(lambda part: crowd(part, out), parts[done : done + threads]))
+                progress(lo + (hi - lo) * (0.95 + 0.05 * min(1.0, (done + threads) / len(parts))), stage, None)
     finally:
         torch.set_num_threads(previous)
     progress(hi, stage, None)
