@@ -78,7 +78,7 @@ def self_neighbours(rows: torch.Tensor, k: int, progress: ProgressFn = no_progre
     kernels = _kernels()
     threads = max(1, threads or os.cpu_count() or 1)
     capacity = min(n, 3 * k + 192)
-    ensure_fits_in_ram(n * (capacity * 8 + d * 2) + 16 * n, "Finding every token's neighbours")
+    ensure_fits_in_ram(n * (capacity * 8 + d * 2 + 16 + threads * CROWDED * 6), "Finding every token's neighbours")
     x = np.ascontiguousarray(rows.detach().to(torch.float32).numpy())
     low = torch.from_numpy(x).to(torch.bfloat16)
     bound = _bounds(x, low.to(torch.float32).numpy())
@@ -115,10 +115,9 @@ def self_neighbours(rows: torch.Tensor, k: int, progress: ProgressFn = no_progre
                 list(pool.map(tile, pairs))
                 progress(lo + (hi - lo) * 0.9 * done / len(rounds), stage, None)
             out = np.empty((n, k), dtype=np.int64)
-            found = np.zeros(n, dtype=np.int64)
             edges = np.linspace(0, n, threads + 1).astype(int)
             list(pool.map(lambda p: kernels.finish_rows(x, edges[p], edges[p + 1], count, scores, ids, bound, k,
-                                                        REL, overflow, out, found), range(threads)))
+                                                        REL, overflow, out), range(threads)))
             progress(lo + (hi - lo) * 0.95, stage, None)
             crowded = np.flatnonzero(overflow)
             parts = [crowded[start : start + CROWDED] for start in range(0, crowded.size, CROWDED)]

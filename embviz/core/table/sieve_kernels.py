@@ -129,15 +129,14 @@ def best_of(candidates, exact, k, out):
 
 
 @njit(nogil=True, cache=True)
-def finish_rows(x, lo, hi, count, scores, ids, bound, k, rel, overflow, out, found):
-    """Rows lo…hi: the candidates left in each buffer, scored exactly, the k best kept.
-    `found` gets each row's number of candidates (how well the sieve worked)."""
+def finish_rows(x, lo, hi, count, scores, ids, bound, k, rel, overflow, out):
+    """Rows lo…hi: the candidates left in each buffer, scored exactly, the k best kept."""
     for start in range(lo, hi, FINISH_ROWS):
-        _finish_block(x, start, min(start + FINISH_ROWS, hi), count, scores, ids, bound, k, rel, overflow, out, found)
+        _finish_block(x, start, min(start + FINISH_ROWS, hi), count, scores, ids, bound, k, rel, overflow, out)
 
 
 @njit(nogil=True, cache=True)
-def _finish_block(x, lo, hi, count, scores, ids, bound, k, rel, overflow, out, found):
+def _finish_block(x, lo, hi, count, scores, ids, bound, k, rel, overflow, out):
     """The pairs of a block of rows are scored in the order of their partner's block, so
     both rows of a product are in cache (in row order, every partner was a fetch from memory)."""
     rows = hi - lo
@@ -179,7 +178,6 @@ def _finish_block(x, lo, hi, count, scores, ids, bound, k, rel, overflow, out, f
         a, b = starts[i - lo], starts[i - lo + 1]
         if b > a:
             best_of(partner[a:b], exact[a:b], k, out[i])
-            found[i] = b - a
 
 
 @njit(nogil=True, cache=True)
