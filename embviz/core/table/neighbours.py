@@ -34,7 +34,9 @@ REL = 2.0**-8 / (1 - 2.0**-8)  # bf16 rounding of each product, to nearest even 
 
 
 def _kernels():
-    from embviz.core.table import sieve_kernels  # numba: a second to import, so only when needed
+    # numba: a second to import, so only when needed; the first run on a machine also
+    # compiles the kernels (10–15 s on two cores), kept on disk for every later one
+    from embviz.core.table import sieve_kernels
 
     return sieve_kernels
 
@@ -75,6 +77,8 @@ def self_neighbours(rows: torch.Tensor, k: int, progress: ProgressFn = no_progre
     n, d = rows.shape
     if not 0 < k < n:
         raise ValueError(f"k = {k} needs 1 ≤ k < {n}")
+    lo, hi = span
+    progress(lo, stage, None)  # a cancel before the kernels load (their first compile takes seconds)
     kernels = _kernels()
     threads = max(1, threads or os.cpu_count() or 1)
     capacity = min(n, 3 * k + 192)
@@ -106,7 +110,6 @@ def self_neighbours(rows: torch.Tensor, k: int, progress: ProgressFn = no_progre
         kernels.crowded_rows(x, part, approx.numpy(), bound, k, REL, out)
 
     rounds = _rounds(len(starts))
-    lo, hi = span
     previous = torch.get_num_threads()
     torch.set_num_threads(1)  # the parallelism is the tiles': one thread per product
     try:
