@@ -21,7 +21,8 @@ import torch
 from embviz.core.errors import EmbvizError, ProgressFn, no_progress
 from embviz.core.maps.knn import self_top_k, unit_rows
 from embviz.core.model import EmbeddingModel
-from embviz.core.table.similarity import matmul, unit_table
+from embviz.core.table.neighbours import nearest_exact, self_neighbours
+from embviz.core.table.similarity import unit_table
 from embviz.core.table.vocab import visible
 
 K_RANGE = (5, 250)
@@ -152,17 +153,26 @@ class Comparison:
 
 
 def compare(a: EmbeddingModel, b: EmbeddingModel, shared: SharedTokens, k: int = DEFAULT_K,
-            progress: ProgressFn = no_progress) -> Comparison:
-    """Exact, for every shared token: chunked top-k in each model, cancellable between chunks."""
+            progress: ProgressFn = no_progress, threads: int | None = None) -> Comparison:
+    """Exact, for every shared token: each model's k nearest, cancellable at each progress
+    report. On the CPU the neighbour search takes `threads` threads (every core when None:
+    the window only waits on it); on a GPU, chunked products and top-k."""
     k = check_comparable(shared, k)
     rows_a, rows_b = unit_rows(a, shared.ids_a), unit_rows(b, shared.ids_b)
-    near_a, _ = self_top_k(rows_a, k, progress, (0.0, 0.45), "neighbours in A")
-    near_b, _ = self_top_k(rows_b, k, progress, (0.45, 0.9), "neighbours in B")
+    near_a = _all_nearest(rows_a, k, progress, (0.0, 0.45), "neighbours in A", threads)
+    near_b = _all_nearest(rows_b, k, progress, (0.45, 0.9), "neighbours in B", threads)
     x, y = rows_a.cpu().numpy(), rows_b.cpu().numpy()
     result = Comparison(shared, k, near_a, near_b, jaccard(near_a, near_b), linear_cka(x, y),
                         procrustes_distances(x, y) if x.shape[1] == y.shape[1] else None)
     progress(1.0, "compared", None)
     return result
+
+
+def _all_nearest(rows: torch.Tensor, k: int, progress: ProgressFn, span: tuple[float, float], stage: str,
+                 threads: int | None) -> np.ndarray:
+    if rows.device.type == "cpu":
+        return self_neighbours(rows, k, progress, span, stage, threads)
+    return self_top_k(rows, k, progress, span, stage)[0]
 
 
 def jaccard(near_a: np.ndarray, near_b: np.ndarray) -> np.ndarray:
@@ -218,7 +228,9 @@ def token_dominoes(a: EmbeddingModel, b: EmbeddingModel, shared: SharedTokens, i
 
 def _nearest_shared(model: EmbeddingModel, ids: np.ndarray, index: int, k: int) -> np.ndarray:
     units = unit_table(model)
-    scores = matmul(units, units[int(ids[index])])[torch.as_tensor(ids, device=units.device)]
+    if units.device.type == "cpu":  # ranked exactly as `compare` ranks them
+        return nearest_exact(units.index_select(0, torch.as_tensor(ids)), index, k)
+    scores = units[torch.as_tensor(ids, device=units.device)] @ units[int(ids[index])]
     scores[index] = -torch.inf  # a token is not its own neighbour
     return torch.topk(scores, k).indices.cpu().numpy()
 
