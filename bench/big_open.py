@@ -62,7 +62,9 @@ def _read_through(path: Path) -> None:
 def fig_big_open(args, record) -> None:
     """Records its rows through `record` (bench.run.record)."""
     rows, dim = BIG_QUICK if args.quick else BIG_ROWS
-    path = write_word2vec_clusters(Path(args.workdir) / "big" / f"w2v-{rows}x{dim}.bin", rows, dim)
+    # figure 17's names: one file on disk for both
+    name = f"w2v-{rows // 1_000_000}M.bin" if rows >= 1_000_000 else f"w2v-{rows // 1000}k.bin"
+    path = write_word2vec_clusters(Path(args.workdir) / "big" / name, rows, dim)
     table = rows * dim * 4
     size = f"{rows:,} × {dim}"
     _read_through(path)
