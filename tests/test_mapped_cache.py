@@ -159,3 +159,45 @@ def test_nothing_written_into_a_mapped_table_reaches_the_cache_file(tmp_path):
     model.table[0] = 42.0  # nothing in embviz does this; copy-on-write keeps it out of the file anyway
     (entry,) = _cache_files(tmp_path)
     np.testing.assert_array_equal(np.load(entry), VECS)
+
+
+@pytest.mark.parametrize("how", ["truncated", "wrong header", "not a table"])
+def test_a_damaged_gguf_table_cache_is_rebuilt_with_a_note(tmp_path, how):
+    import torch
+    from safetensors.torch import save_file
+
+    from tests.test_hostile import tiny_gguf
+
+    table = tiny_gguf(tmp_path / "tiny.gguf")
+    open_checkpoint(str(tmp_path / "tiny.gguf"), "cpu")
+    (entry,) = (tmp_path / "cache" / "gguf").glob("*/table.safetensors")
+    data = entry.read_bytes()
+    if how == "truncated":
+        entry.write_bytes(data[:-40])
+    elif how == "wrong header":
+        entry.write_bytes(b"\xff" * 8 + data[8:])
+    else:
+        save_file({"table": torch.zeros(6, dtype=torch.int32)}, str(entry))
+    rebuilt = open_checkpoint(str(tmp_path / "tiny.gguf"), "cpu")
+    assert torch.equal(rebuilt.table, torch.from_numpy(table))
+    (note,) = rebuilt.notes
+    assert "cached copy of tiny.gguf was damaged" in note and "\n" not in note
+    assert open_checkpoint(str(tmp_path / "tiny.gguf"), "cpu").notes == []
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16"])
+def test_a_safetensors_table_is_read_exactly_in_its_own_type(tmp_path, dtype):
+    import torch
+    from safetensors.torch import save_file
+
+    from embviz.core.readers.safetensors_file import load_tensor, read_header
+
+    tensors = {"a": torch.arange(10.0), "table": torch.randn(50, 7).to(getattr(torch, dtype)), "z": torch.ones(3)}
+    save_file(tensors, str(tmp_path / "m.safetensors"))
+    got = load_tensor(read_header(tmp_path / "m.safetensors")["table"])
+    assert got.dtype == tensors["table"].dtype and torch.equal(got, tensors["table"])
+    info = read_header(tmp_path / "m.safetensors")["table"]
+    data = (tmp_path / "m.safetensors").read_bytes()
+    (tmp_path / "m.safetensors").write_bytes(data[:-20])  # cut after its header was read
+    with pytest.raises(EmbvizError, match="m.safetensors"):
+        load_tensor(info)

@@ -183,6 +183,13 @@ class DamagedEntry(ValueError):
     """A cache entry whose files do not hold what their layout says (truncated, rewritten, foreign)."""
 
 
+def discard_damaged(folder: Path, source: str, damage: DamagedEntry) -> str:
+    """Remove a damaged entry (a process that maps its files keeps them until it lets go) and
+    say so in one line, for the model's notes."""
+    shutil.rmtree(folder, ignore_errors=True)
+    return f"The cached copy of {source} was damaged ({damage}); it was read again from the file."
+
+
 def map_table(path: Path, rows: int) -> np.ndarray:
     """The float32 (rows, D) table of a .npy file in the cache, mapped copy-on-write rather than
     read: pages come from the OS's file cache, shared with every process that maps the file,

@@ -15,14 +15,13 @@ from __future__ import annotations
 import gzip
 import io
 import json
-import shutil
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 import torch
 
-from embviz.core.cache import DamagedEntry, Entry, cache_root, content_key, map_table
+from embviz.core.cache import DamagedEntry, Entry, cache_root, content_key, discard_damaged, map_table
 from embviz.core.errors import ProgressFn, first_line, no_progress
 from embviz.core.model import EmbeddingModel
 from embviz.core.readers.assemble import assemble
@@ -114,8 +113,7 @@ def open_word_vectors(path: Path, device: torch.device, progress: ProgressFn = n
     try:
         entry = _cached(folder)
     except DamagedEntry as exc:
-        entry, damage = None, f"The cached copy of {shown(path.name)} was damaged ({exc}); it was read again from the file."
-        shutil.rmtree(folder, ignore_errors=True)  # a process that maps the old files keeps them until it lets go
+        entry, damage = None, discard_damaged(folder, shown(path.name), exc)
     if entry is not None:
         words, table, notes = entry
     elif _suffix(path) == ".npy":  # a .npy is already as fast to open as the cache
