@@ -131,10 +131,15 @@ def _damage(entry: Path, how: str) -> None:
     elif how == "wrong shape":
         np.save(entry, np.zeros((3, 6), np.float32))
     elif how == "words missing":
-        (entry.parent / "words.json").unlink()
+        (entry.parent / "words.txt").unlink()
+    elif how == "a word too many":
+        (entry.parent / "words.txt").write_text("\n".join([*WORDS, "extra"]), encoding="utf-8")
+    elif how == "norms of another table":
+        np.save(entry.parent / "norms.npy", np.ones(7, np.float32))
 
 
-@pytest.mark.parametrize("how", ["truncated", "wrong header", "wrong size", "wrong shape", "words missing"])
+@pytest.mark.parametrize("how", ["truncated", "wrong header", "wrong size", "wrong shape", "words missing",
+                                 "a word too many", "norms of another table"])
 def test_a_damaged_cache_entry_is_rebuilt_with_a_note(tmp_path, how):
     path = tmp_path / "w.bin"
     path.write_bytes(binary())
@@ -201,3 +206,34 @@ def test_a_safetensors_table_is_read_exactly_in_its_own_type(tmp_path, dtype):
     (tmp_path / "m.safetensors").write_bytes(data[:-20])  # cut after its header was read
     with pytest.raises(EmbvizError, match="m.safetensors"):
         load_tensor(info)
+
+
+@pytest.mark.parametrize("piece", [3, 50, 10**6])
+def test_text_vectors_read_the_same_at_any_piece_size(monkeypatch, piece):
+    from embviz.core.readers import word_text
+
+    monkeypatch.setattr(word_text, "TEXT_PIECE_BYTES", piece)
+    lines = [w + "\t" + " ".join(f"{x:.9g}" for x in v) for w, v in zip(WORDS, VECS)]
+    for header in ("", f"{len(WORDS)} 6\n"):
+        data = ("\ufeff" + header + "\n".join(lines) + "\n\n \n").encode()
+        words, table, notes = word_text.parse_text(data, "w.vec")
+        assert words == WORDS and notes == []
+        np.testing.assert_array_equal(table, VECS)
+    with pytest.raises(EmbvizError, match=r"w.vec, line 3: expected 6 numbers after the word, found 5"):
+        word_text.parse_text("\n".join(lines[:2] + [lines[2].rsplit(" ", 1)[0]] + lines[3:]).encode(), "w.vec")
+
+
+def test_a_cached_open_takes_the_row_norms_from_the_cache(tmp_path):
+    import torch
+
+    from embviz.core.table.similarity import ROW_NORMS
+
+    path = tmp_path / "w.bin"
+    path.write_bytes(binary())
+    first = open_checkpoint(str(path), "cpu")
+    (entry,) = _cache_files(tmp_path)
+    norms = np.load(entry.parent / "norms.npy")
+    second = open_checkpoint(str(path), "cpu")
+    expected = torch.linalg.vector_norm(torch.from_numpy(VECS), dim=1)
+    assert torch.equal(first.cache[ROW_NORMS], expected) and torch.equal(second.cache[ROW_NORMS], expected)
+    np.testing.assert_array_equal(norms, expected.numpy())

@@ -267,7 +267,7 @@ def vocabulary_from_ids(size: int) -> Vocabulary:
 
 def _pad_texts(texts: list[str], size: int) -> list[str]:
     if len(texts) >= size:
-        return texts[:size]
+        return texts if len(texts) == size else texts[:size]
     return texts + [f"⟨unused {i}⟩" for i in range(len(texts), size)]
 
 
