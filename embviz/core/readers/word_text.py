@@ -5,8 +5,10 @@ separated by spaces or tabs (a tab is whitespace like a space, everywhere, so no
 ends in one). Every line must hold exactly the same count of numbers: a ragged line is
 refused by its line number, never re-flowed into the table.
 
-The numbers of all lines are parsed at C speed in one call: pyarrow's CSV reader, which
-checks every row's column count itself, or numpy's, after each line's numbers are counted.
+A first pass over the file counts its lines; the second reads a few tens of megabytes of whole
+lines at a time and parses their numbers at C speed in one call, straight into the table:
+pyarrow's CSV reader, which checks every row's column count itself, or numpy's, after each
+line's numbers are counted. A file with several faults is refused at the first that its piece shows.
 """
 
 from __future__ import annotations
