@@ -36,7 +36,7 @@ WORD_OVERHEAD_BYTES = 200
 
 
 # Text read per piece: whole lines, a few tens of megabytes, parsed straight into the table.
-TEXT_PIECE_BYTES = 32 * 2**20
+TEXT_PIECE_BYTES = 8 * 2**20
 
 
 def parse_text(data: bytes, name: str) -> tuple[list[str], np.ndarray, list[str]]:
