@@ -80,7 +80,6 @@ def fig_big_open(args, record) -> None:
             env = {"EMBVIZ_CACHE_DIR": str(Path(scratch) / f"first-{i}")}
             ours.append(run_child(_open_code(str(path)), env))
         assert all(r["rows"] == rows for r in ours + theirs)
-        run_child(_open_code("toy4"))  # its lesson model built and cached once
         start = [run_child(_open_code("toy4")) for _ in range(args.repeats_child)]
         env = {"EMBVIZ_CACHE_DIR": str(Path(scratch) / "first-0")}
         cached = [run_child(_open_code(str(path)), env) for _ in range(args.repeats_child)]
