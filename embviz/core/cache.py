@@ -1,8 +1,8 @@
 """embviz's cache folder: tables read from GGUF and word-vector files, the language models and
 tokenizers built from GGUF files, and big maps' neighbour graphs, each keyed on its source's content.
 
-A file is hashed once; its size, modification time and inode are remembered beside
-the hash, so an unchanged file is not read again to find its entry, and a touched or
+A file is hashed once; its size, modification and change times and inode are remembered
+beside the hash, so an unchanged file is not read again to find its entry, and a touched or
 replaced one is hashed anew (and finds its old entry if its bytes did not change)."""
 
 from __future__ import annotations
@@ -13,9 +13,12 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from embviz.core.errors import first_line
+
+if TYPE_CHECKING:
+    import numpy as np
 
 _INDEX = "hashes.json"
 _CHUNK = 1 << 22
@@ -31,12 +34,13 @@ def cache_root() -> Path:
 
 
 def _stamp(path: Path) -> str:
+    # ctime too: a write in place that keeps the size and puts the old mtime back still moves it.
     st = path.stat()
-    return f"{st.st_size}:{st.st_mtime_ns}:{st.st_ino}"
+    return f"{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}"
 
 
 def file_hash(path: Path) -> str:
-    """sha256 of the file's bytes, remembered by size, mtime and inode."""
+    """sha256 of the file's bytes, remembered by size, mtime, ctime and inode."""
     path = Path(path).resolve()
     index_path = cache_root() / _INDEX
     try:
@@ -97,24 +101,116 @@ def clear_cache() -> int:
 _write_failed = False  # said once per process: every later write would fail the same way
 
 
-def keep_in_cache(parent: Path, name: str, write: Callable[[Path], None]) -> str | None:
-    """Write parent/name through a scratch folder and a rename, so a crash mid-write never
-    leaves a half entry. A cache that cannot be written only makes the next open slower:
-    the first failure returns a one-line note saying so, later ones nothing."""
-    global _write_failed
-    scratch = None
-    try:
-        parent.mkdir(parents=True, exist_ok=True)
-        scratch = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=parent))
-        write(scratch)
-        scratch.rename(parent / name)
-    except (OSError, ValueError, RuntimeError) as exc:
-        if _write_failed or (parent / name).exists():  # said already, or another process wrote it first
-            return None
+class Entry:
+    """A cache entry written in a scratch folder beside its place and renamed into place whole,
+    so a crash mid-write never leaves half an entry. A cache that cannot be written only makes
+    the next open slower: the first failure leaves a one-line `note` saying so, later ones none.
+    Used as a context manager, which removes the scratch folder whatever happened."""
+
+    def __init__(self, parent: Path, name: str) -> None:
+        self.parent, self.name = parent, name
+        self.note: str | None = None
+        self.scratch: Path | None = None
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+            self.scratch = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=parent))
+        except OSError as exc:
+            self._failed(exc)
+
+    def __enter__(self) -> Entry:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._drop()
+
+    def _drop(self) -> None:
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            self.scratch = None
+
+    def _failed(self, exc: BaseException) -> None:
+        global _write_failed
+        self._drop()
+        if _write_failed or (self.parent / self.name).exists():  # said already, or another process wrote it first
+            return
         _write_failed = True
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else first_line(exc)
-        return f"The cache folder {parent} cannot be written ({reason}): the next open reads the file again."
-    finally:
-        if scratch is not None:
-            shutil.rmtree(scratch, ignore_errors=True)
-    return None
+        self.note = f"The cache folder {self.parent} cannot be written ({reason}): the next open reads the file again."
+
+    def table(self, shape: tuple[int, int]) -> np.ndarray:
+        """A float32 table of `shape` to fill: a map of the entry's table.npy, so that what a
+        reader writes into it is the cache file itself (the OS writes it out in the background);
+        plain memory when the cache cannot hold it."""
+        import numpy as np
+
+        if self.scratch is not None:
+            path = self.scratch / "table.npy"
+            try:
+                table = np.lib.format.open_memmap(path, mode="w+", dtype="<f4", shape=shape)
+                if hasattr(os, "posix_fallocate"):
+                    # Its blocks reserved now: a full disk is an OSError here, not a SIGBUS at a write into the map.
+                    fd = os.open(path, os.O_RDWR)
+                    try:
+                        os.posix_fallocate(fd, 0, os.fstat(fd).st_size)
+                    finally:
+                        os.close(fd)
+                return table
+            except (OSError, ValueError) as exc:
+                self._failed(exc)
+        return np.empty(shape, dtype=np.float32)
+
+    def keep(self, write: Callable[[Path], None]) -> bool:
+        """Write the rest of the entry and move it into place; whether it is there now."""
+        if self.scratch is None:
+            return (self.parent / self.name).is_dir()
+        try:
+            write(self.scratch)
+            self.scratch.rename(self.parent / self.name)
+            self.scratch = None
+        except (OSError, ValueError, RuntimeError) as exc:
+            self._failed(exc)
+        return (self.parent / self.name).is_dir()
+
+
+def keep_in_cache(parent: Path, name: str, write: Callable[[Path], None]) -> str | None:
+    """Write parent/name whole (see Entry); a one-line note when the cache cannot be written."""
+    with Entry(parent, name) as entry:
+        entry.keep(write)
+    return entry.note
+
+
+class DamagedEntry(ValueError):
+    """A cache entry whose files do not hold what their layout says (truncated, rewritten, foreign)."""
+
+
+def discard_damaged(folder: Path, source: str, damage: DamagedEntry) -> str:
+    """Remove a damaged entry (a process that maps its files keeps them until it lets go) and
+    say so in one line, for the model's notes."""
+    shutil.rmtree(folder, ignore_errors=True)
+    return f"The cached copy of {source} was damaged ({damage}); it was read again from the file."
+
+
+def map_table(path: Path, rows: int) -> np.ndarray:
+    """The float32 (rows, D) table of a .npy file in the cache, mapped copy-on-write rather than
+    read: pages come from the OS's file cache, shared with every process that maps the file,
+    and a write (none is meant) would go to a private copy, never into the file.
+    The header and the file's size must agree exactly with `rows` float32 rows: a DamagedEntry
+    otherwise, before anything is mapped."""
+    import numpy as np
+    from numpy.lib import format as npy
+
+    with path.open("rb") as f:
+        try:
+            version = npy.read_magic(f)
+            read_header = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
+            shape, fortran, dtype = read_header(f)
+        except (ValueError, SyntaxError, TypeError, OverflowError) as exc:
+            raise DamagedEntry(f"{path.name} has no readable .npy header") from exc
+        offset = f.tell()
+        size = os.fstat(f.fileno()).st_size
+    if dtype != np.dtype("<f4") or fortran or len(shape) != 2 or shape[0] != rows or shape[1] < 1:
+        raise DamagedEntry(f"{path.name} holds {dtype} {list(shape)}, not {rows:,} float32 rows")
+    if size != offset + rows * shape[1] * 4:
+        raise DamagedEntry(f"{path.name} is {size:,} bytes, not the {offset + rows * shape[1] * 4:,} its header says")
+    mapped = np.memmap(path, dtype="<f4", mode="c", offset=offset, shape=tuple(shape))
+    return mapped.view(np.ndarray)  # a plain array; the map stays open as long as it is used

@@ -41,7 +41,10 @@ def assemble(
     lm_loader: Callable[[], LanguageModel] | None = None,
     lm_unavailable_reason: str | None = None,
     storage_dtype: str | None = None,
+    norms: torch.Tensor | None = None,
 ) -> EmbeddingModel:
+    """The model of `table` on `device`, its NaN, Inf and zero rows noted; `norms` (each row's
+    length, as torch computes it) spares a pass over the table when a cache kept them."""
     if table.ndim != 2 or table.shape[0] < 1 or table.shape[1] < 1:
         raise EmbvizError(f"The embedding table has shape {list(table.shape)}; expected rows × columns, both at least 1.")
     if not table.dtype.is_floating_point:
@@ -52,7 +55,10 @@ def assemble(
     storage_dtype = storage_dtype or str(table.dtype).removeprefix("torch.")  # how the file stores it
     table = _to_device(table, device, notes)
     device = table.device
-    norms = torch.linalg.vector_norm(table, dim=1)
+    if norms is None or norms.shape != table.shape[:1]:
+        norms = torch.linalg.vector_norm(table, dim=1)
+    else:
+        norms = norms.to(device=device, dtype=torch.float32)
     finite, zero = row_checks(table, norms)
     if not bool(finite.all()):
         notes.append(_row_report((~finite).nonzero().flatten().cpu(),

@@ -2,7 +2,8 @@
 
 Only the embedding table (and an untied output head) is de-quantised, by the `gguf`
 package's de-quantisers; the labels come from the file's own tokenizer metadata. That table is
-cached as safetensors, keyed on the file's content, so a later open takes about a second.
+cached as safetensors, keyed on the file's content, and mapped (not read) by a later open; an
+entry that does not hold a table is read again from the file, with a note.
 The full model (transformers, which de-quantises every tensor) is built only for
 next-token logits, after a check that its float32 size fits in memory.
 """
@@ -17,7 +18,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from embviz.core.cache import cache_root, content_key, keep_in_cache
+from embviz.core.cache import DamagedEntry, cache_root, content_key, discard_damaged, keep_in_cache
 from embviz.core.device import ensure_fits_in_ram
 from embviz.core.errors import EmbvizError, ProgressFn, first_line, no_progress
 from embviz.core.model import EmbeddingModel
@@ -131,14 +132,23 @@ def read_gguf_table(path: Path, progress: ProgressFn = no_progress) -> GGUFTable
 
 
 def _load_cached(folder: Path) -> GGUFTable | None:
+    """The entry's table (mapped by safetensors, copy-on-write) and metadata; None when there is
+    no entry, DamagedEntry when its files do not hold what they should."""
+    from safetensors import SafetensorError
     from safetensors.torch import load_file
 
+    if not (folder / "table.safetensors").exists() and not (folder / "meta.json").exists():
+        return None
     try:
         meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
         tensors = load_file(str(folder / "table.safetensors"))
-        return GGUFTable(tensors["table"], tensors.get("head"), meta)
-    except (OSError, ValueError, KeyError):  # missing or half-written: read the file again
-        return None
+    except (OSError, ValueError, SafetensorError) as exc:
+        raise DamagedEntry(first_line(exc)) from exc
+    table, head = tensors.get("table"), tensors.get("head")
+    if (not isinstance(meta, dict) or table is None or table.ndim != 2 or table.dtype != torch.float32
+            or (head is not None and head.shape != table.shape)):
+        raise DamagedEntry("it does not hold a float32 table")
+    return GGUFTable(table, head, meta)
 
 
 def _write_table(parts: GGUFTable) -> Callable[[Path], None]:
@@ -236,7 +246,10 @@ def open_gguf(path: Path, device: torch.device, progress: ProgressFn = no_progre
     _check_magic(path)
     progress(0.02, "Checking the file", None)
     folder = cache_root() / "gguf" / content_key(path, CACHE_FORMAT)
-    parts = _load_cached(folder)
+    try:
+        parts, damage = _load_cached(folder), None
+    except DamagedEntry as exc:
+        parts, damage = None, discard_damaged(folder, shown(path.name), exc)
     cache_note = None
     if parts is None:
         parts = read_gguf_table(path, progress)
@@ -245,7 +258,7 @@ def open_gguf(path: Path, device: torch.device, progress: ProgressFn = no_progre
     progress(0.9, "Reading the token labels", None)
     meta = parts.meta
     vocab = vocabulary_from_gguf(meta, parts.table.shape[0], _tokenizer_loader(path, folder))
-    notes = [cache_note] if cache_note else []
+    notes = [note for note in (cache_note, damage) if note]
     if meta.get("tokens") and len(meta["tokens"]) != parts.table.shape[0]:
         notes.append(f"The tokenizer lists {len(meta['tokens']):,} tokens; the table has {parts.table.shape[0]:,} rows.")
     lm_loader, lm_reason = (None, "This GGUF has no tokenizer, so text cannot be typed.") if not meta.get("tokens") \

@@ -1,23 +1,29 @@
 """Reading single tensors out of (sharded) safetensors files, with the safetensors library.
 
 `safe_open` parses and checks the header (offsets, shapes and types against the file's size,
-tensors neither overlapping nor leaving gaps) and maps the file, so reading the embedding table
-of a 10 GB checkpoint touches only the table's bytes, which are copied out of the map at once.
-Its errors are worded here as one line.
+tensors neither overlapping nor leaving gaps); a tensor stored in a type torch computes with is
+then read from the file straight into a tensor of its own (only its bytes, in its own size), and
+any other type is converted out of safetensors' map of the file. Its errors are worded here as
+one line.
 """
 
 from __future__ import annotations
 
+import json
 import math
+import struct
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
 from embviz.core.errors import EmbvizError, first_line
-from embviz.core.readers.regular_file import read_json, require_regular, shown
+from embviz.core.readers.regular_file import (CHUNK_BYTES, check_claim, file_size, open_regular, read_exact, read_json,
+                                               require_regular, shown)
 
 
+# safetensors' own bound on a header.
+_MAX_HEADER_BYTES = 100_000_000
 # Types torch computes with everywhere; anything smaller that is a float is converted on reading.
 _COMMON_TYPES = {torch.float16, torch.bfloat16, torch.float32, torch.float64}
 
@@ -102,6 +108,9 @@ def load_tensor(info: TensorInfo, dtype: torch.dtype | None = None) -> torch.Ten
     """Read one tensor into memory of its own, optionally converting it (e.g. to float32)."""
     from safetensors import SafetensorError
 
+    plain = _PLAIN_TYPES.get(info.dtype)
+    if plain is not None and dtype in (None, plain):
+        return _read_plain(info, plain)
     with _safe_open(info.path) as f:
         try:
             mapped = f.get_tensor(info.name)
@@ -113,6 +122,45 @@ def load_tensor(info: TensorInfo, dtype: torch.dtype | None = None) -> torch.Ten
         # The library hands back a view of the mapped file: copied here, so a file truncated
         # later (an interrupted download over it) cannot crash the app with SIGBUS.
         return _owned_copy(mapped, dtype, info)
+
+
+# Stored as torch holds them: read straight from the file into the tensor, at the speed of a
+# plain read and in the tensor's own size (a copy out of a map of the file costs both).
+_PLAIN_TYPES = {"F64": torch.float64, "F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16}
+
+
+def _read_plain(info: TensorInfo, dtype: torch.dtype) -> torch.Tensor:
+    """The tensor's bytes, found through the file's header (which safetensors has checked
+    already, and which is checked again here against the file as it is now)."""
+    name = info.path.name
+    with open_regular(info.path) as f:
+        size = file_size(f)
+        check_claim(name, "a header", 8, size)
+        (length,) = struct.unpack("<Q", read_exact(f, 8, name, "its header"))
+        check_claim(name, "a header", min(length, _MAX_HEADER_BYTES + 1), size - 8)
+        if length > _MAX_HEADER_BYTES:
+            raise EmbvizError(f"{shown(name)} has a header of {length:,} bytes; safetensors allows {_MAX_HEADER_BYTES:,}.")
+        try:
+            entry = json.loads(read_exact(f, length, name, "its header"))[info.name]
+            begin, end = (int(x) for x in entry["data_offsets"])
+        except (ValueError, KeyError, TypeError) as exc:
+            raise EmbvizError(f"{shown(name)} changed while it was read: its header no longer describes "
+                              f"{shown(info.name)[:80]}.") from exc
+        nbytes = info.numel * dtype.itemsize
+        if end - begin != nbytes or begin < 0:
+            raise EmbvizError(f"{shown(name)} changed while it was read: {shown(info.name)[:80]} is no longer "
+                              f"{nbytes:,} bytes.")
+        check_claim(name, f"the tensor {shown(info.name)[:80]}", end, size - 8 - length)
+        out = torch.empty(nbytes, dtype=torch.uint8)
+        f.seek(8 + length + begin)
+        view = memoryview(out.numpy())
+        got = 0
+        while got < nbytes:
+            n = f.readinto(view[got:got + CHUNK_BYTES])
+            if not n:
+                raise EmbvizError(f"{shown(name)} ends inside the tensor {shown(info.name)[:80]}; the file is truncated.")
+            got += n
+    return out.view(dtype).reshape(info.shape)
 
 
 def _owned_copy(mapped: torch.Tensor, dtype: torch.dtype | None, info: TensorInfo) -> torch.Tensor:

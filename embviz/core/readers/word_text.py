@@ -5,13 +5,17 @@ separated by spaces or tabs (a tab is whitespace like a space, everywhere, so no
 ends in one). Every line must hold exactly the same count of numbers: a ragged line is
 refused by its line number, never re-flowed into the table.
 
-The numbers of all lines are parsed at C speed in one call: pyarrow's CSV reader, which
-checks every row's column count itself, or numpy's, after each line's numbers are counted.
+A first pass over the file counts its lines; the second reads a few tens of megabytes of whole
+lines at a time and parses their numbers at C speed in one call, straight into the table:
+pyarrow's CSV reader, which checks every row's column count itself, or numpy's, after each
+line's numbers are counted. A file with several faults is refused at the first that its piece shows.
 """
 
 from __future__ import annotations
 
+import io
 import re
+from typing import BinaryIO, Callable
 
 import numpy as np
 
@@ -31,42 +35,149 @@ MAX_NUMBER_BYTES = 32  # "-1.2345678901234567e-308" is 24
 WORD_OVERHEAD_BYTES = 200
 
 
+# Text read per piece: whole lines, a few tens of megabytes, parsed straight into the table.
+TEXT_PIECE_BYTES = 8 * 2**20
+
+
 def parse_text(data: bytes, name: str) -> tuple[list[str], np.ndarray, list[str]]:
-    """(words, table, notes) from `word v1 … vD` lines, with or without a `V D` header."""
-    data = data.removeprefix(BOM)
-    if b"\t" in data:
-        data = data.replace(b"\t", b" ")
-    if data.count(b"\n") > MAX_WORDS + 1:
+    """(words, table, notes) from `word v1 … vD` lines held in memory (see read_text_vectors)."""
+    return read_text_vectors(io.BytesIO(data), len(data), name)
+
+
+def read_text_vectors(f: BinaryIO, size: int, name: str, allocate: Callable[[tuple[int, int]], np.ndarray] | None = None,
+                      ) -> tuple[list[str], np.ndarray, list[str]]:
+    """(words, table, notes) from the `word v1 … vD` lines, with or without a `V D` header, of
+    the seekable file of `size` bytes open as `f`. A first pass counts the lines (and finds the
+    header, the first line and where the last non-blank line ends); the second parses a piece
+    of whole lines at a time into the table that `allocate` gives for its shape."""
+    shape = _Shape.scan(f, size)
+    data_size = size - shape.start
+    if shape.newlines > MAX_WORDS + 1:
         raise EmbvizError(f"{shown(name)} has more than {MAX_WORDS:,} lines; embviz reads at most {MAX_WORDS:,} words.")
-    header = header_line(data)
-    declared = _declared(header, name, len(data)) if header else None
-    lines = data.split(b"\n")
-    while lines and not lines[-1].strip():
-        lines.pop()
+    header = header_line(shape.head)
+    declared = _declared(header, name, data_size) if header else None
     start_line = 2 if header else 1
-    if header:
-        lines = lines[1:]
-    if not lines:
+    rows = shape.kept_lines - (1 if header else 0)
+    if rows < 1:
         raise EmbvizError(f"{shown(name)} has a header but no vectors." if header else f"{shown(name)} is empty: no word vectors in it.")
-    dim = declared[1] if declared else _first_dim(lines[0], name)
-    if declared and declared[0] != len(lines):
-        raise EmbvizError(f"{shown(name)}: the header says {declared[0]:,} words, but the file has {len(lines):,} lines of vectors"
-                          + (" (is it truncated?)" if len(lines) < declared[0] else "") + ".")
-    words, rests = _split_words(lines, dim, name, start_line)
-    del lines
-    ensure_fits_in_ram(len(rests) * (dim * 4 + WORD_OVERHEAD_BYTES), "The word vectors")
+    first = shape.line_span(start_line - 1, size)
+    if declared:
+        dim = declared[1]
+    else:
+        f.seek(first[0])
+        dim = _first_dim(_first_line(f, first, name), name)
+    if declared and declared[0] != rows:
+        raise EmbvizError(f"{shown(name)}: the header says {declared[0]:,} words, but the file has {rows:,} lines of vectors"
+                          + (" (is it truncated?)" if rows < declared[0] else "") + ".")
+    ensure_fits_in_ram(rows * (dim * 4 + WORD_OVERHEAD_BYTES), "The word vectors")
+    table = (allocate or (lambda s: np.empty(s, dtype=np.float32)))((rows, dim))
+    f.seek(first[0])
+    words: list[bytes] = []
+    for lines, line_no in _line_pieces(f, rows, dim, name, start_line):
+        piece_words, rests = _split_words(lines, dim, name, line_no)
+        del lines
+        _parse_into(table[len(words):len(words) + len(rests)], rests, dim, name, line_no)
+        words += piece_words
+    return _result(words, table, dim)
+
+
+class _Shape:
+    """What one pass over a text file finds: its newlines, the header's bytes, and how many
+    lines it has up to the last one that is not blank."""
+
+    def __init__(self) -> None:
+        self.start = 0  # after a BOM
+        self.newlines = 0
+        self.kept_lines = 0
+        self.first_newlines: list[int] = []  # file offsets of the first two
+        self.head = b""
+
+    @classmethod
+    def scan(cls, f: BinaryIO, size: int) -> _Shape:
+        shape = cls()
+        f.seek(0)
+        offset = 0
+        while piece := f.read(TEXT_PIECE_BYTES):
+            if offset == 0 and piece.startswith(BOM):
+                shape.start = len(BOM)
+            begin = shape.start if offset == 0 else 0
+            if len(shape.head) < 129:
+                shape.head += piece[begin:begin + 129 - len(shape.head)].replace(b"\t", b" ")
+            at = begin - 1
+            while len(shape.first_newlines) < 2 and (at := piece.find(b"\n", at + 1)) >= 0:
+                shape.first_newlines.append(offset + at)
+            content = len(piece.rstrip(b" \t\n\r\x0b\x0c"))  # bytes.strip()'s whitespace
+            if content > begin:
+                shape.kept_lines = shape.newlines + piece.count(b"\n", begin, content) + 1
+            shape.newlines += piece.count(b"\n", begin)
+            offset += len(piece)
+        return shape
+
+    def line_span(self, index: int, size: int) -> tuple[int, int]:
+        """File offsets of line `index` (0 or 1), its newline excluded."""
+        ends = [*self.first_newlines, size, size]
+        begin = self.start if index == 0 else ends[0] + 1
+        return begin, ends[index]
+
+
+def _first_line(f: BinaryIO, span: tuple[int, int], name: str) -> bytes:
+    """The first line of vectors, refused by its length before it is read if no row could be that long."""
+    length = span[1] - span[0]
+    if length > MAX_WORD_BYTES + MAX_DIM * MAX_NUMBER_BYTES:
+        raise EmbvizError(f"{shown(name)}, line 1 is {length:,} bytes long, longer than any row of "
+                          f"{MAX_DIM:,} numbers; it is not word vectors.")
+    return f.read(length).replace(b"\t", b" ")
+
+
+def _line_pieces(f: BinaryIO, rows: int, dim: int, name: str, start_line: int):
+    """(lines, number of the first) a piece at a time, `rows` lines in all, tabs made spaces;
+    a line longer than any row of `dim` numbers is refused by its length as soon as it is seen."""
+    longest = MAX_WORD_BYTES + dim * MAX_NUMBER_BYTES
+    carry = b""
+    done = 0
+    while done < rows:
+        piece = f.read(TEXT_PIECE_BYTES)
+        buf = carry + piece
+        cut = buf.rfind(b"\n") if piece else len(buf)
+        if cut < 0:
+            if len(buf) > longest:
+                length = len(buf) + _rest_of_line(f)
+                raise EmbvizError(f"{shown(name)}, line {start_line + done} is {length:,} bytes long, "
+                                  f"more than a word and {dim:,} numbers can take.")
+            carry = buf
+            continue
+        lines = buf[:cut].replace(b"\t", b" ").split(b"\n")[:rows - done]
+        carry = buf[cut + 1:]
+        yield lines, start_line + done
+        done += len(lines)
+
+
+def _rest_of_line(f: BinaryIO) -> int:
+    length = 0
+    while piece := f.read(TEXT_PIECE_BYTES):
+        end = piece.find(b"\n")
+        if end >= 0:
+            return length + end
+        length += len(piece)
+    return length
+
+
+def _parse_into(out: np.ndarray, rests: list[bytes], dim: int, name: str, start_line: int) -> None:
+    """The numbers of `rests` into `out`; a line that is not `dim` numbers refused by its number."""
     flat = _floats_by_pyarrow(rests, dim)
-    if flat is None:
-        bad = _first_ragged_line(rests, dim)
-        flat = _floats(b" ".join(rests)) if bad is None else None
-        if flat is None or flat.size != len(rests) * dim:
-            bad = bad if bad is not None else _first_bad_line(rests, dim)
-            raise EmbvizError(f"{shown(name)}, line {bad + start_line}: expected {dim} numbers after the word, "
-                              f"found {_describe(rests[bad])}.")
-    return _result(words, flat, dim)
+    if flat is not None:
+        out[:] = flat
+        return
+    bad = _first_ragged_line(rests, dim)
+    flat = _floats(b" ".join(rests)) if bad is None else None
+    if flat is None or flat.size != len(rests) * dim:
+        bad = bad if bad is not None else _first_bad_line(rests, dim)
+        raise EmbvizError(f"{shown(name)}, line {bad + start_line}: expected {dim} numbers after the word, "
+                          f"found {_describe(rests[bad])}.")
+    out[:] = flat.reshape(len(rests), dim)
 
 
-def _result(words: list[bytes], flat: np.ndarray, dim: int) -> tuple[list[str], np.ndarray, list[str]]:
+def _result(words: list[bytes], table: np.ndarray, dim: int) -> tuple[list[str], np.ndarray, list[str]]:
     texts = [w.decode("utf-8", errors="replace") for w in words]
     notes: list[str] = []
     if any("\ufffd" in t for t in texts):
@@ -74,7 +185,7 @@ def _result(words: list[bytes], flat: np.ndarray, dim: int) -> tuple[list[str], 
     duplicates = len(texts) - len(set(texts))
     if duplicates:
         notes.append(f"{duplicates:,} words appear more than once; a search by name finds the first of each.")
-    return texts, flat.reshape(len(texts), dim), notes
+    return texts, table, notes
 
 
 def header_line(data: bytes) -> re.Match | None:
@@ -156,7 +267,7 @@ def _floats_by_pyarrow(rests: list[bytes], dim: int) -> np.ndarray | None:
     out = np.empty((len(rests), dim), dtype=np.float32)
     for i, column in enumerate(table.columns):
         out[:, i] = column.to_numpy()
-    return out.reshape(-1)
+    return out
 
 
 def _floats(buffer: bytes) -> np.ndarray | None:

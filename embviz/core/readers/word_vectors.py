@@ -5,32 +5,40 @@ KeyedVectors / Word2Vec files (read without running their pickle). They have no 
 so no logits; every other panel works.
 
 Each format has its own module; this one picks it and caches the parsed table (keyed on the
-file's content), so a later open skips the parse.
+file's content) as a .npy file that a later open maps instead of parsing or reading. An entry
+whose files disagree (truncated, rewritten, another layout) is read again from the source,
+with a note that says so.
 """
 
 from __future__ import annotations
 
 import gzip
+import io
 import json
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import torch
 
-from embviz.core.cache import cache_root, content_key, keep_in_cache
-from embviz.core.errors import ProgressFn, no_progress
+from embviz.core.cache import DamagedEntry, Entry, cache_root, content_key, discard_damaged, map_table
+from embviz.core.errors import ProgressFn, first_line, no_progress
 from embviz.core.model import EmbeddingModel
 from embviz.core.readers.assemble import assemble
 from embviz.core.readers.bounded import read_whole
 from embviz.core.readers.gensim_file import is_gensim_file, read_keyed_vectors
 from embviz.core.readers.npy_table import read_npy_table
-from embviz.core.readers.word2vec_binary import parse_word2vec_binary
-from embviz.core.readers.word_text import HEADER, parse_text
+from embviz.core.readers.regular_file import file_size, open_regular, shown
+from embviz.core.readers.word2vec_binary import Allocate, new_table, read_word2vec_binary
+from embviz.core.readers.word_text import HEADER, read_text_vectors
 from embviz.core.table.vocab import vocabulary_from_words
 
 TEXT_SUFFIXES = (".txt", ".vec", ".txt.gz", ".vec.gz")
 BINARY_SUFFIXES = (".bin", ".bin.gz")
-CACHE_FORMAT = "word-vectors-2"  # 2: ragged lines, BOMs and tabs are no longer read into the table
+# 2: ragged lines, BOMs and tabs are no longer read into the table; 3: the table is mapped, its size
+# checked, its row norms kept beside it and its words one a line
+CACHE_FORMAT = "word-vectors-3"
 NO_LOGITS = ("Next-token logits are off: word vectors have no output layer to score a next word. "
              "The map, neighbours and analogies work.")
 
@@ -52,38 +60,111 @@ def is_word2vec_binary(path: Path) -> bool:
     return b"\n" in head and HEADER.match(line) is not None
 
 
-def _read(path: Path) -> tuple[list[str], np.ndarray, list[str]]:
+def _read(path: Path, allocate: Allocate = new_table) -> tuple[list[str], np.ndarray, list[str]]:
     if is_gensim_file(path):
         return read_keyed_vectors(path)
     suffix = _suffix(path)
     if suffix == ".npy":
         return read_npy_table(path)
+    read = read_word2vec_binary if suffix in BINARY_SUFFIXES else read_text_vectors
+    if not suffix.endswith(".gz"):  # read a piece at a time, straight into the table
+        with open_regular(path) as f:
+            return read(f, file_size(f), path.name, allocate)
     data = read_whole(path)
-    if suffix in BINARY_SUFFIXES:
-        return parse_word2vec_binary(data, path.name)
-    return parse_text(data, path.name)
+    return read(io.BytesIO(data), len(data), path.name, allocate)
+
+
+@dataclass
+class _Entry:
+    words: list[str]
+    table: np.ndarray
+    notes: list[str]
+    norms: np.ndarray | None = None  # each row's length, so that opening need not touch the table
+
+
+def _cached(folder: Path) -> _Entry | None:
+    """The entry's words, mapped table, notes and row norms; None when there is none,
+    DamagedEntry when its files do not agree with each other."""
+    if not folder.is_dir():
+        return None
+    try:
+        words = _read_words(folder)
+        notes = json.loads((folder / "notes.json").read_text(encoding="utf-8"))
+        if not isinstance(notes, list) or not set(map(type, notes)) <= {str}:
+            raise DamagedEntry("its notes are not a list of lines")
+        table = map_table(folder / "table.npy", len(words))
+        norms = np.load(folder / "norms.npy", allow_pickle=False)
+        if norms.dtype != np.float32 or norms.shape != (len(words),):
+            raise DamagedEntry(f"its row norms are {norms.dtype} {list(norms.shape)}, not {len(words):,} float32")
+        return _Entry(words, table, notes, norms)
+    except DamagedEntry:
+        raise
+    except (OSError, ValueError) as exc:
+        raise DamagedEntry(first_line(exc)) from exc
+
+
+def _read_words(folder: Path) -> list[str]:
+    """words.txt (one a line: what every reader but gensim's gives) or words.json."""
+    if (folder / "words.txt").exists():
+        return (folder / "words.txt").read_bytes().decode("utf-8").split("\n")
+    words = json.loads((folder / "words.json").read_text(encoding="utf-8"))
+    if not isinstance(words, list) or not set(map(type, words)) <= {str}:
+        raise DamagedEntry("its word list is not a list of words")
+    return words
+
+
+def _write_rest(entry: _Entry) -> Callable[[Path], None]:
+    """The entry's files beside its table (written here unless the reader filled the entry's own)."""
+
+    def write(scratch: Path) -> None:
+        # A table read into the entry's own map is in the file already (no msync: the OS writes it out).
+        mapped = getattr(entry.table, "filename", None)
+        if mapped is None or Path(mapped).resolve() != (scratch / "table.npy").resolve():
+            np.save(scratch / "table.npy", entry.table)
+        np.save(scratch / "norms.npy", entry.norms)
+        lines = None if any("\n" in w for w in entry.words) else "\n".join(entry.words)
+        try:  # one a line reads back in a tenth of JSON's time, for millions of words
+            (scratch / "words.txt").write_bytes(lines.encode("utf-8"))
+        except (AttributeError, UnicodeEncodeError):  # a word with a newline or a lone surrogate in it
+            (scratch / "words.json").write_text(json.dumps(entry.words), encoding="utf-8")
+        (scratch / "notes.json").write_text(json.dumps(entry.notes), encoding="utf-8")
+
+    return write
+
+
+def _row_norms(table: np.ndarray) -> np.ndarray:
+    # torch's, as assemble computes them for a table that has none
+    return torch.linalg.vector_norm(torch.from_numpy(np.asarray(table)), dim=1).numpy()
 
 
 def open_word_vectors(path: Path, device: torch.device, progress: ProgressFn = no_progress) -> EmbeddingModel:
     path = Path(path)
     folder = cache_root() / "word-vectors" / content_key(path, CACHE_FORMAT)
+    damage = None
     try:
-        words = json.loads((folder / "words.json").read_text(encoding="utf-8"))
-        table = np.load(folder / "table.npy", allow_pickle=False)
-        notes = json.loads((folder / "notes.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        entry = _cached(folder)
+    except DamagedEntry as exc:
+        entry, damage = None, discard_damaged(folder, shown(path.name), exc)
+    if entry is None and _suffix(path) == ".npy":  # a .npy is already as fast to open as the cache
         progress(0.1, "Reading the word vectors", None)
-        words, table, notes = _read(path)
-        if _suffix(path) != ".npy":  # a .npy is already as fast to open as the cache
-            progress(0.7, "Caching the table for the next open", None)
-            def write(scratch: Path) -> None:
-                np.save(scratch / "table.npy", table)
-                (scratch / "words.json").write_text(json.dumps(words), encoding="utf-8")
-                (scratch / "notes.json").write_text(json.dumps(notes), encoding="utf-8")
-
-            if cache_note := keep_in_cache(folder.parent, folder.name, write):
-                notes = [*notes, cache_note]
+        entry = _Entry(*_read(path))
+    elif entry is None:
+        progress(0.1, "Reading the word vectors", None)
+        with Entry(folder.parent, folder.name) as new:
+            entry = _Entry(*_read(path, new.table))
+            entry.norms = _row_norms(entry.table)
+            progress(0.8, "Caching the table for the next open", None)
+            if new.keep(_write_rest(entry)):
+                try:
+                    # The entry's map (copy-on-write) replaces the table read: the same numbers, in
+                    # pages the OS shares with child processes rather than memory of this process's own.
+                    entry.table = map_table(folder / "table.npy", len(entry.words))
+                except (DamagedEntry, OSError):
+                    pass
+        entry.notes = [*entry.notes, *([new.note] if new.note else [])]
+    notes = [*entry.notes, *([damage] if damage else [])]
     progress(0.9, "Indexing the words", None)
-    vocab = vocabulary_from_words(words)
-    return assemble(name=path.name, source=str(path), table=torch.from_numpy(table), vocab=vocab, device=device,
-                    kind="table", notes=list(notes), lm_unavailable_reason=NO_LOGITS)
+    vocab = vocabulary_from_words(entry.words)
+    norms = None if entry.norms is None else torch.from_numpy(entry.norms)
+    return assemble(name=path.name, source=str(path), table=torch.from_numpy(np.asarray(entry.table)), vocab=vocab,
+                    device=device, kind="table", notes=notes, lm_unavailable_reason=NO_LOGITS, norms=norms)

@@ -99,14 +99,24 @@ class Vocabulary:
     tokenizer_loader: Callable[[], Any] | None = None
     word_level: bool = False  # lesson vocabularies: text splits on whitespace
     _tokenizer: Any = field(default=None, repr=False)
-    _index: dict[str, int] = field(default_factory=dict, repr=False)
+    # Text → id, built at the first lookup: for millions of words it is seconds that opening
+    # and drawing the map do not need.
+    _index: dict[str, int] | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _index_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def __post_init__(self) -> None:
-        if not self._index:
-            for i, t in enumerate(self.texts):
-                if i not in self.partial_ids:
-                    self._index.setdefault(t, i)
+    def _text_index(self) -> dict[str, int]:
+        with self._index_lock:
+            if self._index is None:
+                if self.partial_ids:
+                    index: dict[str, int] = {}
+                    for i, t in enumerate(self.texts):
+                        if i not in self.partial_ids:
+                            index.setdefault(t, i)
+                else:  # from the end, so that a text listed twice keeps its first id
+                    index = dict(zip(reversed(self.texts), range(len(self.texts) - 1, -1, -1)))
+                self._index = index
+            return self._index
 
     @property
     def has_tokenizer(self) -> bool:
@@ -152,7 +162,7 @@ class Vocabulary:
 
     def id_of(self, text: str) -> int | None:
         """The row whose token text is exactly `text`, or None."""
-        return self._index.get(text)
+        return (self._index if self._index is not None else self._text_index()).get(text)
 
     def encode(self, text: str) -> list[int]:
         """Token ids for free text, without special tokens added."""
@@ -236,11 +246,17 @@ class Vocabulary:
 
 def vocabulary_from_words(words: Sequence[str], size: int | None = None) -> Vocabulary:
     """A word-level vocabulary (the lesson models): each entry is one token."""
-    texts = [str(w) for w in words]
+    texts = list(map(str, words))
     size = len(texts) if size is None else size
     texts = _pad_texts(texts, size)
-    special = frozenset(i for i, t in enumerate(texts) if t.startswith("<") and t.endswith(">"))
-    return Vocabulary(texts=texts, labels=[visible(t) for t in texts], special_ids=special, word_level=True)
+    # Tested on all the words at once: most vocabularies (every word-vector file) hold no
+    # <special> words and no word that needs making visible, so neither costs a step per word.
+    joined = "".join(texts)
+    special = frozenset() if "<" not in joined else frozenset(
+        i for i, t in enumerate(texts) if t.startswith("<") and t.endswith(">"))
+    plain = joined.isprintable() and " " not in joined and all(texts)
+    return Vocabulary(texts=texts, labels=list(texts) if plain else [visible(t) for t in texts],
+                      special_ids=special, word_level=True)
 
 
 def vocabulary_from_ids(size: int) -> Vocabulary:
@@ -251,7 +267,7 @@ def vocabulary_from_ids(size: int) -> Vocabulary:
 
 def _pad_texts(texts: list[str], size: int) -> list[str]:
     if len(texts) >= size:
-        return texts[:size]
+        return texts if len(texts) == size else texts[:size]
     return texts + [f"⟨unused {i}⟩" for i in range(len(texts), size)]
 
 
