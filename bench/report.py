@@ -38,8 +38,8 @@ TITLES = {
     15: "typing: logits and the logit lens",
 }
 
-# How busy the machine was during each run, as docs/benchmarks.md records it (bench/run.py does
-# not record it). Keyed by file name, then figure (None: every figure of the run).
+# How busy the machine was during the runs from before bench/run.py recorded it ("load" in its
+# JSON), as docs/benchmarks.md records it. Keyed by file name, then figure (None: every figure of the run).
 RUN_LOAD: dict[str, dict[int | None, str]] = {
     # "the full run's values [of 1, 2 and 5] were taken while other work ran on the machine", so the
     # rest of that run (3, 4, 8) is counted busy too; 1, 2 and 5 were re-run alone.

@@ -953,6 +953,24 @@ def timed(figure: Callable, *args) -> None:
     print(f"[time] {figure.__name__}: {time.perf_counter() - t:.1f} s", file=sys.stderr, flush=True)
 
 
+def machine_load(seconds: float = 2.0) -> str:
+    """"idle" when the machine's other work kept less than a quarter of one core busy over
+    `seconds` before the run (from /proc/stat), else "busy"; "not recorded" without /proc."""
+    def ticks() -> tuple[int, int]:
+        with open("/proc/stat", encoding="ascii") as fh:
+            values = [int(v) for v in fh.readline().split()[1:]]
+        return sum(values), values[3] + values[4]  # all, idle + iowait
+
+    try:
+        total0, idle0 = ticks()
+        time.sleep(seconds)
+        total1, idle1 = ticks()
+    except (OSError, ValueError, IndexError):
+        return "not recorded"
+    busy_cores = (total1 - total0 - (idle1 - idle0)) / max(total1 - total0, 1) * (os.cpu_count() or 1)
+    return "idle" if busy_cores < 0.25 else "busy"
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small sizes, few repeats (a CI smoke test)")
@@ -971,6 +989,7 @@ def main(argv=None) -> int:
     from embviz.core.device import limit_compute_threads
 
     limit_compute_threads()
+    load = machine_load()
     started = time.time()
     if want(1) and not args.no_gui:
         timed(fig_open, args)
@@ -1015,7 +1034,7 @@ def main(argv=None) -> int:
         "date": time.strftime("%Y-%m-%d", time.gmtime(started)),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.python_version()}, torch {torch.__version__}"
                    + (f", {torch.cuda.get_device_name()}" if args.device.startswith("cuda") else ""),
-        "device": args.device, "quick": args.quick, "figures": RESULTS,
+        "device": args.device, "quick": args.quick, "load": load, "figures": RESULTS,
     }
     if args.json:
         print(json.dumps(summary))
