@@ -197,14 +197,13 @@ def map_table(path: Path, rows: int) -> np.ndarray:
     The header and the file's size must agree exactly with `rows` float32 rows: a DamagedEntry
     otherwise, before anything is mapped."""
     import numpy as np
-    from numpy.lib import format as npy
+
+    from embviz.core.readers.regular_file import npy_header
 
     with path.open("rb") as f:
         try:
-            version = npy.read_magic(f)
-            read_header = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
-            shape, fortran, dtype = read_header(f)
-        except (ValueError, SyntaxError, TypeError, OverflowError) as exc:
+            shape, fortran, dtype = npy_header(f)
+        except ValueError as exc:
             raise DamagedEntry(f"{path.name} has no readable .npy header") from exc
         offset = f.tell()
         size = os.fstat(f.fileno()).st_size

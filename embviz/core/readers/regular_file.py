@@ -105,19 +105,29 @@ def plain_dtype(dtype: object, name: str) -> np.dtype:
     return dtype
 
 
+def npy_header(stream: BinaryIO) -> tuple[tuple[int, ...], bool, np.dtype]:
+    """(shape, Fortran order, dtype) as the .npy header at the stream's position states them,
+    leaving the stream at the data; ValueError for a header numpy cannot read."""
+    from numpy.lib import format as npy
+
+    try:
+        version = npy.read_magic(stream)
+        read_header = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
+        return read_header(stream)
+    except (ValueError, SyntaxError, TypeError, OverflowError) as exc:
+        raise ValueError(type(exc).__name__) from None
+
+
 def npy_from_bytes(data: bytes, name: str) -> np.ndarray:
     """A .npy file held in `data`, read exactly: its header's shape and type must account for
     every byte, checked before anything is allocated (numpy's own reader allocates first)."""
     import numpy as np
-    from numpy.lib import format as npy
 
     stream = io.BytesIO(data)
     try:
-        version = npy.read_magic(stream)
-        read_header = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
-        shape, fortran, dtype = read_header(stream)
-    except (ValueError, SyntaxError, TypeError, OverflowError) as exc:
-        raise EmbvizError(f"{shown(name)} is not a readable .npy array ({type(exc).__name__}).") from None
+        shape, fortran, dtype = npy_header(stream)
+    except ValueError as exc:
+        raise EmbvizError(f"{shown(name)} is not a readable .npy array ({exc}).") from None
     plain_dtype(dtype, name)
     count = 1
     for n in shape:
