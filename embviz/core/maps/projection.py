@@ -150,13 +150,18 @@ def project(
     progress: ProgressFn = no_progress,
     seed: int = 0,
     threads: int | None = None,
+    sample: int | None = None,
 ) -> Projection:
     """A 2-D map of the given rows (all rows by default). `normalize` picks unit or raw
     rows for PCA (and so for t-SNE's and UMAP's starting layout); their neighbour graphs
-    are always the table's cosine neighbours."""
+    are always the table's cosine neighbours. With `sample`, a t-SNE or UMAP lays out
+    that many of the rows (placement.sample_positions) and places the others by their
+    nearest sampled rows."""
     if method not in METHODS:
         raise EmbvizError(f"Unknown projection '{method}': use pca, tsne or umap.")
     ids = select_rows(model) if ids is None else np.asarray(ids, dtype=np.int64)
+    if sample is not None and method != "pca" and sample < ids.size:
+        return _sampled(model, method, ids, sample, normalize, progress, seed, threads)
     if method == "pca":
         progress(0.0, "PCA", None)
         coords, ratio = pca(model, ids, 2, normalize)
@@ -165,6 +170,25 @@ def project(
     if method == "tsne":
         return _tsne(model, ids, normalize, progress, seed, threads)
     return _umap(model, ids, normalize, progress, seed)
+
+
+def _sampled(model, method, ids, sample, normalize, progress, seed, threads) -> Projection:
+    from embviz.core.maps.placement import PLACE_NEIGHBOURS, place_rows, sample_positions
+
+    if sample < MIN_TSNE_ROWS:
+        raise EmbvizError(f"A sample of {sample} rows is too small to map; take at least {MIN_TSNE_ROWS}.")
+    sampled = sample_positions(ids.size, sample, seed)
+
+    def first_part(fraction: float, stage: str = "", preview: object = None) -> None:
+        progress(0.8 * fraction, stage, preview)
+
+    part = project(model, method, ids[sampled], normalize, first_part, seed, threads)
+    coords = place_rows(model, ids, sampled, part.coords, progress, (0.8, 1.0))
+    name = "t-SNE" if method == "tsne" else "UMAP"
+    note = (f"{name} of {sampled.size:,} sampled rows; the other {ids.size - sampled.size:,} placed at the median "
+            f"of their {PLACE_NEIGHBOURS} nearest sampled rows.")
+    progress(1.0, f"{name} done", coords)
+    return Projection(method, ids, coords, notes=part.notes + [note])
 
 
 def word_pair_axes_map(model: EmbeddingModel, ids: np.ndarray, x: tuple[int, int], y: tuple[int, int]) -> Projection:

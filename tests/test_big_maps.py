@@ -1,0 +1,142 @@
+"""Maps of big tables, on small ones: the caption's blocked exact search and its sample,
+t-SNE of a sample with the other rows placed, the choices offered before a long map,
+PCA against numpy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from embviz.core.maps import estimate, knn
+from embviz.core.maps.knn import neighbour_preservation
+from embviz.core.maps.placement import nearest_sampled, sample_positions
+from embviz.core.maps.projection import pca, project
+from embviz.core.readers.assemble import assemble
+from embviz.core.table.similarity import UNIT_TABLE, unit_table
+from embviz.core.table.vocab import vocabulary_from_words
+
+
+def table_model(rows: np.ndarray):
+    table = torch.tensor(rows, dtype=torch.float32)
+    return assemble(name="t", source="t", table=table, vocab=vocabulary_from_words([f"w{i}" for i in range(len(rows))]),
+                    device=torch.device("cpu"), kind="table")
+
+
+def clusters(n_per: int = 50, groups: int = 6, dim: int = 24, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    labels = np.repeat(np.arange(groups), n_per)
+    centres = rng.normal(size=(groups, dim)) * 4
+    rows = centres[labels] + rng.normal(size=(labels.size, dim)) * rng.uniform(0.5, 3.0, size=(labels.size, 1))
+    return rows.astype(np.float32), labels
+
+
+def brute_neighbours(rows: np.ndarray, picked: np.ndarray, k: int) -> np.ndarray:
+    unit = rows / np.linalg.norm(rows, axis=1, keepdims=True)
+    scores = unit[picked] @ unit.T
+    scores[np.arange(len(picked)), picked] = -np.inf
+    return np.argsort(-scores, axis=1, kind="stable")[:, :k]
+
+
+@pytest.mark.parametrize("unit_built", [False, True])
+def test_the_captions_blocked_search_finds_the_exact_neighbours(monkeypatch, unit_built):
+    monkeypatch.setattr(knn, "BLOCK", 7 * 40)  # 40 picked rows against 7-row blocks: many merges
+    rows, _ = clusters(dim=16)
+    rows *= np.random.default_rng(1).uniform(0.1, 10, size=(len(rows), 1)).astype(np.float32)  # lengths vary
+    model = table_model(rows)
+    if unit_built:
+        unit_table(model)
+    assert (UNIT_TABLE in model.cache) == unit_built
+    ids = np.arange(len(rows))
+    picked = np.sort(np.random.default_rng(2).choice(len(rows), 40, replace=False))
+    found = knn._sample_neighbours(model, ids, picked, 5)
+    truth = brute_neighbours(rows, picked, 5)
+    assert (np.sort(found, axis=1) == np.sort(truth, axis=1)).all()
+    some = ids[::3]  # a subset of the rows: positions into it
+    found = knn._sample_neighbours(model, some, np.arange(0, len(some), 4), 5)
+    truth = brute_neighbours(rows[some], np.arange(0, len(some), 4), 5)
+    assert (np.sort(found, axis=1) == np.sort(truth, axis=1)).all()
+
+
+def test_a_big_table_is_measured_on_fewer_rows_and_the_caption_says_how():
+    assert knn.faithful_sample(2_000_000, 300) == knn.FAITHFUL_MIN_SAMPLE == 200
+    assert knn.faithful_sample(49_152, 576) == 1000  # the default model keeps its 1,000
+    assert knn.faithful_sample(500, 16) == 500
+    rows, _ = clusters()
+    model = table_model(rows)
+    ids = np.arange(len(rows))
+    coords = pca(model, ids)[0]
+    exact = neighbour_preservation(model, ids, coords, sample=100)
+    assert exact.method == "exact" and exact.caption().endswith("measured on 100 sampled rows (exact search)")
+    graph = neighbour_preservation(model, ids, coords, knn=brute_neighbours(rows, ids, 10))
+    assert graph.method == "graph" and "(from the map's neighbour graph)" in graph.caption()
+    assert graph.share == pytest.approx(neighbour_preservation(model, ids, coords, sample=len(ids)).share)
+    assert graph.as_dict()["method"] == "graph"
+
+
+def test_a_sampled_tsne_places_every_other_row_beside_its_nearest_sampled_rows():
+    rows, labels = clusters()
+    model = table_model(rows)
+    ids = np.arange(len(rows))
+    previews = []
+    projection = project(model, "tsne", ids, sample=90, progress=lambda f, s, p: previews.append(p))
+    sampled = sample_positions(len(ids), 90)
+    assert projection.method == "tsne" and (projection.ids == ids).all() and projection.coords.shape == (len(ids), 2)
+    assert np.isfinite(projection.coords).all()
+    assert any("90 sampled rows" in note and "210 placed" in note for note in projection.notes)
+    assert {len(p) for p in previews if isinstance(p, np.ndarray)} == {90, len(ids)}  # the sample's, then the whole map's
+    others = np.setdiff1d(ids, sampled)
+    near = nearest_sampled(model, ids[others], ids[sampled], 10)
+    expected = np.median(projection.coords[sampled][near], axis=1)
+    assert np.allclose(projection.coords[others], expected, atol=1e-5)  # at the median of its 10 nearest sampled rows
+    # ... so on the map a placed row sits among its own cluster's sampled rows.
+    sampled_coords = projection.coords[sampled]
+    closest = np.argmin(((projection.coords[others, None, :] - sampled_coords[None]) ** 2).sum(-1), axis=1)
+    assert (labels[sampled][closest] == labels[others]).mean() > 0.95
+    faithful = neighbour_preservation(model, ids, projection.coords)
+    assert faithful is not None and faithful.rows == len(ids) and faithful.method == "exact" and faithful.share > 0.2
+
+
+def test_nearest_sampled_rows_are_by_cosine_over_every_dimension():
+    rows, _ = clusters(dim=12)
+    rows *= np.random.default_rng(3).uniform(0.1, 10, size=(len(rows), 1)).astype(np.float32)
+    model = table_model(rows)
+    anchors = np.arange(0, len(rows), 5)
+    queries = np.setdiff1d(np.arange(len(rows)), anchors)
+    unit = rows / np.linalg.norm(rows, axis=1, keepdims=True)
+    truth = np.argsort(-(unit[queries] @ unit[anchors].T), axis=1, kind="stable")[:, :4]
+    found = nearest_sampled(model, queries, anchors, 4)
+    assert (np.sort(found, axis=1) == np.sort(truth, axis=1)).all()
+    assert UNIT_TABLE not in model.cache  # no copy of the table for it
+
+
+def test_a_long_map_on_a_cpu_offers_three_choices_with_their_times():
+    assert estimate.map_choices("tsne", 100_000, 300, on_gpu=False) == []
+    assert estimate.map_choices("tsne", 2_000_000, 300, on_gpu=True) == []  # the torch gradient takes every row
+    assert estimate.map_choices("pca", 2_000_000, 300, on_gpu=False) == []
+    every, first, placed = estimate.map_choices("tsne", 2_000_000, 300, on_gpu=False)
+    assert (every.key, every.rows, every.placed) == ("all", 2_000_000, 0)
+    assert (first.key, first.rows, first.placed) == ("first", estimate.SAMPLE_ROWS, 0)
+    assert (placed.key, placed.rows, placed.placed) == ("placed", estimate.SAMPLE_ROWS, 2_000_000 - estimate.SAMPLE_ROWS)
+    assert every.seconds > 30 * 60 > placed.seconds > first.seconds
+    assert every.label("tsne").startswith("t-SNE of all 2,000,000 rows — about") and "hours" in every.label("tsne")
+    assert "1,990,000 placed" in placed.label("tsne") and "minutes" in placed.label("tsne")
+    assert "most frequent" in first.label("umap") and first.label("umap").startswith("UMAP")
+    umap_every = estimate.map_choices("umap", 300_000, 300, on_gpu=False)[0]
+    assert umap_every.seconds == pytest.approx(estimate.map_seconds("umap", 300_000, 300))
+    assert [estimate.duration(s) for s in (5, 40, 600, 3 * 3600)] == ["5 seconds", "40 seconds", "10 minutes",
+                                                                      "3.0 hours"]
+
+
+def test_pca_equals_numpys_on_the_unit_rows():
+    rows, _ = clusters(dim=20)
+    rows *= np.random.default_rng(4).uniform(0.1, 10, size=(len(rows), 1)).astype(np.float32)
+    model = table_model(rows)
+    coords, ratio = pca(model, np.arange(len(rows)))
+    unit = rows.astype(np.float64) / np.linalg.norm(rows.astype(np.float64), axis=1, keepdims=True)
+    centred = unit - unit.mean(0)
+    _, s, vt = np.linalg.svd(centred, full_matrices=False)
+    expected = centred @ vt[:2].T
+    expected *= np.sign(expected[np.abs(expected).argmax(0), [0, 1]]) * np.sign(coords[np.abs(expected).argmax(0), [0, 1]])
+    assert np.allclose(coords, expected, atol=1e-4)
+    assert np.allclose(ratio, (s**2 / (s**2).sum())[:2], atol=1e-5)
