@@ -140,3 +140,47 @@ def test_pca_equals_numpys_on_the_unit_rows():
     expected *= np.sign(expected[np.abs(expected).argmax(0), [0, 1]]) * np.sign(coords[np.abs(expected).argmax(0), [0, 1]])
     assert np.allclose(coords, expected, atol=1e-4)
     assert np.allclose(ratio, (s**2 / (s**2).sum())[:2], atol=1e-5)
+
+
+def test_the_map_panel_asks_before_a_long_tsne_and_sends_the_choice(qapp, monkeypatch):
+    from types import SimpleNamespace
+
+    from embviz.ui.panels import map as map_panel
+    from embviz.ui.panels.map_choice import MapChoiceDialog
+
+    sent = []
+    panel = map_panel.MapPanel(lambda request, reply: sent.append(request) or len(sent), lambda channel: None,
+                               SimpleNamespace(word_sets={}), {})
+    panel.table_shape = (2_000_000, 300, 1_500_000, False)
+    panel.state.method = "tsne"
+    offered = []
+
+    def answer(pick):
+        def ask(_parent, method, choices):
+            offered.append((method, [c.key for c in choices]))
+            return None if pick is None else next(c for c in choices if c.key == pick)
+        return ask
+
+    for pick in ("placed", "first", "all", None):
+        monkeypatch.setattr(map_panel, "ask_map_choice", answer(pick))
+        panel.run_projection()
+    assert offered == [("tsne", ["all", "first", "placed"])] * 4
+    placed, first, every = sent  # the cancelled question sent nothing
+    assert (placed.sample, placed.first) == (estimate.SAMPLE_ROWS, None)
+    assert (first.sample, first.first, first.subset) == (None, estimate.SAMPLE_ROWS, "all")
+    assert (every.sample, every.first) == (None, None)
+    assert "not started" in panel.status.text()
+    panel.state.subset = "words"
+    panel.state.method = "pca"
+    panel.run_projection()  # PCA of two million rows is asked at once
+    assert len(sent) == 4 and len(offered) == 4
+    panel.table_shape = (2_000_000, 300, 1_500_000, True)
+    panel.state.method = "umap"
+    panel.run_projection()  # so is a GPU's
+    assert len(sent) == 5 and len(offered) == 4
+
+    dialog = MapChoiceDialog("tsne", estimate.map_choices("tsne", 2_000_000, 300, on_gpu=False))
+    assert dialog.chosen().key == "placed"  # the quickest map of every row is picked
+    dialog.group.button(0).setChecked(True)
+    assert dialog.chosen().key == "all"
+    assert dialog.maximumWidth() <= 1024

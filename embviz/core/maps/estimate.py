@@ -12,10 +12,12 @@ LONG_MAP_ROWS = 100_000  # above this on a CPU, the panel asks before a t-SNE or
 SAMPLE_ROWS = 10_000  # the sample a "placed" map draws, and the first N of "first"
 # Rates, CPU, both cores (bench figures 5 and 12 and bench/big_maps.py):
 GEMM_RATE = 40e9  # multiply-adds per second of a float32 matrix product
+PLACE_RATE = 22e9  # the same on the one core the worker computes on (the other is the window's)
 TSNE_ROW_ITERATION_S = 0.95e-6  # openTSNE's FFT gradient: 35 s for 49,152 rows × 750 iterations
 TSNE_ITERATIONS = 750
 UMAP_ROW_S = 1.0e-3  # umap-learn's layout, its graph given: 10,000 rows in about 10 s
 APPROXIMATE_GRAPH_ROW_S = 2.0e-3  # an approximate neighbour index (Annoy, NN-descent) per row of 300 dims
+CHILD_START_S = 5.0  # a fresh interpreter, openTSNE or umap-learn imported
 EXACT_GRAPH_ROWS = 100_000  # projection.EXACT_KNN_ROWS: above it the graph is approximate on a CPU
 
 
@@ -49,12 +51,12 @@ def graph_seconds(rows: int, dim: int) -> float:
 def map_seconds(method: str, rows: int, dim: int) -> float:
     """Seconds for a t-SNE or UMAP of `rows` rows of `dim` values on a CPU, graph included."""
     layout = rows * TSNE_ROW_ITERATION_S * TSNE_ITERATIONS if method == "tsne" else rows * UMAP_ROW_S
-    return graph_seconds(rows, dim) + layout + rows * dim / GEMM_RATE * 100  # PCA-50 start
+    return CHILD_START_S + graph_seconds(rows, dim) + layout + rows * dim / GEMM_RATE * 100  # PCA-50 start
 
 
 def place_seconds(sampled: int, placed: int, dim: int) -> float:
     """The placed rows' nearest sampled rows, an exact search (placed · sampled · dim)."""
-    return placed * sampled * dim / GEMM_RATE
+    return placed * sampled * dim / PLACE_RATE
 
 
 def map_choices(method: str, rows: int, dim: int, on_gpu: bool, sample: int = SAMPLE_ROWS) -> list[MapChoice]:

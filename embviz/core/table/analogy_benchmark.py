@@ -16,6 +16,7 @@ from embviz.core.table.similarity import unit_table
 
 DEFAULT_FILE = asset("analogies", "questions-words.txt")
 MAX_MISSES = 500
+SCORES = 1 << 27  # scores per batch (512 MB of float32): 1,024 questions over 2M rows would take 8 GB
 
 
 @dataclass
@@ -161,6 +162,7 @@ def evaluate(
             rows.append(tuple(ids))  # type: ignore[arg-type]
             row_sections.append(q.section)
     if rows:
+        batch = max(1, min(batch, SCORES // model.vocab_size))
         units = unit_table(model)
         quads = torch.tensor(rows, dtype=torch.long, device=model.device)
         hits_excluded = torch.empty(len(rows), dtype=torch.bool, device=model.device)
