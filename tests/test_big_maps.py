@@ -184,3 +184,42 @@ def test_the_map_panel_asks_before_a_long_tsne_and_sends_the_choice(qapp, monkey
     dialog.group.button(0).setChecked(True)
     assert dialog.chosen().key == "all"
     assert dialog.maximumWidth() <= 1024
+
+
+def test_a_sampled_maps_previews_carry_the_sampled_rows_ids():
+    from embviz.bridge import requests as rq
+    from embviz.bridge.handlers import maps
+
+    rows, _ = clusters()
+    model = table_model(rows)
+    previews = []
+    projection = maps.project(model, rq.Project(method="tsne", subset="first", limit=250, sample=80),
+                              lambda f, s, p: previews.append(p))
+    assert (projection.ids == np.arange(250)).all() and projection.coords.shape == (250, 2)
+    drawn = [p for p in previews if p is not None]
+    assert drawn and all(len(ids) == len(coords) for ids, coords in drawn)
+    sampled = np.arange(250)[sample_positions(250, 80)]
+    assert any(np.array_equal(ids, sampled) for ids, _ in drawn) and np.array_equal(drawn[-1][0], np.arange(250))
+
+
+def test_long_products_widen_to_every_core_only_when_the_cores_are_idle(monkeypatch):
+    import os
+
+    import threadpoolctl
+
+    from embviz.core import device
+
+    def blas_threads() -> int:
+        return min(pool["num_threads"] for pool in threadpoolctl.threadpool_info() if pool["user_api"] == "blas")
+
+    usual = device.limit_compute_threads()
+    cores = os.cpu_count() or 1
+    monkeypatch.setattr(device, "busy_cores", lambda seconds=0.3: 1)
+    with device.every_idle_core() as threads:
+        assert threads == usual and torch.get_num_threads() == usual
+    monkeypatch.setattr(device, "busy_cores", lambda seconds=0.3: 0)
+    with device.every_idle_core() as threads:
+        assert threads == max(cores, usual) and torch.get_num_threads() == threads and blas_threads() == threads
+        with device.every_idle_core() as inner:  # one widening at a time
+            assert inner == usual
+    assert torch.get_num_threads() == usual and blas_threads() == usual

@@ -12,13 +12,14 @@ asked for separately so that the map is drawn before it is measured).
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
 from embviz.core.child import run_in_child
-from embviz.core.device import compute_threads
+from embviz.core.device import compute_threads, every_idle_core
 from embviz.core.errors import EmbvizError, ProgressFn, no_progress
 from embviz.core.maps.knn import keep_knn, kept_knn, table_knn, unit_rows
 from embviz.core.model import EmbeddingModel
@@ -32,6 +33,9 @@ MIN_TSNE_ROWS = 10
 # Above this many rows on a CPU, t-SNE runs in a child process on every core (tsne_child);
 # smaller maps take a second or two in the worker, with openTSNE's Barnes-Hut.
 CHILD_TSNE_ROWS = 1000
+# A PCA of more values than this takes seconds on one core: it uses every core the window
+# leaves idle (0.1 s to find out, nothing for smaller tables).
+WIDE_PCA_VALUES = 100_000_000
 EXACT_KNN_ROWS = 100_000  # above this on a CPU, the exact graph (n² work) gives way to an approximate index
 UMAP_NEIGHBOURS = 15
 
@@ -133,7 +137,8 @@ def pca_transform(x: torch.Tensor, mean: torch.Tensor, comps: torch.Tensor, scal
 def pca(model: EmbeddingModel, ids: np.ndarray, n_components: int = 2, normalize: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """(coords (n, n_components), explained variance ratio); missing axes are zeros."""
     x, scale = _rows(model, ids, normalize)
-    with torch.inference_mode():
+    wide = x.device.type == "cpu" and x.numel() >= WIDE_PCA_VALUES
+    with torch.inference_mode(), every_idle_core() if wide else nullcontext():
         mean, comps, ratio = pca_components(x, n_components, scale)
         coords = pca_transform(x, mean, comps, scale)
     if coords.shape[1] < n_components:  # a one-column table still gets a 2-D map
