@@ -113,6 +113,9 @@ def test_nearest_sampled_rows_are_by_cosine_over_every_dimension():
 def test_a_long_map_on_a_cpu_offers_three_choices_with_their_times():
     assert estimate.map_choices("tsne", 100_000, 300, on_gpu=False) == []
     assert estimate.map_choices("tsne", 2_000_000, 300, on_gpu=True) == []  # the torch gradient takes every row
+    on_gpu = estimate.map_choices("umap", 2_000_000, 300, on_gpu=True)  # umap-learn's layout stays on the CPU
+    assert [c.key for c in on_gpu] == ["all", "first", "placed"]
+    assert on_gpu[0].seconds < estimate.map_choices("umap", 2_000_000, 300, on_gpu=False)[0].seconds
     assert estimate.map_choices("pca", 2_000_000, 300, on_gpu=False) == []
     every, first, placed = estimate.map_choices("tsne", 2_000_000, 300, on_gpu=False)
     assert (every.key, every.rows, every.placed) == ("all", 2_000_000, 0)
@@ -175,8 +178,8 @@ def test_the_map_panel_asks_before_a_long_tsne_and_sends_the_choice(qapp, monkey
     panel.run_projection()  # PCA of two million rows is asked at once
     assert len(sent) == 4 and len(offered) == 4
     panel.table_shape = (2_000_000, 300, 1_500_000, True)
-    panel.state.method = "umap"
-    panel.run_projection()  # so is a GPU's
+    panel.state.method = "tsne"
+    panel.run_projection()  # so is a GPU's t-SNE
     assert len(sent) == 5 and len(offered) == 4
 
     dialog = MapChoiceDialog("tsne", estimate.map_choices("tsne", 2_000_000, 300, on_gpu=False))

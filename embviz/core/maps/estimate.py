@@ -12,6 +12,7 @@ LONG_MAP_ROWS = 100_000  # above this on a CPU, the panel asks before a t-SNE or
 SAMPLE_ROWS = 10_000  # the sample a "placed" map draws, and the first N of "first"
 # Rates, CPU, both cores (bench figures 5 and 12 and bench/big_maps.py):
 GEMM_RATE = 40e9  # multiply-adds per second of a float32 matrix product
+GPU_GEMM_RATE = 20e12  # the same on a data-centre GPU, float32
 PLACE_RATE = 22e9  # the same on the one core the worker computes on (the other is the window's)
 TSNE_ROW_ITERATION_S = 0.95e-6  # openTSNE's FFT gradient: 35 s for 49,152 rows × 750 iterations
 TSNE_ITERATIONS = 750
@@ -41,35 +42,39 @@ class MapChoice:
                 f"sampled rows — about {duration(self.seconds)}")
 
 
-def graph_seconds(rows: int, dim: int) -> float:
-    """Each row's nearest rows: exact (rows² · dim) up to EXACT_GRAPH_ROWS, an index above."""
+def graph_seconds(rows: int, dim: int, on_gpu: bool = False) -> float:
+    """Each row's nearest rows: exact (rows² · dim) up to EXACT_GRAPH_ROWS, an index above;
+    on a GPU exact always, at a rate that makes it small beside the CPU's layout."""
+    if on_gpu:
+        return rows * rows * dim / GPU_GEMM_RATE
     if rows <= EXACT_GRAPH_ROWS:
         return rows * rows * dim / GEMM_RATE
     return rows * APPROXIMATE_GRAPH_ROW_S * dim / 300
 
 
-def map_seconds(method: str, rows: int, dim: int) -> float:
-    """Seconds for a t-SNE or UMAP of `rows` rows of `dim` values on a CPU, graph included."""
+def map_seconds(method: str, rows: int, dim: int, on_gpu: bool = False) -> float:
+    """Seconds for a t-SNE or UMAP of `rows` rows of `dim` values, graph included (UMAP's
+    layout is umap-learn's, on the CPU, even beside a GPU)."""
     layout = rows * TSNE_ROW_ITERATION_S * TSNE_ITERATIONS if method == "tsne" else rows * UMAP_ROW_S
-    return CHILD_START_S + graph_seconds(rows, dim) + layout + rows * dim / GEMM_RATE * 100  # PCA-50 start
+    return CHILD_START_S + graph_seconds(rows, dim, on_gpu) + layout + rows * dim / GEMM_RATE * 100  # PCA-50 start
 
 
-def place_seconds(sampled: int, placed: int, dim: int) -> float:
+def place_seconds(sampled: int, placed: int, dim: int, on_gpu: bool = False) -> float:
     """The placed rows' nearest sampled rows, an exact search (placed · sampled · dim)."""
-    return placed * sampled * dim / PLACE_RATE
+    return placed * sampled * dim / (GPU_GEMM_RATE if on_gpu else PLACE_RATE)
 
 
 def map_choices(method: str, rows: int, dim: int, on_gpu: bool, sample: int = SAMPLE_ROWS) -> list[MapChoice]:
     """The choices to offer before a t-SNE or UMAP of `rows` rows, all rows first; none
     (draw at once) for a short map: PCA and word-pair axes, LONG_MAP_ROWS rows or fewer, or
-    a GPU, whose torch gradient handles every row."""
-    if method not in ("tsne", "umap") or on_gpu or rows <= LONG_MAP_ROWS:
+    a t-SNE on a GPU, whose torch gradient handles every row."""
+    if method not in ("tsne", "umap") or (on_gpu and method == "tsne") or rows <= LONG_MAP_ROWS:
         return []
     sample = min(sample, rows)
-    few = map_seconds(method, sample, dim)
-    return [MapChoice("all", rows, 0, map_seconds(method, rows, dim)),
+    few = map_seconds(method, sample, dim, on_gpu)
+    return [MapChoice("all", rows, 0, map_seconds(method, rows, dim, on_gpu)),
             MapChoice("first", sample, 0, few),
-            MapChoice("placed", sample, rows - sample, few + place_seconds(sample, rows - sample, dim))]
+            MapChoice("placed", sample, rows - sample, few + place_seconds(sample, rows - sample, dim, on_gpu))]
 
 
 def duration(seconds: float) -> str:
