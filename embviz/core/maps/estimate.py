@@ -6,6 +6,7 @@ Plain arithmetic (no torch): the map panel asks it before it submits anything.""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 LONG_MAP_ROWS = 100_000  # above this on a CPU, the panel asks before a t-SNE or UMAP starts
@@ -17,7 +18,11 @@ PLACE_RATE = 22e9  # the same on the one core the worker computes on (the other 
 TSNE_ROW_ITERATION_S = 0.95e-6  # openTSNE's FFT gradient: 35 s for 49,152 rows × 750 iterations
 TSNE_ITERATIONS = 750
 UMAP_ROW_S = 1.0e-3  # umap-learn's layout, its graph given: 10,000 rows in about 10 s
-APPROXIMATE_GRAPH_ROW_S = 2.0e-3  # an approximate neighbour index (Annoy, NN-descent) per row of 300 dims
+# openTSNE's Annoy index and affinities, 300 dimensions: 1.13 ms of one core per row at 30,000
+# rows. Its trees (5 + √n / 20) and their depth (log n) grow with the rows: 7.6× that at 2M.
+ANNOY_ROW_CPU_S = 1.13e-3
+ANNOY_MEASURED_ROWS = 30_000
+CORES = 2
 CHILD_START_S = 5.0  # a fresh interpreter, openTSNE or umap-learn imported
 EXACT_GRAPH_ROWS = 100_000  # projection.EXACT_KNN_ROWS: above it the graph is approximate on a CPU
 
@@ -49,7 +54,15 @@ def graph_seconds(rows: int, dim: int, on_gpu: bool = False) -> float:
         return rows * rows * dim / GPU_GEMM_RATE
     if rows <= EXACT_GRAPH_ROWS:
         return rows * rows * dim / GEMM_RATE
-    return rows * APPROXIMATE_GRAPH_ROW_S * dim / 300
+    return rows * _annoy_row_s(rows) * dim / 300 / CORES
+
+
+def _annoy_row_s(rows: int) -> float:
+    def trees(n: int) -> float:
+        return 5 + n**0.5 / 20
+
+    growth = trees(rows) / trees(ANNOY_MEASURED_ROWS) * math.log(rows) / math.log(ANNOY_MEASURED_ROWS)
+    return ANNOY_ROW_CPU_S * growth
 
 
 def map_seconds(method: str, rows: int, dim: int, on_gpu: bool = False) -> float:
