@@ -226,3 +226,19 @@ def test_long_products_widen_to_every_core_only_when_the_cores_are_idle(monkeypa
         with device.every_idle_core() as inner:  # one widening at a time
             assert inner == usual
     assert torch.get_num_threads() == usual and blas_threads() == usual
+
+
+def test_the_analogy_benchmark_answers_the_same_in_batches_sized_to_a_big_table(monkeypatch):
+    from embviz.core.table import analogy_benchmark
+    from embviz.core.table.analogy_benchmark import Question, evaluate
+
+    rows, _ = clusters(dim=12)
+    model = table_model(rows)
+    rng = np.random.default_rng(5)
+    questions = [Question("s", tuple(f"w{j}" for j in rng.choice(len(rows), 4, replace=False))) for _ in range(40)]
+    whole = evaluate(model, questions)
+    monkeypatch.setattr(analogy_benchmark, "SCORES", 3 * len(rows))  # three questions a product, as 2M rows get 67
+    batched = evaluate(model, questions)
+    assert [(s.correct_excluded, s.correct_included, s.correct_variants) for s in batched.sections] == \
+        [(s.correct_excluded, s.correct_included, s.correct_variants) for s in whole.sections]
+    assert [m.predicted for m in batched.misses] == [m.predicted for m in whole.misses] and len(whole.misses) > 30
