@@ -71,7 +71,7 @@ def numpy_unit_pca(units: np.ndarray) -> np.ndarray:
 def fig_big_maps(args, record) -> None:
     """Records its rows through `record` (bench.run.record)."""
     from embviz.core.device import every_idle_core
-    from embviz.core.maps.estimate import map_seconds, place_seconds
+    from embviz.state.map_estimate import map_seconds, place_seconds
     from embviz.core.maps.knn import neighbour_preservation
     from embviz.core.maps.projection import pca, project
     from embviz.core.table.analogy_benchmark import SCORES, evaluate, token_form

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from embviz.core.maps import estimate, knn
+from embviz.core.maps import knn
+from embviz.state import map_estimate as estimate
 from embviz.core.maps.knn import neighbour_preservation
 from embviz.core.maps.placement import nearest_sampled, sample_positions
 from embviz.core.maps.projection import pca, project

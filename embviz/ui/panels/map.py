@@ -20,7 +20,7 @@ from embviz.ui.panels.map_selection import SelectionBox
 from embviz.ui.panels.map_word_sets import WordSetsList
 from embviz.ui.widgets import flow_row
 from embviz.ui.panels.map_choice import ask_map_choice
-from embviz.core.maps.estimate import map_choices
+from embviz.state.map_estimate import map_choices
 from embviz.ui.panels.map_colour import ColourByMixin
 from embviz.ui.panels.map_selecting import SelectionMixin
 from embviz.ui.panels.map_sets import WordSetsMixin

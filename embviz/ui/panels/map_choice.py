@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QButtonGroup, QDialog, QDialogButtonBox, QHBoxLayout, QLabel, QRadioButton, QVBoxLayout, QWidget
 
-from embviz.core.maps.estimate import MapChoice, duration
+from embviz.state.map_estimate import MapChoice, duration
 
 METHOD_NAMES = {"tsne": "t-SNE", "umap": "UMAP"}
 WIDTH = (460, 600)  # narrowest and widest: readable lines, inside a 1024 × 700 projector at 150 % text
