@@ -85,6 +85,7 @@ def test_a_sampled_tsne_places_every_other_row_beside_its_nearest_sampled_rows()
     assert projection.method == "tsne" and (projection.ids == ids).all() and projection.coords.shape == (len(ids), 2)
     assert np.isfinite(projection.coords).all()
     assert any("90 sampled rows" in note and "210 placed" in note for note in projection.notes)
+    assert projection.sampled == 90 and project(model, "pca", ids, sample=90).sampled == 0  # a PCA maps every row
     assert {len(p) for p in previews if isinstance(p, np.ndarray)} == {90, len(ids)}  # the sample's, then the whole map's
     others = np.setdiff1d(ids, sampled)
     near = nearest_sampled(model, ids[others], ids[sampled], 10)
@@ -243,3 +244,20 @@ def test_the_analogy_benchmark_answers_the_same_in_batches_sized_to_a_big_table(
     assert [(s.correct_excluded, s.correct_included, s.correct_variants) for s in batched.sections] == \
         [(s.correct_excluded, s.correct_included, s.correct_variants) for s in whole.sections]
     assert [m.predicted for m in batched.misses] == [m.predicted for m in whole.misses] and len(whole.misses) > 30
+
+
+def test_a_sampled_maps_caption_says_how_many_rows_were_placed(qapp):
+    from types import SimpleNamespace
+
+    from embviz.core.maps.projection import Projection
+    from embviz.ui.panels import map as map_panel
+
+    sent = []
+    panel = map_panel.MapPanel(lambda request, reply: sent.append(request) or len(sent), lambda channel: None,
+                               SimpleNamespace(word_sets={}), {})
+    panel.view.set_labels([f"w{i}" for i in range(300)])
+    panel.request_id = 7
+    coords = np.random.default_rng(0).normal(size=(300, 2)).astype(np.float32)
+    panel.on_result(7, Projection("tsne", np.arange(300), coords, sampled=90))
+    assert panel.status.text() == "t-SNE of 90 sampled rows, 210 more placed beside them"
+    assert panel.state.projection.caption == panel.status.text()  # a saved session keeps it

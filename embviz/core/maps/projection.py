@@ -47,6 +47,7 @@ class Projection:
     coords: np.ndarray  # (n, 2) float32
     explained: list[float] = field(default_factory=list)  # PCA: variance share per axis
     notes: list[str] = field(default_factory=list)
+    sampled: int = 0  # t-SNE, UMAP: rows laid out by the method, the others placed beside them; 0 for all
 
 
 def select_rows(model: EmbeddingModel, limit: int | None = None, keep: np.ndarray | None = None) -> np.ndarray:
@@ -193,7 +194,7 @@ def _sampled(model, method, ids, sample, normalize, progress, seed, threads) -> 
     note = (f"{name} of {sampled.size:,} sampled rows; the other {ids.size - sampled.size:,} placed at the median "
             f"of their {PLACE_NEIGHBOURS} nearest sampled rows.")
     progress(1.0, f"{name} done", coords)
-    return Projection(method, ids, coords, notes=part.notes + [note])
+    return Projection(method, ids, coords, notes=part.notes + [note], sampled=int(sampled.size))
 
 
 def word_pair_axes_map(model: EmbeddingModel, ids: np.ndarray, x: tuple[int, int], y: tuple[int, int]) -> Projection:

@@ -370,7 +370,10 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
                                if explained else "")
         if projection.method == "axes" and projection.notes:
             extra = " — " + projection.notes[0].rstrip(".")
-        caption = f"{METHOD_SHORT[projection.method]} of {len(projection.ids):,} rows{extra}"
+        rows = f"{len(projection.ids):,} rows"
+        if projection.sampled:
+            rows = f"{projection.sampled:,} sampled rows, {len(projection.ids) - projection.sampled:,} more placed beside them"
+        caption = f"{METHOD_SHORT[projection.method]} of {rows}{extra}"
         self.status.setText(caption)
         _, subset, limit = self._asked_rows
         self.state.projection = ProjectionState(projection.method, subset, limit, projection.ids, projection.coords,
