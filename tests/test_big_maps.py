@@ -261,3 +261,15 @@ def test_a_sampled_maps_caption_says_how_many_rows_were_placed(qapp):
     panel.on_result(7, Projection("tsne", np.arange(300), coords, sampled=90))
     assert panel.status.text() == "t-SNE of 90 sampled rows, 210 more placed beside them"
     assert panel.state.projection.caption == panel.status.text()  # a saved session keeps it
+
+
+def test_a_subsets_unit_rows_equal_the_unit_tables_without_building_it():
+    from embviz.core.maps.knn import unit_rows
+
+    rows, _ = clusters(dim=10)
+    rows *= np.random.default_rng(6).uniform(0.1, 10, size=(len(rows), 1)).astype(np.float32)
+    model = table_model(rows)
+    some = np.array([5, 3, 250, 11])
+    sub = unit_rows(model, some)
+    assert UNIT_TABLE not in model.cache
+    assert torch.equal(sub, unit_table(model)[some])  # bit for bit

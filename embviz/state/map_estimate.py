@@ -11,10 +11,10 @@ from dataclasses import dataclass
 
 LONG_MAP_ROWS = 100_000  # above this on a CPU, the panel asks before a t-SNE or UMAP starts
 SAMPLE_ROWS = 10_000  # the sample a "placed" map draws, and the first N of "first"
-# Rates, CPU, both cores (bench figures 5 and 12 and bench/big_maps.py):
+# Rates, CPU, both cores (bench figures 5 and 12 and bench/big_maps.py): long products use
+# every core the window leaves idle (device.every_idle_core), and the estimate assumes it does.
 GEMM_RATE = 40e9  # multiply-adds per second of a float32 matrix product
 GPU_GEMM_RATE = 20e12  # the same on a data-centre GPU, float32
-PLACE_RATE = 22e9  # the same on the one core the worker computes on (the other is the window's)
 TSNE_ROW_ITERATION_S = 0.95e-6  # openTSNE's FFT gradient: 35 s for 49,152 rows × 750 iterations
 TSNE_ITERATIONS = 750
 UMAP_ROW_S = 1.0e-3  # umap-learn's layout, its graph given: 10,000 rows in about 10 s
@@ -74,7 +74,7 @@ def map_seconds(method: str, rows: int, dim: int, on_gpu: bool = False) -> float
 
 def place_seconds(sampled: int, placed: int, dim: int, on_gpu: bool = False) -> float:
     """The placed rows' nearest sampled rows, an exact search (placed · sampled · dim)."""
-    return placed * sampled * dim / (GPU_GEMM_RATE if on_gpu else PLACE_RATE)
+    return placed * sampled * dim / (GPU_GEMM_RATE if on_gpu else GEMM_RATE)
 
 
 def map_choices(method: str, rows: int, dim: int, on_gpu: bool, sample: int = SAMPLE_ROWS) -> list[MapChoice]:

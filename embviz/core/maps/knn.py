@@ -22,7 +22,7 @@ from embviz.core.cache import cache_root, keep_in_cache
 from embviz.core.device import every_idle_core
 from embviz.core.errors import ProgressFn, no_progress
 from embviz.core.model import EmbeddingModel
-from embviz.core.table.similarity import UNIT_TABLE, matmul, unit_scales, unit_table
+from embviz.core.table.similarity import UNIT_TABLE, matmul, row_norms, unit_scales, unit_table
 
 KNN_CACHE = "table_knn"  # model.cache key: (ids digest, k, positions, cosines) of the last graph
 TABLE_DIGEST = "table_sha256"  # model.cache key: a digest of every value of the table
@@ -45,11 +45,15 @@ def _digest(ids: np.ndarray) -> str:
 
 
 def unit_rows(model: EmbeddingModel, ids: np.ndarray) -> torch.Tensor:
-    """The unit rows of `ids`, in order (the whole unit table when ids are every row)."""
-    unit = unit_table(model)
-    if ids.size == model.vocab_size:
-        return unit
-    return unit.index_select(0, torch.as_tensor(ids, device=unit.device))
+    """The unit rows of `ids`, in order (the whole unit table when ids are every row). A
+    subset is divided by its norms while the unit table is not built, as the unit table
+    would divide it: a map of 10,000 sampled rows of a 2M-row table copies no 2.4 GB."""
+    whole = ids.size == model.vocab_size
+    if whole or UNIT_TABLE in model.cache or unit_scales(model) is None:
+        unit = unit_table(model)
+        return unit if whole else unit.index_select(0, torch.as_tensor(ids, device=unit.device))
+    index = torch.as_tensor(ids, device=model.table.device)
+    return model.table.index_select(0, index) / row_norms(model).index_select(0, index)[:, None]
 
 
 def self_top_k(rows: torch.Tensor, k: int, progress: ProgressFn, span: tuple[float, float],

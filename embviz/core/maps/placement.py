@@ -7,12 +7,17 @@ each row's true neighbours the whole map keeps."""
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 import numpy as np
 import torch
 
+from embviz.core.device import every_idle_core
+
 from embviz.core.errors import ProgressFn, no_progress
 from embviz.core.model import EmbeddingModel
-from embviz.core.table.similarity import matmul, unit_scales, unit_table
+from embviz.core.maps.knn import WIDE_SEARCH, unit_rows
+from embviz.core.table.similarity import UNIT_TABLE, matmul, unit_scales, unit_table
 
 PLACE_NEIGHBOURS = 10
 BLOCK = 1 << 24  # scores per chunk (64 MB of float32)
@@ -25,30 +30,22 @@ def sample_positions(n: int, sample: int, seed: int = 0) -> np.ndarray:
     return np.sort(np.random.default_rng(seed).choice(n, sample, replace=False)).astype(np.int64)
 
 
-def _unit_source(model: EmbeddingModel) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """(rows, 1 / norms or None): the raw table and its scales while no unit table is
-    built, so placing two million rows makes no second copy of the table."""
-    scale = unit_scales(model)
-    return (unit_table(model), None) if scale is None else (model.table, scale)
-
-
 def nearest_sampled(model: EmbeddingModel, queries: np.ndarray, anchors: np.ndarray, k: int = PLACE_NEIGHBOURS,
                     progress: ProgressFn = no_progress, span: tuple[float, float] = (0.0, 1.0),
                     stage: str = "placing the other rows") -> np.ndarray:
     """(len(queries), k) positions into `anchors` (row ids) of each query row's k nearest
     anchor rows by cosine, best first, exact. A query's own length does not change its
     ranking, so queries are read raw."""
-    rows, scale = _unit_source(model)
-    index = torch.as_tensor(anchors, device=rows.device)
-    keys = rows.index_select(0, index)
-    if scale is not None:
-        keys = keys * scale[index][:, None]
-    keys_t = keys.T.contiguous()
+    # Raw query rows while no unit table is built (so placing two million rows makes no
+    # second copy of the table), unless some row needs unit_table's care (NaN, zero).
+    rows = model.table if UNIT_TABLE not in model.cache and unit_scales(model) is not None else unit_table(model)
+    keys_t = unit_rows(model, anchors).T.contiguous()
     k = min(k, len(anchors))
     chunk = max(1, BLOCK // max(1, len(anchors)))
     out = np.empty((len(queries), k), dtype=np.int64)
     lo, hi = span
-    with torch.inference_mode():
+    wide = rows.device.type == "cpu" and len(queries) * keys_t.numel() >= WIDE_SEARCH
+    with torch.inference_mode(), every_idle_core() if wide else nullcontext():
         for start in range(0, len(queries), chunk):
             picked = torch.as_tensor(queries[start : start + chunk], device=rows.device)
             scores = matmul(rows.index_select(0, picked), keys_t)
