@@ -6,8 +6,8 @@ from __future__ import annotations
 from PySide6.QtWidgets import QButtonGroup, QDialog, QDialogButtonBox, QHBoxLayout, QLabel, QRadioButton, QVBoxLayout, QWidget
 
 from embviz.state.map_estimate import MapChoice, duration
+from embviz.ui.panels.map_names import METHOD_SHORT
 
-METHOD_NAMES = {"tsne": "t-SNE", "umap": "UMAP"}
 WIDTH = (460, 600)  # narrowest and widest: readable lines, inside a 1024 × 700 projector at 150 % text
 
 
@@ -15,7 +15,7 @@ class MapChoiceDialog(QDialog):
     def __init__(self, method: str, choices: list[MapChoice], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.choices = choices
-        name = METHOD_NAMES.get(method, method)
+        name = METHOD_SHORT.get(method, method)
         every = choices[0]
         self.setWindowTitle(f"A long {name} map")
         self.setMinimumWidth(WIDTH[0])
@@ -28,11 +28,10 @@ class MapChoiceDialog(QDialog):
         self.group = QButtonGroup(self)
         for n, choice in enumerate(choices):
             button = QRadioButton(choice.label(method))
-            button.setStyleSheet("QRadioButton { padding: 2px; }")
             button.setChecked(choice.key == "placed")
             self.group.addButton(button, n)
             layout.addWidget(_wrapped(button))
-        note = QLabel("Either way, the caption says how many of each word's 10 nearest words the map keeps.")
+        note = QLabel("Whichever you pick, the map's caption says how many of each word's 10 nearest words it keeps.")
         note.setWordWrap(True)
         layout.addWidget(note)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
