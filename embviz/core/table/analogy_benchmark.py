@@ -3,12 +3,14 @@ matrix products: accuracy with inputs excluded (word2vec's rule) and included.""
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from embviz.core.device import every_idle_core
 from embviz.core.resources import asset
 from embviz.core.errors import EmbvizError, ProgressFn, no_progress
 from embviz.core.model import EmbeddingModel
@@ -17,6 +19,7 @@ from embviz.core.table.similarity import unit_table
 DEFAULT_FILE = asset("analogies", "questions-words.txt")
 MAX_MISSES = 500
 SCORES = 1 << 27  # scores per batch (512 MB of float32): 1,024 questions over 2M rows would take 8 GB
+WIDE_PRODUCTS = 1e10  # multiply-adds from which the products use every core the window leaves idle
 
 
 @dataclass
@@ -170,7 +173,8 @@ def evaluate(
         hits_variants = torch.empty(len(rows), dtype=torch.bool, device=model.device)
         predicted = torch.empty(len(rows), dtype=torch.long, device=model.device)  # with inputs excluded
         variants = _variant_table(model, rows).to(model.device)
-        with torch.inference_mode():
+        wide = model.device.type == "cpu" and len(rows) * units.numel() >= WIDE_PRODUCTS
+        with torch.inference_mode(), every_idle_core() if wide else nullcontext():
             for start in range(0, len(rows), batch):
                 q = quads[start : start + batch]
                 a, b, c, d = q.unbind(1)
