@@ -94,6 +94,10 @@ def fig_big_maps(args, record) -> None:
     ids = np.arange(rows)
     repeats = max(1, args.repeats // 3)
 
+    def goal(target: str) -> str:
+        """The issue's targets are for two million rows; --quick's small table is a smoke test."""
+        return "" if args.quick else target
+
     # The first map after opening: no unit table built, the rows scaled chunk by chunk.
     coords = pca(model, ids)[0]
     ours = median_time(lambda: pca(model, ids), repeats)
@@ -102,14 +106,14 @@ def fig_big_maps(args, record) -> None:
     with every_idle_core() as threads:  # as the app's PCA does: every core when nothing else runs
         base = median_time(lambda: numpy_unit_pca(units), repeats)
     record(FIGURE, f"PCA of all {size} rows (synthetic word2vec)", ours, "s", base,
-           f"numpy unit-row PCA (mean, uᵀu, eigh, one product) on a built unit table, {threads} thread(s)", "≤ 1.1×",
+           f"numpy unit-row PCA (mean, uᵀu, eigh, one product) on a built unit table, {threads} thread(s)", goal("≤ 1.1×"),
            "the app's first map: no unit table, rows scaled chunk by chunk, every idle core")
     del units
     model.cache.pop(UNIT_TABLE)  # measured as the first map is: without the unit table
     t, cpu = time.perf_counter(), cpu_seconds()
     faithful = neighbour_preservation(model, ids, coords)
     wall, cpu = time.perf_counter() - t, cpu_seconds() - cpu
-    record(FIGURE, f"faithfulness caption of a PCA map of {rows:,} rows", wall, "s", target="≤ 10 s",
+    record(FIGURE, f"faithfulness caption of a PCA map of {rows:,} rows", wall, "s", target=goal("≤ 10 s"),
            note=f"{faithful.caption()}; {cpu:.1f} s of CPU time, all threads: near the wall time of an idle core")
 
     units = unit_table(model).numpy()
@@ -124,7 +128,7 @@ def fig_big_maps(args, record) -> None:
 
     base = median_time(numpy_top10, args.repeats * 3)
     record(FIGURE, f"cosine top-10 over {rows:,} rows", ours * 1000, "ms", base * 1000,
-           "numpy matvec + argpartition on a pre-normalised table", "≤ 1.2×")
+           "numpy matvec + argpartition on a pre-normalised table", goal("≤ 1.2×"))
 
     kept = [q for q in questions if None not in (token_form(model, w.lower()) for w in q.words)]
     asked = kept[: 2048 if args.quick else 1024]
@@ -142,7 +146,7 @@ def fig_big_maps(args, record) -> None:
     with every_idle_core() as threads:  # as evaluate does
         base = median_time(floor, 1)
     record(FIGURE, f"analogy benchmark, {len(asked):,} questions over {rows:,} rows", ours, "s", base,
-           f"the same matrix products alone ({batch} questions a product, {threads} thread(s))", "≤ 1.3×")
+           f"the same matrix products alone ({batch} questions a product, {threads} thread(s))", goal("≤ 1.3×"))
 
     # Past 100,000 rows (the map panel asks first), but not two million: placing those takes
     # minutes that figure 17's other rows do not need; the estimate is checked all the same.
