@@ -273,3 +273,32 @@ def test_a_subsets_unit_rows_equal_the_unit_tables_without_building_it():
     sub = unit_rows(model, some)
     assert UNIT_TABLE not in model.cache
     assert torch.equal(sub, unit_table(model)[some])  # bit for bit
+
+
+def test_the_analogy_benchmark_searches_again_only_where_the_best_was_excluded_and_answers_the_same():
+    from embviz.core.table.analogy_benchmark import Question, _variant_table, evaluate
+
+    rows, _ = clusters(n_per=20, dim=6)
+    rows[100:120] = rows[:20]  # duplicated rows: tied scores, where argmax takes the first
+    words = [f"w{i}" for i in range(len(rows))]
+    words[7], words[8] = "Paris", "paris"  # a case variant
+    model = assemble(name="t", source="t", table=torch.tensor(rows), vocab=vocabulary_from_words(words),
+                     device=torch.device("cpu"), kind="table")
+    rng = np.random.default_rng(7)
+    questions = [Question("s", tuple(words[j] for j in rng.choice(len(rows), 4, replace=False))) for _ in range(60)]
+    questions += [Question("s", (words[1], words[7], words[2], words[3]))]
+    result = evaluate(model, questions)
+    # The three full passes it replaces.
+    quads = torch.tensor([[model.vocab.id_of(w) for w in q.words] for q in questions])
+    units = unit_table(model)
+    scores = (units[quads[:, 1]] - units[quads[:, 0]] + units[quads[:, 2]]) @ units.T
+    included = scores.argmax(1) == quads[:, 3]
+    scores.scatter_(1, quads[:, :3], -torch.inf)
+    predicted = scores.argmax(1)
+    scores.scatter_(1, _variant_table(model, [tuple(r) for r in quads.tolist()]), -torch.inf)
+    variants = scores.argmax(1) == quads[:, 3]
+    (section,) = result.sections
+    assert section.correct_included == int(included.sum()) and section.correct_variants == int(variants.sum())
+    assert section.correct_excluded == int((predicted == quads[:, 3]).sum())
+    wrong = (predicted != quads[:, 3]).nonzero().flatten().tolist()
+    assert [m.predicted for m in result.misses] == [model.vocab.label(int(predicted[i])) for i in wrong]
