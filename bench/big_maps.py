@@ -161,5 +161,5 @@ def fig_big_maps(args, record) -> None:
     estimated = map_seconds("tsne", sample, dim) + place_seconds(sample, mapped.size - sample, dim)
     faithful = neighbour_preservation(model, mapped, sampled.coords)
     record(FIGURE, f"t-SNE of {sample:,} sampled rows of the first {mapped.size:,}, the others placed", took, "s",
-           estimated, "the estimate the map panel shows", "≤ 2× its estimate",
+           estimated, "the estimate the map panel shows", goal("≤ 2× its estimate"),
            f"{cpu:.0f} s of CPU time (this process and the t-SNE's child); {faithful.caption()}")
