@@ -7,6 +7,7 @@ app's own functions are timed on it, with the thread counts the app uses."""
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
@@ -90,7 +91,7 @@ def fig_big_maps(args, record) -> None:
     model, questions = big_model(args)
     rows, dim = model.vocab_size, model.dim
     size = f"{rows:,} × {dim}"
-    print(f"[17] read {size} with numpy in {time.perf_counter() - t:.1f} s", flush=True)
+    print(f"[17] read {size} with numpy in {time.perf_counter() - t:.1f} s", file=sys.stderr, flush=True)
     ids = np.arange(rows)
     repeats = max(1, args.repeats // 3)
 
