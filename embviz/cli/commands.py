@@ -193,7 +193,8 @@ def _project(model, args, ask: Ask) -> tuple[Any, str]:
 
     from embviz.bridge import requests as rq
 
-    proj = ask(rq.Project(method=args.method, subset="words" if args.words_only else "all", first=args.limit))
+    proj = ask(rq.Project(method=args.method, subset="words" if args.words_only else "all", first=args.limit,
+                          sample=args.sample))
     faithful = ask(rq.Faithfulness(ids=proj.ids, coords=proj.coords))
     tmp = args.out + ".tmp"
     with open(tmp, "w", newline="", encoding="utf-8") as f:

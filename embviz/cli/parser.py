@@ -129,6 +129,8 @@ def _map_commands(add: Add) -> None:
     p.add_argument("--method", choices=("pca", "tsne", "umap"), default="pca")
     p.add_argument("--limit", type=int, default=None, help="only the first N row ids")
     p.add_argument("--words-only", action="store_true", help="only rows that are whole words")
+    p.add_argument("--sample", type=int, default=None, metavar="N",
+                   help="t-SNE or UMAP: lay out N sampled rows and place every other row beside its nearest sampled rows")
     p.add_argument("--out", required=True)
     p = add("clusters", "clusters of the rows, each named by its most central whole words")
     p.add_argument("--method", choices=("graph", "kmeans"), default="graph",  # HDBSCAN needs a drawn map

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING
+import threading
+import time
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Iterator
 
 from embviz.core.errors import EmbvizError
 
@@ -96,3 +99,43 @@ def limit_compute_threads(threads: int | None = None, torch_too: bool = True) ->
         torch.set_num_threads(threads)
     threadpoolctl.threadpool_limits(threads, user_api="blas")
     return threads
+
+
+def busy_cores(seconds: float = 0.3) -> int:
+    """Cores more than half busy over a short sample (Linux's /proc/stat; 0 where there is none)."""
+    def sample() -> list[tuple[int, int]]:
+        with open("/proc/stat", encoding="ascii") as f:
+            rows = [line.split() for line in f if line.startswith("cpu") and line[3].isdigit()]
+        return [(int(r[4]) + int(r[5]), sum(int(x) for x in r[1:9])) for r in rows]
+
+    try:
+        before = sample()
+        time.sleep(seconds)
+        after = sample()
+    except (OSError, ValueError, IndexError):
+        return 0
+    return sum(1 for (i0, t0), (i1, t1) in zip(before, after) if t1 > t0 and 1 - (i1 - i0) / (t1 - t0) > 0.5)
+
+
+IDLE_SAMPLE_S = 0.1
+_widened = threading.Lock()
+
+
+@contextmanager
+def every_idle_core(threads: int | None = None) -> Iterator[int]:
+    """Compute on every core for a long product (seconds: a PCA or an exact search of
+    millions of rows) when nothing else keeps a core busy, the window included; otherwise,
+    or while another lane holds the widening, on the usual compute_threads(). The BLAS and
+    torch pools are process-wide, so one widening at a time, restored after. Yields the
+    thread count used."""
+    usual = compute_threads()
+    wanted = threads or ((os.cpu_count() or 1) if busy_cores(IDLE_SAMPLE_S) == 0 else usual)
+    if wanted <= usual or not _widened.acquire(blocking=False):
+        yield usual
+        return
+    try:
+        limit_compute_threads(wanted)
+        yield wanted
+    finally:
+        limit_compute_threads(usual)
+        _widened.release()

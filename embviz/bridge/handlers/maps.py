@@ -40,20 +40,26 @@ def _ids(model: EmbeddingModel, ids: object) -> np.ndarray:
 
 @handles(rq.Project)
 def project(model: EmbeddingModel, request: rq.Project, progress: ProgressFn) -> Any:
+    from embviz.core.maps.placement import sample_positions
     from embviz.core.maps.projection import project, select_rows, word_pair_axes_map
     from embviz.bridge.handlers.table import resolve_typed
 
     keep = model.vocab.mask(words_only=True) if request.subset == "words" else None
     ids = select_rows(model, request.limit if request.subset == "first" else request.first, keep)
+    sampled = ids[sample_positions(ids.size, request.sample)] if request.sample else ids
 
     def with_ids(fraction: float, stage: str = "", preview: object = None) -> None:
-        # Previews travel with their row ids so the map can draw them as they come.
-        progress(fraction, stage, (ids, preview) if isinstance(preview, np.ndarray) else None)
+        # Previews travel with their row ids so the map can draw them as they come; a
+        # sampled map's previews are of its sample until the others are placed.
+        if isinstance(preview, np.ndarray):
+            progress(fraction, stage, (ids if len(preview) == ids.size else sampled, preview))
+        else:
+            progress(fraction, stage, None)
 
     if request.method == "axes":
         words = [resolve_typed(model.vocab, w) for w in request.axes]
         return word_pair_axes_map(model, ids, (words[0], words[1]), (words[2], words[3]))
-    return project(model, request.method, ids, progress=with_ids)
+    return project(model, request.method, ids, progress=with_ids, sample=request.sample)
 
 
 @handles(rq.Faithfulness)

@@ -12,13 +12,14 @@ asked for separately so that the map is drawn before it is measured).
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
 from embviz.core.child import run_in_child
-from embviz.core.device import compute_threads
+from embviz.core.device import compute_threads, every_idle_core
 from embviz.core.errors import EmbvizError, ProgressFn, no_progress
 from embviz.core.maps.kept_maps import kept_pca
 from embviz.core.maps.knn import keep_knn, kept_knn, table_knn, unit_rows
@@ -33,6 +34,9 @@ MIN_TSNE_ROWS = 10
 # Above this many rows on a CPU, t-SNE runs in a child process on every core (tsne_child);
 # smaller maps take a second or two in the worker, with openTSNE's Barnes-Hut.
 CHILD_TSNE_ROWS = 1000
+# A PCA of more values than this takes seconds on one core: it uses every core the window
+# leaves idle (0.1 s to find out, nothing for smaller tables).
+WIDE_PCA_VALUES = 100_000_000
 EXACT_KNN_ROWS = 100_000  # above this on a CPU, the exact graph (n² work) gives way to an approximate index
 UMAP_NEIGHBOURS = 15
 
@@ -44,6 +48,7 @@ class Projection:
     coords: np.ndarray  # (n, 2) float32
     explained: list[float] = field(default_factory=list)  # PCA: variance share per axis
     notes: list[str] = field(default_factory=list)
+    sampled: int = 0  # t-SNE, UMAP: rows laid out by the method, the others placed beside them; 0 for all
 
 
 def select_rows(model: EmbeddingModel, limit: int | None = None, keep: np.ndarray | None = None) -> np.ndarray:
@@ -134,7 +139,8 @@ def pca_transform(x: torch.Tensor, mean: torch.Tensor, comps: torch.Tensor, scal
 def pca(model: EmbeddingModel, ids: np.ndarray, n_components: int = 2, normalize: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """(coords (n, n_components), explained variance ratio); missing axes are zeros."""
     x, scale = _rows(model, ids, normalize)
-    with torch.inference_mode():
+    wide = x.device.type == "cpu" and x.numel() >= WIDE_PCA_VALUES
+    with torch.inference_mode(), every_idle_core() if wide else nullcontext():
         mean, comps, ratio = pca_components(x, n_components, scale)
         coords = pca_transform(x, mean, comps, scale)
     if coords.shape[1] < n_components:  # a one-column table still gets a 2-D map
@@ -151,13 +157,18 @@ def project(
     progress: ProgressFn = no_progress,
     seed: int = 0,
     threads: int | None = None,
+    sample: int | None = None,
 ) -> Projection:
     """A 2-D map of the given rows (all rows by default). `normalize` picks unit or raw
     rows for PCA (and so for t-SNE's and UMAP's starting layout); their neighbour graphs
-    are always the table's cosine neighbours."""
+    are always the table's cosine neighbours. With `sample`, a t-SNE or UMAP lays out
+    that many of the rows (placement.sample_positions) and places the others by their
+    nearest sampled rows."""
     if method not in METHODS:
         raise EmbvizError(f"Unknown projection '{method}': use pca, tsne or umap.")
     ids = select_rows(model) if ids is None else np.asarray(ids, dtype=np.int64)
+    if sample is not None and method != "pca" and sample < ids.size:
+        return _sampled(model, method, ids, sample, normalize, progress, seed, threads)
     if method == "pca":
         progress(0.0, "PCA", None)
         # The map, not t-SNE's starting layout: kept in the cache folder for a model read
@@ -168,6 +179,25 @@ def project(
     if method == "tsne":
         return _tsne(model, ids, normalize, progress, seed, threads)
     return _umap(model, ids, normalize, progress, seed)
+
+
+def _sampled(model, method, ids, sample, normalize, progress, seed, threads) -> Projection:
+    from embviz.core.maps.placement import PLACE_NEIGHBOURS, place_rows, sample_positions
+
+    if sample < MIN_TSNE_ROWS:
+        raise EmbvizError(f"A sample of {sample} rows is too small to map; take at least {MIN_TSNE_ROWS}.")
+    sampled = sample_positions(ids.size, sample, seed)
+
+    def first_part(fraction: float, stage: str = "", preview: object = None) -> None:
+        progress(0.8 * fraction, stage, preview)
+
+    part = project(model, method, ids[sampled], normalize, first_part, seed, threads)
+    coords = place_rows(model, ids, sampled, part.coords, progress, (0.8, 1.0))
+    name = "t-SNE" if method == "tsne" else "UMAP"
+    note = (f"{name} of {sampled.size:,} sampled rows; the other {ids.size - sampled.size:,} placed at the median "
+            f"of their {PLACE_NEIGHBOURS} nearest sampled rows.")
+    progress(1.0, f"{name} done", coords)
+    return Projection(method, ids, coords, notes=part.notes + [note], sampled=int(sampled.size))
 
 
 def word_pair_axes_map(model: EmbeddingModel, ids: np.ndarray, x: tuple[int, int], y: tuple[int, int]) -> Projection:

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from embviz.core.child import run_in_child
+from embviz.core.device import busy_cores
 from embviz.core.errors import ProgressFn
 from embviz.core.maps.tsne_schedule import FIRST_STEP, PHASES, STEP, precomputed_knn_index
 
@@ -138,7 +139,7 @@ def _threads_and_priority() -> int:
     core, every product waited for its slowest thread, and the first picture took 183 s
     instead of 39 s."""
     cores = os.cpu_count() or 1
-    busy = _busy_cores()
+    busy = busy_cores()
     if busy == 0:
         try:
             os.nice(CHILD_NICENESS)
@@ -146,22 +147,6 @@ def _threads_and_priority() -> int:
             pass
         return cores
     return max(1, cores - busy)
-
-
-def _busy_cores(seconds: float = 0.3) -> int:
-    """Cores more than half busy over a short sample (Linux's /proc/stat; 0 where there is none)."""
-    def sample() -> list[tuple[int, int]]:
-        with open("/proc/stat", encoding="ascii") as f:
-            rows = [line.split() for line in f if line.startswith("cpu") and line[3].isdigit()]
-        return [(int(r[4]) + int(r[5]), sum(int(x) for x in r[1:9])) for r in rows]
-
-    try:
-        before = sample()
-        time.sleep(seconds)
-        after = sample()
-    except (OSError, ValueError, IndexError):
-        return 0
-    return sum(1 for (i0, t0), (i1, t1) in zip(before, after) if t1 > t0 and 1 - (i1 - i0) / (t1 - t0) > 0.5)
 
 
 def _kept_share(positions: np.ndarray, seed: int):

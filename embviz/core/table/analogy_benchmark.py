@@ -3,12 +3,14 @@ matrix products: accuracy with inputs excluded (word2vec's rule) and included.""
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from embviz.core.device import every_idle_core
 from embviz.core.resources import asset
 from embviz.core.errors import EmbvizError, ProgressFn, no_progress
 from embviz.core.model import EmbeddingModel
@@ -17,6 +19,8 @@ from embviz.core.table.similarity import unit_table
 DEFAULT_FILE = asset("analogies", "questions-words.txt")
 MAX_MISSES = 500
 TENSOR_BLOCK = 256  # questions per torch.tensor call: a few milliseconds each
+SCORES = 1 << 27  # scores per batch (512 MB of float32): 1,024 questions over 2M rows would take 8 GB
+WIDE_PRODUCTS = 1e10  # multiply-adds from which the products use every core the window leaves idle
 
 
 @dataclass
@@ -149,6 +153,31 @@ def _id_tensor(rows: list) -> torch.Tensor:
                       for at in range(0, len(rows), TENSOR_BLOCK)])
 
 
+def _argmax(scores: torch.Tensor) -> torch.Tensor:
+    """Each row's first maximum. On the CPU numpy's, vectorised: 7× quicker than torch's at
+    67 × 2M, where torch's three passes took a third as long as the product itself."""
+    if scores.device.type == "cpu":
+        return torch.from_numpy(scores.numpy().argmax(axis=1))
+    return scores.argmax(dim=1)
+
+
+def _best_without(scores: torch.Tensor, best: torch.Tensor, banned: torch.Tensor) -> torch.Tensor:
+    """Each row's argmax once its `banned` ids (already -inf in `scores`) are out. A row whose
+    best was not banned keeps it (still its first maximum, as argmax picks), so only the
+    other rows are searched again: over 2M rows each full pass costs a tenth of the product."""
+    redo = (best[:, None] == banned).any(dim=1).nonzero().flatten()
+    if not redo.numel():
+        return best
+    best = best.clone()
+    if scores.device.type == "cpu":  # row by row, views: no copy of the rows
+        rows = scores.numpy()
+        for i in redo.tolist():
+            best[i] = int(rows[i].argmax())
+    else:
+        best[redo] = scores.index_select(0, redo).argmax(dim=1)
+    return best
+
+
 def evaluate(
     model: EmbeddingModel,
     questions: list[Question],
@@ -169,6 +198,7 @@ def evaluate(
             rows.append(tuple(ids))  # type: ignore[arg-type]
             row_sections.append(q.section)
     if rows:
+        batch = max(1, min(batch, SCORES // model.vocab_size))
         units = unit_table(model)
         quads = _id_tensor(rows).to(model.device)
         hits_excluded = torch.empty(len(rows), dtype=torch.bool, device=model.device)
@@ -179,18 +209,22 @@ def evaluate(
         # One scores buffer for every batch: a fresh 200 MB product each time was paged in
         # (and zeroed by the kernel) anew, a pass over memory the products alone do not need.
         buffer = torch.empty((min(batch, len(rows)), units.shape[0]), dtype=units.dtype, device=model.device)
-        with torch.inference_mode():
+        wide = model.device.type == "cpu" and len(rows) * units.numel() >= WIDE_PRODUCTS
+        with torch.inference_mode(), every_idle_core() if wide else nullcontext():
             for start in range(0, len(rows), batch):
                 q = quads[start : start + batch]
                 a, b, c, d = q.unbind(1)
                 targets = units[b] - units[a] + units[c]
                 scores = torch.matmul(targets, units.T, out=buffer[: len(q)])
-                hits_included[start : start + batch] = scores.argmax(dim=1) == d
+                best = _argmax(scores)
+                hits_included[start : start + batch] = best == d
                 scores.scatter_(1, q[:, :3], -torch.inf)
-                predicted[start : start + batch] = scores.argmax(dim=1)
-                hits_excluded[start : start + batch] = predicted[start : start + batch] == d
-                scores.scatter_(1, variants[start : start + batch], -torch.inf)
-                hits_variants[start : start + batch] = scores.argmax(dim=1) == d
+                best = _best_without(scores, best, q[:, :3])
+                predicted[start : start + batch] = best
+                hits_excluded[start : start + batch] = best == d
+                banned = variants[start : start + batch]
+                scores.scatter_(1, banned, -torch.inf)
+                hits_variants[start : start + batch] = _best_without(scores, best, banned) == d
                 progress(min(1.0, (start + batch) / len(rows)), "Answering analogy questions", None)
         names = np.array(row_sections)
         exc = hits_excluded.cpu().numpy()

@@ -19,6 +19,8 @@ from embviz.ui.plots.map_view import MapView
 from embviz.ui.panels.map_selection import SelectionBox
 from embviz.ui.panels.map_word_sets import WordSetsList
 from embviz.ui.widgets import flow_row
+from embviz.ui.panels.map_choice import ask_map_choice
+from embviz.state.map_estimate import map_choices
 from embviz.ui.panels.map_colour import ColourByMixin
 from embviz.ui.panels.map_selecting import SelectionMixin
 from embviz.ui.panels.map_sets import WordSetsMixin
@@ -45,6 +47,7 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         self._asked_rows: tuple[str, str, int] = (self.state.method, self.state.subset, self.state.limit)
         self._zoom_to_search = True
         self.summary_ready = False  # no model yet: changing Rows has nothing to redraw
+        self.table_shape = (0, 0, 0, False)  # rows, dimensions, whole-word rows, on a GPU: what a long map is asked of
         self.bindings = Bindings(self.state)
         self.view = MapView()
         self.view.pointClicked.connect(self.tokenClicked)
@@ -211,6 +214,9 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         map come back, the map as saved rather than computed again."""
         self.request_id = self.search_id = self.faithful_id = self.colour_id = 0
         self.summary_ready = True
+        info = summary.info
+        self.table_shape = (int(info.get("vocab_size", 0)), int(info.get("dim", 0)), summary.word_rows,
+                            str(info.get("device", "cpu")).startswith("cuda"))
         self.clear_selection()  # ids of the old vocabulary
         self.set_ids.clear()
         self.word_sets.model_changed()
@@ -299,6 +305,9 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
             return
         request = rq.Project(method=self.state.method, subset=self.state.subset, limit=self.state.limit,
                              axes=tuple(x + y) if pairs else rq.Project.axes)
+        request = self._long_map_choice(request)
+        if request is None:
+            return
         self.request_id = self.submit(request, Reply(self.on_result, self.on_failed, self.on_cancelled, self.on_progress))
         self.faithful_id = 0  # the measure of the map on screen no longer matters
         self._asked_rows = (request.method, request.subset, request.limit)
@@ -307,6 +316,31 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         self.progress.setValue(0)
         self.progress.show()
         self.status.setText(f"{METHOD_SHORT[request.method]}: starting…")
+
+    def rows_asked(self) -> int:
+        """How many rows the map's Rows setting takes of this model."""
+        rows, _, words, _ = self.table_shape
+        return {"first": min(self.state.limit, rows), "words": words}.get(self.state.subset, rows)
+
+    def _long_map_choice(self, request: rq.Project) -> rq.Project | None:
+        """A t-SNE or UMAP of more than 100,000 rows on a CPU asks first (how long, and the
+        quicker maps); None when the question is cancelled."""
+        _, dim, _, on_gpu = self.table_shape
+        choices = map_choices(request.method, self.rows_asked(), dim, on_gpu)
+        if not choices:
+            return request
+        choice = ask_map_choice(self, request.method, choices)
+        if choice is None:
+            self.status.setText("No map drawn: the long map was not started.")
+            return None
+        if choice.key == "first":
+            if request.subset == "first":
+                request.limit = choice.rows
+            else:
+                request.first = choice.rows
+        elif choice.key == "placed":
+            request.sample = choice.rows
+        return request
 
     def _idle(self) -> None:
         self.cancel_button.setEnabled(False)
@@ -336,7 +370,10 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
                                if explained else "")
         if projection.method == "axes" and projection.notes:
             extra = " — " + projection.notes[0].rstrip(".")
-        caption = f"{METHOD_SHORT[projection.method]} of {len(projection.ids):,} rows{extra}"
+        rows = f"{len(projection.ids):,} rows"
+        if projection.sampled:
+            rows = f"{projection.sampled:,} sampled rows, {len(projection.ids) - projection.sampled:,} more placed beside them"
+        caption = f"{METHOD_SHORT[projection.method]} of {rows}{extra}"
         self.status.setText(caption)
         _, subset, limit = self._asked_rows
         self.state.projection = ProjectionState(projection.method, subset, limit, projection.ids, projection.coords,
