@@ -17,7 +17,7 @@ import re
 import sys
 from pathlib import Path
 
-FIGURES = range(1, 16)  # every figure bench/run.py measures
+FIGURES = range(1, 18)  # every figure bench/run.py measures
 
 # Short names, for the rows of figures a device has no measurement of.
 TITLES = {
@@ -36,6 +36,8 @@ TITLES = {
     13: "clusters: k-means and HDBSCAN",
     14: "map pan step, coloured by clusters",
     15: "typing: logits and the logit lens",
+    16: "open a 2,000,000 × 300 word2vec table (first and cached)",
+    17: "maps and lookups on a 2,000,000 × 300 table",
 }
 
 # How busy the machine was during the runs from before bench/run.py recorded it ("load" in its

@@ -24,7 +24,7 @@ def test_quick_benchmark_reports_every_figure(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     report = json.loads(proc.stdout)
     figures = report["figures"]
-    assert {f["figure"] for f in figures} == set(range(1, 11)) | {12, 13, 14, 15}
+    assert {f["figure"] for f in figures} == set(range(1, 11)) | {12, 13, 14, 15, 16, 17}
     for f in figures:
         assert f["value"] is not None and f["value"] > 0, f
     with_baseline = [f for f in figures if f["baseline"] is not None]
@@ -73,7 +73,7 @@ def test_latest_table_takes_each_figure_from_its_newest_run():
         (5, "t-SNE: whole run", 60.1, "2026-12-01", "idle", "met"),
     ]
     assert got[6] == (5, "t-SNE: whole run", 90.6, "2026-12-01", "busy", "missed")  # a later row joins
-    assert {r["figure"] for r in rows} == set(range(1, 16))
+    assert {r["figure"] for r in rows} == set(range(1, 18))
 
     table = render_latest(rows).splitlines()
     assert table[0].startswith("| # | figure | date | machine | embviz | ratio")

@@ -39,18 +39,39 @@ def _stamp(path: Path) -> str:
     return f"{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}"
 
 
+def _hash_index() -> dict:
+    try:
+        index = json.loads((cache_root() / _INDEX).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return index if isinstance(index, dict) else {}
+
+
+def _known(index: dict, path: Path, stamp: str) -> str | None:
+    known = index.get(str(path))
+    if isinstance(known, dict) and known.get("stamp") == stamp and isinstance(known.get("sha256"), str):
+        return known["sha256"]
+    return None
+
+
+def remembered_hash(path: Path) -> str | None:
+    """The sha256 file_hash remembers for this file while its stamp is unchanged, or None:
+    never hashed here (for what is only worth keeping when the hash comes free)."""
+    try:
+        path = Path(path).resolve()
+        return _known(_hash_index(), path, _stamp(path)) if path.is_file() else None
+    except OSError:
+        return None
+
+
 def file_hash(path: Path) -> str:
     """sha256 of the file's bytes, remembered by size, mtime, ctime and inode."""
     path = Path(path).resolve()
     index_path = cache_root() / _INDEX
-    try:
-        index = json.loads(index_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        index = {}
+    index = _hash_index()
     stamp = _stamp(path)
-    known = index.get(str(path))
-    if isinstance(known, dict) and known.get("stamp") == stamp and isinstance(known.get("sha256"), str):
-        return known["sha256"]
+    if (known := _known(index, path, stamp)) is not None:
+        return known
     digest = hashlib.sha256()
     with path.open("rb") as f:
         while chunk := f.read(_CHUNK):

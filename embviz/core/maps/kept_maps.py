@@ -7,13 +7,12 @@ than the map."""
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
-from embviz.core.cache import cache_root, keep_in_cache
+from embviz.core.cache import cache_root, keep_in_cache, remembered_hash
 
 if TYPE_CHECKING:
     from embviz.core.model import EmbeddingModel
@@ -54,23 +53,6 @@ def _key(model: EmbeddingModel, ids: np.ndarray, n_components: int, normalize: b
     what = (f"{FORMAT}|{known}|{model.vocab_size}x{model.dim}|{model.table.dtype}|{model.device.type}"
             f"|{n_components}|{normalize}|{rows}")
     return hashlib.sha256(what.encode()).hexdigest()[:32]
-
-
-def remembered_hash(path: Path) -> str | None:
-    """The sha256 the cache remembers for this file while its size, modification time and
-    inode are unchanged (see cache.file_hash), or None: never hashed here."""
-    try:
-        if not path.is_file():
-            return None
-        st = path.resolve().stat()
-        index = json.loads((cache_root() / "hashes.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    known = index.get(str(path.resolve())) if isinstance(index, dict) else None
-    if isinstance(known, dict) and known.get("stamp") == f"{st.st_size}:{st.st_mtime_ns}:{st.st_ino}":
-        digest = known.get("sha256")
-        return digest if isinstance(digest, str) else None
-    return None
 
 
 def _read(path: Path, rows: int, n_components: int) -> tuple[np.ndarray, np.ndarray] | None:
