@@ -117,10 +117,16 @@ _UNITS = {"ms": 1e-3, "s": 1.0}
 
 
 def met(row: dict) -> str:
-    """'met', 'missed' or 'no target', from the row's target text ('≤ 1.5 s', '≤ 1.2×', '≥ openTSNE …')."""
-    m = re.match(r"\s*([≤≥])\s*([0-9.,]+)?\s*(ms|s|×)?", row.get("target") or "")
+    """'met', 'missed' or 'no target', from the row's target text ('≤ 1.5 s', '≤ 1.2×', '≥ openTSNE …',
+    '≤ baseline + 1 s')."""
     if row.get("value") is None:
         return "not measured"
+    beyond = re.match(r"\s*≤\s*baseline\s*\+\s*([0-9.,]+)\s*(ms|s)\b", row.get("target") or "")
+    if beyond and row.get("baseline") is not None:
+        scale = _UNITS.get(row["unit"], 1.0)
+        want = row["baseline"] * scale + float(beyond.group(1).replace(",", "")) * _UNITS[beyond.group(2)]
+        return "met" if row["value"] * scale <= want else "missed"
+    m = re.match(r"\s*([≤≥])\s*([0-9.,]+)?\s*(ms|s|×)?", row.get("target") or "")
     if not m:
         return "no target"
     sign, number, unit = m.groups()

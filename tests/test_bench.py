@@ -102,3 +102,12 @@ def test_the_current_table_in_the_docs_is_the_generated_one():
     table = render_latest(latest_rows(load_reports([str(p) for p in docs.glob("benchmarks-*.json")]), MEASURED_OUTSIDE_JSON))
     assert table in (docs / "benchmarks.md").read_text(encoding="utf-8"), \
         "regenerate it: python bench/report.py --latest docs/benchmarks-*.json"
+
+
+def test_a_target_beyond_its_baseline_is_judged_on_the_sum():
+    from bench.report import met
+
+    row = {"value": 0.4, "unit": "s", "baseline": 0.05, "ratio": 8.0, "target": "≤ baseline + 1 s"}
+    assert met(row) == "met"
+    assert met({**row, "value": 1.2}) == "missed"
+    assert met({**row, "value": 900, "unit": "ms", "baseline": 50}) == "met"
