@@ -30,6 +30,7 @@ from embviz.core.maps.tsne_gradient import TorchObjective
 
 METHODS = ("pca", "tsne", "umap")
 _CHUNK = 16384
+_SCATTER_BYTES = 64 << 20
 MIN_TSNE_ROWS = 10
 # Above this many rows on a CPU, t-SNE runs in a child process on every core (tsne_child);
 # smaller maps take a second or two in the worker, with openTSNE's Barnes-Hut.
@@ -108,14 +109,17 @@ def _centred_scatter(x: torch.Tensor, mean: torch.Tensor, scale: torch.Tensor | 
     reused buffer: a big table's centred copy is never held at once, and numpy sees
     bufferᵀ·buffer and calls syrk, half the work of a general product."""
     n, d = x.shape
+    # Chunks of ~64 MB: OpenBLAS splits a product over its threads badly when the rows are few
+    # (2M × 300 on two threads: 4.1 s in 16,384-row chunks, 1.9 s in 65,536).
+    rows = max(_CHUNK, _SCATTER_BYTES // (4 * d))
     scatter = torch.zeros((d, d), dtype=torch.float64, device=x.device)
-    buffer = torch.empty_like(x[:_CHUNK])
-    for i in range(0, n, _CHUNK):
-        chunk = buffer[: min(_CHUNK, n - i)]
+    buffer = torch.empty_like(x[:rows])
+    for i in range(0, n, rows):
+        chunk = buffer[: min(rows, n - i)]
         if scale is None:
-            torch.sub(x[i : i + _CHUNK], mean, out=chunk)
+            torch.sub(x[i : i + rows], mean, out=chunk)
         else:
-            torch.mul(x[i : i + _CHUNK], scale[i : i + _CHUNK, None], out=chunk).sub_(mean)
+            torch.mul(x[i : i + rows], scale[i : i + rows, None], out=chunk).sub_(mean)
         scatter += matmul(chunk.T, chunk).double()
     return scatter
 
