@@ -954,21 +954,11 @@ def timed(figure: Callable, *args) -> None:
 
 
 def machine_load(seconds: float = 2.0) -> str:
-    """"idle" when the machine's other work kept less than a quarter of one core busy over
-    `seconds` before the run (from /proc/stat), else "busy"; "not recorded" without /proc."""
-    def ticks() -> tuple[int, int]:
-        with open("/proc/stat", encoding="ascii") as fh:
-            values = [int(v) for v in fh.readline().split()[1:]]
-        return sum(values), values[3] + values[4]  # all, idle + iowait
+    """"idle" when no core was more than half busy over `seconds` before the run (the app's own
+    test, embviz.core.device.busy_cores), else "busy"."""
+    from embviz.core.device import busy_cores
 
-    try:
-        total0, idle0 = ticks()
-        time.sleep(seconds)
-        total1, idle1 = ticks()
-    except (OSError, ValueError, IndexError):
-        return "not recorded"
-    busy_cores = (total1 - total0 - (idle1 - idle0)) / max(total1 - total0, 1) * (os.cpu_count() or 1)
-    return "idle" if busy_cores < 0.25 else "busy"
+    return "idle" if busy_cores(seconds) == 0 else "busy"
 
 
 def main(argv=None) -> int:
