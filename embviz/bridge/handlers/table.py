@@ -159,6 +159,6 @@ def search(model: EmbeddingModel, request: rq.Search, progress: ProgressFn) -> A
 
 @handles(rq.Benchmark)
 def benchmark(model: EmbeddingModel, request: rq.Benchmark, progress: ProgressFn) -> Any:
-    from embviz.core.table.analogy_benchmark import evaluate, read_questions
+    from embviz.core.table.analogy_benchmark import evaluate_in_child
 
-    return evaluate(model, read_questions(request.path), progress=progress)
+    return evaluate_in_child(model, request.path, progress)

@@ -292,8 +292,10 @@ def _child_main() -> None:
     out = os.fdopen(os.dup(1), "wb", buffering=0)
     os.dup2(2, 1)  # prints of the libraries go to stderr, never into the messages
     inp = os.fdopen(0, "rb", buffering=0)
+    from embviz.core.child import lower_priority
     from embviz.core.device import limit_compute_threads
 
+    lower_priority()
     limit_compute_threads()
     write_lock = threading.Lock()
 

@@ -23,7 +23,6 @@ from embviz.core.device import busy_cores
 from embviz.core.errors import ProgressFn
 from embviz.core.maps.tsne_schedule import FIRST_STEP, PHASES, STEP, precomputed_knn_index
 
-CHILD_NICENESS = 10
 CHILD_BLOCK = 1 << 26  # scores per chunk of the graph (256 MB): larger products run nearer the core's peak
 # The convergence stop: after the exaggeration, every CHECK_EVERY iterations the map's
 # share of kept true 10-NN is measured on CHECK_SAMPLE rows; the run ends once CHECK_EVERY
@@ -94,7 +93,7 @@ def optimise(rows, graph, init, k, perplexity, seed, exact, report_path):
     from embviz.core.device import limit_compute_threads
     from embviz.core.maps.knn import self_top_k
 
-    threads = limit_compute_threads(_threads_and_priority())
+    threads = limit_compute_threads(_threads())
     report = _reporter(report_path)
     computed = None
     stage = "t-SNE: each row's nearest rows in the full table"
@@ -131,22 +130,16 @@ def optimise(rows, graph, init, k, perplexity, seed, exact, report_path):
     return np.asarray(embedding, dtype=np.float32), computed, None
 
 
-def _threads_and_priority() -> int:
-    """Every core, at a lower priority than the window, when nothing else is running: the
-    window's process is mostly idle, and its lookups (which hold its interpreter lock) then
-    come first (GUI stall 57 ms, against 105 ms at equal priority). Beside other busy work,
-    the cores left, at normal priority: at niceness 10 each thread got a tenth of a shared
-    core, every product waited for its slowest thread, and the first picture took 183 s
-    instead of 39 s."""
+def _threads() -> int:
+    """Every core when nothing else is running; beside other busy work, the cores left.
+    The child runs at the niceness of every child of the app (embviz.core.child), below the
+    window's thread. Where the system schedules sessions as groups (Linux's autogroups) that
+    niceness weighs only against the app's own threads: beside two other sessions' busy work,
+    a spinning child took the same wall time at niceness 0 and 10. Without such groups a
+    niced child yields to other programs too (a t-SNE at niceness 10 beside busy work once
+    took 183 s instead of 39 s to its first picture)."""
     cores = os.cpu_count() or 1
-    busy = busy_cores()
-    if busy == 0:
-        try:
-            os.nice(CHILD_NICENESS)
-        except OSError:
-            pass
-        return cores
-    return max(1, cores - busy)
+    return max(1, cores - busy_cores())
 
 
 def _kept_share(positions: np.ndarray, seed: int):

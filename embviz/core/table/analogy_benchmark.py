@@ -1,8 +1,16 @@
 """The Google analogy benchmark (questions-words.txt), evaluated with batched
-matrix products: accuracy with inputs excluded (word2vec's rule) and included."""
+matrix products: accuracy with inputs excluded (word2vec's rule) and included.
+
+The window runs it in a child process (`evaluate_in_child`): its token look-ups, id lists,
+allocations and collector passes held the window's interpreter lock for up to a quarter
+of a second at a time."""
 
 from __future__ import annotations
 
+import json
+import os
+import tempfile
+import time
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +29,7 @@ MAX_MISSES = 500
 TENSOR_BLOCK = 256  # questions per torch.tensor call: a few milliseconds each
 SCORES = 1 << 27  # scores per batch (512 MB of float32): 1,024 questions over 2M rows would take 8 GB
 WIDE_PRODUCTS = 1e10  # multiply-adds from which the products use every core the window leaves idle
+REPORT_EVERY_S = 0.1  # the child writes its progress at most this often
 
 
 @dataclass
@@ -242,3 +251,59 @@ def evaluate(
     else:
         misses = []
     return BenchmarkResult(len(questions), list(sections.values()), lowercased, misses)
+
+
+def evaluate_in_child(model: EmbeddingModel, path: Path | str | None = None,
+                      progress: ProgressFn = no_progress) -> BenchmarkResult:
+    """`evaluate` of the questions in `path` in a child process (embviz.core.child), which opens
+    the model again by its source, as the language model's child does (a cached table is
+    mapped, not copied), and checks that it is the same table. Its progress comes back
+    through a file; a cancel kills it."""
+    from embviz.core.child import run_in_child
+    from embviz.core.fingerprint import model_fingerprint
+
+    fingerprint = model.derived("fingerprint", lambda: model_fingerprint(model))
+    questions = str(Path(path) if path else DEFAULT_FILE)
+    with tempfile.TemporaryDirectory(prefix="embviz-bench-") as folder:
+        report = Path(folder) / "progress.json"
+        seen = [0.0, (0.0, "Opening the model for the benchmark")]
+
+        def measure() -> tuple[float, str]:
+            try:
+                stamp = report.stat().st_mtime
+                if stamp != seen[0]:
+                    data = json.loads(report.read_text(encoding="utf-8"))  # written whole by our own child
+                    seen[0], seen[1] = stamp, (float(data["fraction"]), str(data["stage"]))
+            except (OSError, ValueError, KeyError, TypeError):
+                pass  # not written yet, or renamed in just as we read: the next poll has it
+            return seen[1]
+
+        return run_in_child(_evaluate_here, (model.source, str(model.device), fingerprint, questions, str(report)),
+                            progress, "Analogy benchmark", measure=measure)
+
+
+def _evaluate_here(source: str, device: str, fingerprint: dict, questions: str, report_path: str) -> BenchmarkResult:
+    """Run in the child: the model opened again by its source, then `evaluate`."""
+    from embviz.core import open_checkpoint
+    from embviz.core.device import limit_compute_threads
+    from embviz.core.fingerprint import model_fingerprint, same_model
+
+    limit_compute_threads()
+    last = [0.0]
+
+    def report(fraction: float, stage: str = "", _preview: object = None) -> None:
+        now = time.monotonic()
+        if now - last[0] < REPORT_EVERY_S and fraction < 1.0:
+            return
+        last[0] = now
+        tmp = report_path + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump({"fraction": fraction, "stage": stage}, f)
+        os.replace(tmp, report_path)
+
+    model = open_checkpoint(source or None, device)
+    if not same_model(fingerprint, model_fingerprint(model)):
+        raise EmbvizError(f"{source or 'The default model'} no longer holds the model on screen: "
+                          "open it again to run the benchmark.")
+    report(0.0, "Reading the questions")
+    return evaluate(model, read_questions(questions), progress=report)
