@@ -40,22 +40,33 @@ class ResultsTable(QTableWidget):
         self.headers = list(headers)
         self.ids: list[int] = []
         self.rows: list[tuple] = []  # the values shown, unformatted (export, copy)
+        self._cells_to = 0  # rows[:_cells_to] have their cells
         self.cellClicked.connect(lambda row, _col: self.tokenClicked.emit(self.ids[row]))
 
     def set_text_scale(self, scale: float) -> None:
         self.verticalHeader().setDefaultSectionSize(round(34 * scale))
 
-    def fill(self, rows: list[tuple], ids: list[int]) -> None:
+    def fill(self, rows: list[tuple], ids: list[int], now: int | None = None) -> None:
+        """Show `rows`; with `now`, only the first `now` rows get their cells here, the
+        others through `fill_more` (hundreds of rows at once held the window for frames)."""
         self.setRowCount(len(rows))
         self.ids = list(ids)
         self.rows = [tuple(r) for r in rows]
-        for r, row in enumerate(rows):
-            for c, value in enumerate(row):
+        self._cells_to = 0
+        self.fill_more(len(self.rows) if now is None else now)
+
+    def fill_more(self, count: int) -> bool:
+        """Cells for the next `count` rows of the last `fill`; whether rows are left without."""
+        end = min(len(self.rows), self._cells_to + count)
+        for r in range(self._cells_to, end):
+            for c, value in enumerate(self.rows[r]):
                 text = f"{value:.3f}" if isinstance(value, float) else str(value)
                 item = QTableWidgetItem(text)
                 if not isinstance(value, str):
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.setItem(r, c, item)
+        self._cells_to = end
+        return end < len(self.rows)
 
 
     def selected_text(self) -> str:

@@ -5,7 +5,7 @@ and the questions it got wrong with what it answered instead."""
 from __future__ import annotations
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QDialog, QHBoxLayout, QHeaderView, QLabel, QProgressBar, QPushButton, QSplitter, QVBoxLayout,
@@ -15,6 +15,10 @@ from embviz.ui import style
 from embviz.ui.widgets import ResultsTable
 
 CHART_MIN_WIDTH = 300  # bars still comparable beside the section names
+# The misses' cells, this many rows a turn of the event loop, then their columns sized one a turn:
+# all 500 rows at once, with the columns sized to their contents at every layout, held the window
+# for 110 ms; sized to their contents while cells arrive, seconds.
+MISS_ROWS_A_TURN = 100
 SERIES = (("inputs excluded", "accuracy_excluded", style.BAR_LOGIT), ("inputs allowed", "accuracy_included", style.BAR_PROB))
 
 
@@ -32,9 +36,11 @@ class BenchmarkWindow(QDialog):
         self.cancel_button.clicked.connect(cancel)
         self.sections = ResultsTable(["section", "kept", "excluded", "+ variants", "allowed"])
         self.misses = ResultsTable(["section", "a", "is to b", "as c", "is to d", "answered instead"])
-        # Every column as wide as its longest text ("capital-common-countries", "380 of 506").
+        # Every column as wide as its longest text ("capital-common-countries", "380 of 506"): the
+        # sections' at every layout, the misses' once their cells are in (_fill_misses).
+        self.sections.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.misses.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         for table in (self.sections, self.misses):
-            table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
             style.use_font(table, style.BASE_POINT_SIZE)  # five and six columns beside a chart: a size smaller
         self.misses.horizontalHeader().setStretchLastSection(True)
         self.chart = pg.PlotWidget(background=style.BACKGROUND)
@@ -84,6 +90,7 @@ class BenchmarkWindow(QDialog):
             self.chart.getPlotItem().getAxis(name).setTickFont(style.font(style.BASE_POINT_SIZE - 1))
         if self.chart.isVisible():
             self._fit_table()
+        self.misses.resizeColumnsToContents()
 
     def started(self) -> None:
         self.summary.setText("Answering 19,544 questions…")
@@ -110,7 +117,7 @@ class BenchmarkWindow(QDialog):
         sections = [s for s in result.sections if s.kept]
         self.sections.fill([(s.name, f"{s.kept:,} of {s.total:,}", _pct(s.accuracy_excluded), _pct(s.accuracy_variants),
                              _pct(s.accuracy_included)) for s in sections], [])
-        self.misses.fill([(m.section, *m.words, m.predicted) for m in result.misses], [])
+        self.misses.fill([(m.section, *m.words, m.predicted) for m in result.misses], [], 0)
         item = self.chart.getPlotItem()
         item.clear()
         self.legend.clear()
@@ -124,6 +131,16 @@ class BenchmarkWindow(QDialog):
         item.setYRange(-0.6, len(sections) - 0.4, padding=0)
         self.chart.show()
         self._fit_table()
+        QTimer.singleShot(0, self._fill_misses)
+
+    def _fill_misses(self, column: int = 0) -> None:
+        """The misses' next rows of cells, or once all are in, their next column sized: one step
+        a turn of the event loop. A newer result's fill takes over the steps left."""
+        if self.misses.fill_more(MISS_ROWS_A_TURN):
+            QTimer.singleShot(0, self._fill_misses)
+        elif column < self.misses.columnCount() - 1:  # the last one stretches
+            self.misses.resizeColumnToContents(column)
+            QTimer.singleShot(0, lambda: self._fill_misses(column + 1))
 
     def _fit_table(self) -> None:
         """The table as wide as its columns (section names and counts whole), the chart the rest."""
