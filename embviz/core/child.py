@@ -26,10 +26,10 @@ from typing import Any, Callable
 from embviz.core.errors import EmbvizError, ProgressFn, first_line
 
 POLL_SECONDS = 0.25
-# A niceness of 10 weighs a tenth of the window's thread (Linux's CFS/EEVDF weights 110 : 1024):
-# beside an analogy benchmark, a t-SNE and the language model, each in a child at niceness 0,
-# the window waited up to 160 ms for a core on a busy 2-core machine; at 10, its longest
-# wait fell below a frame.
+# A niceness of 10 weighs a tenth of the window's thread (Linux's weights 110 : 1024). With a
+# t-SNE and the language model in children at niceness 0 beside an analogy benchmark, the window
+# waited up to 160 ms for a core on a busy 2-core machine, and its event loop stalled over 16 ms
+# some 190 times in 19 s; at 10, 12 times in 11 s, and its longest wait was 24 ms.
 CHILD_NICENESS = 10
 
 
