@@ -892,13 +892,19 @@ def fig_window(args) -> None:
         timer.timeout.connect(tick)
         timer.start()
         analogies = window.analogies
+
+        def turn() -> None:  # each action a turn of the event loop of its own, as a user's clicks are
+            app.processEvents()
+            time.sleep(0.002)
+
         analogies.run_benchmark()
         bench_id = analogies.bench_id
         ended = lambda: window.worker._replies.get(bench_id) is None  # noqa: E731
-        window.map_panel.subset.setCurrentIndex(1)
-        window.map_panel.limit.setValue(3000 if args.quick else 20000)
-        window.map_panel.method.setCurrentIndex(1)
-        window.map_panel.run_projection()
+        for act in (lambda: window.map_panel.subset.setCurrentIndex(1),
+                    lambda: window.map_panel.limit.setValue(3000 if args.quick else 20000),
+                    lambda: window.map_panel.method.setCurrentIndex(1), window.map_panel.run_projection):
+            turn()
+            act()
         lens_texts = [lens_text, lens_text.rsplit(" ", 1)[0], lens_text.replace("Spain", "Portugal")]
         end = time.perf_counter() + (10 if args.quick else 30)
         i = asked = 0
