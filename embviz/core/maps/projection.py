@@ -31,6 +31,9 @@ from embviz.core.maps.tsne_gradient import TorchObjective
 METHODS = ("pca", "tsne", "umap")
 _CHUNK = 16384
 _SCATTER_BYTES = 64 << 20
+# Centre the chunks when the mean row's squared length is above this share of the rows' mean
+# squared length: float32 products would then lose the variance to the subtraction.
+_CANCELLING_MEAN = 0.9
 MIN_TSNE_ROWS = 10
 # Above this many rows on a CPU, t-SNE runs in a child process on every core (tsne_child);
 # smaller maps take a second or two in the worker, with openTSNE's Barnes-Hut.
@@ -105,21 +108,39 @@ def _column_mean(x: torch.Tensor, scale: torch.Tensor | None) -> torch.Tensor:
 
 
 def _centred_scatter(x: torch.Tensor, mean: torch.Tensor, scale: torch.Tensor | None) -> torch.Tensor:
-    """Σ (xᵢ − mean)(xᵢ − mean)ᵀ in float64, summed from float32 chunks centred into one
-    reused buffer: a big table's centred copy is never held at once, and numpy sees
-    bufferᵀ·buffer and calls syrk, half the work of a general product."""
+    """Σ (xᵢ − mean)(xᵢ − mean)ᵀ in float64, as Σ xᵢxᵢᵀ − n·mean·meanᵀ: float32 chunk
+    products (numpy sees chunkᵀ·chunk and calls syrk, half a general product's work)
+    added in float64. Rows that need no scaling are never copied; scaled ones pass through
+    one reused buffer. When the mean is most of every row, the subtraction would cancel
+    the variance away: the chunks are centred first instead."""
+    n = x.shape[0]
+    second = _scatter(x, scale, None)
+    mean64 = mean.double()
+    if float(mean64 @ mean64) > _CANCELLING_MEAN * float(torch.trace(second)) / max(n, 1):
+        return _scatter(x, scale, mean)
+    return second - n * torch.outer(mean64, mean64)
+
+
+def _scatter(x: torch.Tensor, scale: torch.Tensor | None, centre: torch.Tensor | None) -> torch.Tensor:
+    """Σ yᵢyᵢᵀ in float64 for yᵢ = xᵢ·scaleᵢ − centre, from float32 chunks."""
     n, d = x.shape
-    # Chunks of ~64 MB: OpenBLAS splits a product over its threads badly when the rows are few
-    # (2M × 300 on two threads: 4.1 s in 16,384-row chunks, 1.9 s in 65,536).
-    rows = max(_CHUNK, _SCATTER_BYTES // (4 * d))
+    # Rows that need no copy go to BLAS in one call, as a plain numpy PCA does: OpenBLAS
+    # splits a product over its threads badly when the rows are few, worst when another
+    # process holds a core. Copies go through ~64 MB chunks.
+    copied = scale is not None or centre is not None
+    rows = max(_CHUNK, _SCATTER_BYTES // (4 * d)) if copied else max(n, 1)
     scatter = torch.zeros((d, d), dtype=torch.float64, device=x.device)
-    buffer = torch.empty_like(x[:rows])
+    buffer = torch.empty_like(x[:rows]) if copied else None
     for i in range(0, n, rows):
-        chunk = buffer[: min(rows, n - i)]
-        if scale is None:
-            torch.sub(x[i : i + rows], mean, out=chunk)
-        else:
-            torch.mul(x[i : i + rows], scale[i : i + rows, None], out=chunk).sub_(mean)
+        chunk = x[i : i + rows]
+        if buffer is not None:
+            chunk = buffer[: chunk.shape[0]]
+            if scale is None:
+                torch.sub(x[i : i + rows], centre, out=chunk)
+            else:
+                torch.mul(x[i : i + rows], scale[i : i + rows, None], out=chunk)
+                if centre is not None:
+                    chunk.sub_(centre)
         scatter += matmul(chunk.T, chunk).double()
     return scatter
 
