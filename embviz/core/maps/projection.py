@@ -21,6 +21,7 @@ import torch
 from embviz.core.child import run_in_child
 from embviz.core.device import compute_threads, every_idle_core
 from embviz.core.errors import EmbvizError, ProgressFn, no_progress
+from embviz.core.maps.file_rows import FileRows, file_rows, rows_in_child
 from embviz.core.maps.kept_maps import kept_pca
 from embviz.core.maps.knn import keep_knn, kept_knn, table_knn, unit_rows
 from embviz.core.model import EmbeddingModel
@@ -267,7 +268,7 @@ def _tsne(model, ids, normalize, progress, seed, threads) -> Projection:
         from embviz.core.maps.tsne_child import tsne_in_child
 
         graph = kept_knn(model, ids, k) if exact else None
-        rows = None if graph is not None else unit_rows(model, ids).cpu().numpy()
+        rows = None if graph is not None else _child_rows(model, ids)
         coords, computed, stopped = tsne_in_child(rows, graph, init, k, perplexity, seed, exact, progress)
         if computed is not None:
             keep_knn(model, ids, *computed)
@@ -298,6 +299,13 @@ def _tsne(model, ids, normalize, progress, seed, threads) -> Projection:
     return _finished(ids, np.asarray(embedding, dtype=np.float32), notes, progress)
 
 
+def _child_rows(model: EmbeddingModel, ids: np.ndarray) -> np.ndarray | FileRows:
+    """The unit rows a child process fits: the cache file's path when the table maps one (the
+    child maps it and scales the rows itself), else the rows, copied to it through a file."""
+    from_file = file_rows(model, ids)
+    return from_file if from_file is not None else unit_rows(model, ids).cpu().numpy()
+
+
 def _finished(ids: np.ndarray, coords: np.ndarray, notes: list[str], progress: ProgressFn) -> Projection:
     if not np.isfinite(coords).all():
         raise EmbvizError("t-SNE diverged (NaN coordinates); try PCA or fewer rows.")
@@ -320,7 +328,7 @@ def _umap(model, ids, normalize, progress, seed) -> Projection:
         data = x50  # the graph is given; the rows only seed the starting layout
     else:  # umap-learn's own index, on the full unit rows by cosine
         knn = None
-        data = unit_rows(model, ids).cpu().numpy()
+        data = _child_rows(model, ids)
     # umap-learn reports no progress and cannot be interrupted: a child process can.
     coords = run_in_child(umap_coords, (data, seed, neighbours, knn), progress, "UMAP: running, no progress until it ends",
                           fraction=0.45)
@@ -330,13 +338,15 @@ def _umap(model, ids, normalize, progress, seed) -> Projection:
     return Projection("umap", ids, coords)
 
 
-def umap_coords(x: np.ndarray, seed: int, neighbours: int, knn: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
+def umap_coords(x: np.ndarray | FileRows, seed: int, neighbours: int,
+                knn: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
     """umap-learn's 2-D layout by cosine, from a precomputed neighbour graph (each row
     first in its own list) when one is given (run in a child process)."""
     import warnings
 
     import umap  # slow to import (numba), so only when asked for
 
+    x = rows_in_child(x)
     n = x.shape[0]
     reducer = umap.UMAP(n_components=2, n_neighbors=neighbours, min_dist=0.1, metric="cosine", random_state=seed,
                         n_jobs=1, init="pca" if n > 2 else "random",
