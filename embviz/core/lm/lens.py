@@ -174,10 +174,7 @@ def _lens_columns(model, lm, ids, stream, first, k, final_norm, show) -> dict[in
         todo = [p for p in group if p not in columns]
         if todo:
             rows = stream[:, todo].reshape(-1, stream.shape[-1])  # layer-major: row = layer × len(todo) + i
-            with torch.inference_mode():
-                if final_norm:
-                    rows = lm.final_norm(rows)
-                ranked = _ranked(model, lm.head, rows, k, per_product, workers)
+            ranked = _ranked(model, lm, rows, k, final_norm, per_product, workers)
             for i, p in enumerate(todo):
                 columns[p] = [ranked[layer * len(todo) + i] for layer in range(layers)]
         for at in range(0, len(group), PREVIEW_POSITIONS):
@@ -207,19 +204,34 @@ def _head_logits(head: torch.nn.Module, rows: torch.Tensor) -> torch.Tensor:
     return logits if head.bias is None else logits + head.bias
 
 
-def _ranked(model: EmbeddingModel, head: torch.nn.Module, rows: torch.Tensor, k: int, per_product: int,
+def top_k_softmax(logits: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The top k of each row of `logits` (n, V) and their softmax probabilities, as
+    (values, ids, probs), with no probability array the size of the logits: the
+    log-sum-exp is taken in place, so `logits` is overwritten. NaN and +inf logits rank
+    as -inf, as if absent."""
+    top = logits.amax(dim=-1, keepdim=True)  # NaN or +inf anywhere in a row shows here
+    bad = ~torch.isfinite(top[:, 0])
+    if bad.any():
+        logits[bad] = torch.nan_to_num(logits[bad], nan=-torch.inf, posinf=-torch.inf)
+        top = logits.amax(dim=-1, keepdim=True)
+    values, ids = logits.topk(k, dim=-1)
+    shift = torch.where(torch.isfinite(top), top, torch.zeros_like(top))  # a row of -inf: its sum is 0, its lse -inf
+    lse = shift + logits.sub_(shift).exp_().sum(dim=-1, keepdim=True).log()
+    return values, ids, torch.exp(values - lse)
+
+
+def _ranked(model: EmbeddingModel, lm, rows: torch.Tensor, k: int, final_norm: bool, per_product: int,
             workers: int) -> list[list[TokenScore]]:
-    """Top k and their softmax probabilities for each row's logits, at most `per_product` rows
-    at a time, split over `workers` threads (the first column alone too: it is the one waited for)."""
+    """The rows' (residual vectors') top k through the final norm (when asked) and the head,
+    and their softmax probabilities, at most `per_product` rows at a time, split over
+    `workers` threads (the first column alone too: it is the one waited for)."""
     chunks = list(rows.split(min(per_product, -(-len(rows) // workers))))
 
     def rank(chunk: torch.Tensor) -> list[list[TokenScore]]:
         with torch.inference_mode():
-            logits = _head_logits(head, chunk).float()
-            logits = torch.nan_to_num(logits, nan=-torch.inf, posinf=-torch.inf)
-            lse = torch.logsumexp(logits, dim=-1, keepdim=True)
-            values, top_ids = logits.topk(k, dim=-1)
-            probs = torch.exp(values - lse)
+            if final_norm:
+                chunk = lm.final_norm(chunk)
+            values, top_ids, probs = top_k_softmax(_head_logits(lm.head, chunk).float(), k)
         return [[TokenScore(i, model.vocab.label(i), v, p, model.vocab.texts[i]) for v, i, p in zip(vals, tids, ps)]
                 for vals, tids, ps in zip(values.tolist(), top_ids.tolist(), probs.tolist())]
 
