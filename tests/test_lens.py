@@ -142,9 +142,25 @@ def test_rows_read_in_any_blocks_give_the_same_cells(tiny, monkeypatch):
         monkeypatch.setattr(lens_module, "_rows_per_product", lambda _device, rows=rows: rows)
         monkeypatch.setattr(lens_module, "_workers", lambda _device, workers=workers: workers)
         tiny.cache.pop("lens_columns", None)
-        other = logit_lens(tiny, text, k=4)
+        previews = []
+        other = logit_lens(tiny, text, k=4, progress=lambda _f, _s, preview: previews.append(preview))
         assert cells(other)[0] == cells(small)[0]
         assert cells(other)[1] == pytest.approx(cells(small)[1], rel=1e-5, abs=1e-7)
+        shown = [p for preview in previews if preview is not None for p in preview.columns]
+        assert shown[0] == len(other.tokens) - 1 and sorted(shown) == list(range(len(other.tokens)))
+
+
+def test_a_cancel_while_the_columns_are_read_stops_the_lens(tiny):
+    from embviz.core.errors import Cancelled
+
+    def progress(_fraction, _stage, preview):
+        if preview is not None:
+            raise Cancelled()
+
+    tiny.cache.pop("lens_columns", None)
+    with pytest.raises(Cancelled):
+        logit_lens(tiny, "the king and the queen ruled the kingdom", k=4, progress=progress)
+    assert "lens_columns" not in tiny.cache  # nothing half-read is kept
 
 
 def test_models_without_layers_say_why(spells, toy4):
