@@ -730,6 +730,8 @@ def fig_typing(args, model) -> None:
     text = "The capital of France is Paris, and the capital of Italy is Rome. So the capital of Spain is"
     n = len(encode_prompt(model, text))
 
+    parts: dict[str, list[float]] = {"forward": [], "last column": [], "the rest": [], "cpu": []}
+
     def lens(forget: bool, grow: bool = False) -> float:
         times = []
         for _ in range(args.repeats):
@@ -737,15 +739,24 @@ def fig_typing(args, model) -> None:
             model.cache.pop("lens_columns", None)
             if grow:
                 logit_lens(model, text.rsplit(" ", 1)[0], k=10)
-            t = time.perf_counter()
-            logit_lens(model, text, k=10)
+            marks: list[float] = []  # the forward pass done, then each preview (the last column first)
+            t, cpu = time.perf_counter(), time.process_time()
+            logit_lens(model, text, k=10, progress=lambda *_: marks.append(time.perf_counter()))
             times.append(time.perf_counter() - t)
+            if not grow:
+                parts["cpu"].append(time.process_time() - cpu)
+                parts["forward"].append(marks[0] - t)
+                parts["last column"].append(marks[1] - marks[0])
+                parts["the rest"].append(t + times[-1] - marks[1])
         return statistics.median(times)
 
     forward = median_time(lambda: (lm.forget(), lm.last_logits(encode_prompt(model, text))), args.repeats)
-    record(15, f"logit lens of a {n}-token text, every layer, from scratch", lens(True) * 1000, "ms",
+    whole = lens(True) * 1000
+    record(15, f"logit lens of a {n}-token text, every layer, from scratch", whole, "ms",
            forward * 1000, "the forward pass alone (last position's logits)", "≤ 300 ms",
-           note=f"{lm.n_layers + 1} layers × {n} positions × {model.vocab_size:,} logits")
+           note=f"{lm.n_layers + 1} layers × {n} positions × {model.vocab_size:,} logits; medians: "
+                + ", ".join(f"{name} {statistics.median(v) * 1000:.0f} ms" for name, v in parts.items())
+                + f" (CPU time, {torch.get_num_threads()} torch thread(s), {os.cpu_count()} cores)")
     record(15, "logit lens after typing the last word of that text (cached columns)", lens(False, grow=True) * 1000, "ms")
 
 
