@@ -42,7 +42,7 @@ class MapView(KeysMixin, MarkersMixin, LabelsMixin, pg.PlotWidget):
     selectionMade = Signal(list)  # row ids inside a drawn rectangle or lasso
 
     def __init__(self, parent=None) -> None:
-        super().__init__(parent, background=style.BACKGROUND, viewBox=SelectViewBox())
+        super().__init__(parent, background=style.BACKGROUND, viewBox=SelectViewBox(), enableMenu=False)
         self.ids = np.zeros(0, dtype=np.int64)
         self.coords = np.zeros((0, 2), dtype=np.float32)
         self.labels: list[str] = []
