@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import fields
 from pathlib import Path
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QProgressBar, QPushButton, QSizePolicy, QWidget
 
@@ -188,6 +188,12 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
         self._session = None
         self._lesson_step = None
         self.loading_source = source
+        first_map = False
+        if self.summary is None:  # nothing on screen yet: the map the cache keeps for this model, if it does
+            self.map_panel.drop_first_map()
+            if expect is None and self.map_panel.show_first_map(source, self.device):
+                first_map = True
+                self.map_panel.view.viewport().repaint()  # on screen now, before the worker's imports take the interpreter
         self.load_id = self.worker.submit(
             rq.LoadModel(source=source, device=self.device, expect=expect),
             Reply(self._load_finished, lambda rid, message: self._load_ended(rid, message),
@@ -195,6 +201,8 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
         self.load_progress.setValue(0)
         self._show_load_progress(True)
         self.set_model_text(f"Opening {Path(source).name if source else 'the default model'}…")
+        if first_map:
+            QTimer.singleShot(0, self.map_panel.label_first_map)
 
     def _show_load_progress(self, on: bool) -> None:
         self.load_progress.setVisible(on)
@@ -232,6 +240,8 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
             return
         self._show_load_progress(False)
         self.set_model_text(self._model_text() if self.summary else "No model")
+        if self.summary is None:
+            self.map_panel.drop_first_map()  # of a model that did not open
         what = "the session" if self._session is not None else "the model"
         self._session = None
         if message is None:

@@ -176,9 +176,10 @@ class MapView(KeysMixin, MarkersMixin, LabelsMixin, pg.PlotWidget):
     def set_labels(self, labels: list[str]) -> None:
         self.labels = labels
 
-    def clear_map(self) -> None:
-        """Empty the map: points, word sets, legend, rings, arrows and the hover box.
-        (Not `clear`: PlotWidget binds that name to PlotItem.clear, which drops every item.)"""
+    def clear_map(self, keep_points: bool = False) -> None:
+        """Empty the map: points (unless `keep_points`), word sets, legend, rings, arrows and
+        the hover box. (Not `clear`: PlotWidget binds that name to PlotItem.clear, which drops
+        every item.)"""
         for name in list(self._sets):
             self.removeItem(self._sets.pop(name)[0])
         self._rebuild_legend()
@@ -186,7 +187,10 @@ class MapView(KeysMixin, MarkersMixin, LabelsMixin, pg.PlotWidget):
         self._arrows = []
         self.set_colours(None)
         self.hover_text.hide()
-        self.set_points(np.zeros(0, np.int64), np.zeros((0, 2), np.float32))
+        if keep_points:
+            self._redraw_overlays()
+        else:
+            self.set_points(np.zeros(0, np.int64), np.zeros((0, 2), np.float32))
         self._settle()  # now, not after the timer: nothing of the old map may show
 
     def set_points(self, ids: np.ndarray, coords: np.ndarray, autorange: bool = True) -> None:
