@@ -222,8 +222,8 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
             return False
         self._first_map = first
         self.view.set_points(first.ids, first.coords)
-        self.status.setText(f"{METHOD_SHORT['pca']} of {len(first.ids):,} rows, kept from the last open "
-                            "— opening the model…")
+        self.status.setText(f"The map kept from the last open ({METHOD_SHORT['pca']}, {len(first.ids):,} rows); "
+                            "opening the model…")
         return True
 
     def label_first_map(self) -> None:
