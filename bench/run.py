@@ -115,11 +115,12 @@ print(json.dumps({{'imports': t1 - t0, 'open': t2 - t1, 'to_map': t3 - t1, 'rss'
                    note=f"imports {first['imports']:.1f} s not included; peak RSS {first['rss'] / 2**20:,.0f} MiB")
     run_child(code)  # make sure the user cache is warm
     launches = [launch_window(args) for _ in range(args.repeats_child)]
-    window = statistics.median(w for w, _, _ in launches)
+    window = statistics.median(w for w, _, _, _ in launches)
     record(1, "launch (warm cache) → the window on screen", window, "s", target="≤ 1 s",
-           note=f"python bench/startup.py: the real command line, no arguments; {launches[0][2]}")
-    record(1, "window on screen → the default model's PCA map drawn", statistics.median(m - w for w, m, _ in launches), "s",
-           target="≤ 0.6 s", note="torch imported and the model opened after the window is shown")
+           note=f"python bench/startup.py: the real command line, no arguments; {launches[0][3]}")
+    record(1, "window on screen → the default model's PCA map drawn", statistics.median(m - w for w, m, _, _ in launches), "s",
+           target="≤ 0.6 s", note="the map the cache keeps, read with numpy; the model (torch) opens after it, in "
+                                  f"{statistics.median(o - m for _, m, o, _ in launches):.1f} s more")
     cached = [run_child(code) for _ in range(args.repeats_child)]
     to_map = statistics.median(c["to_map"] for c in cached)
     record(1, "cached open → PCA map drawn", to_map, "s", target="≤ 1.5 s",
@@ -127,10 +128,10 @@ print(json.dumps({{'imports': t1 - t0, 'open': t2 - t1, 'to_map': t3 - t1, 'rss'
                 f"peak RSS {max(c['rss'] for c in cached) / 2**20:,.0f} MiB")
 
 
-def launch_window(args) -> tuple[float, float, str]:
-    """(window exposed, map painted) in seconds after launching embviz with no arguments
-    (fresh settings, the user's warm cache), and which display it ran on: an Xvfb started
-    here when there is one and no display, else Qt's offscreen platform."""
+def launch_window(args) -> tuple[float, float, float, str]:
+    """(window exposed, map painted, model open) in seconds after launching embviz with no
+    arguments (fresh settings, the user's warm cache), and which display it ran on: an Xvfb
+    started here when there is one and no display, else Qt's offscreen platform."""
     import shutil
 
     env = {"EMBVIZ_CONFIG_DIR": tempfile.mkdtemp(prefix="embviz-bench-config-")}
@@ -155,7 +156,7 @@ def launch_window(args) -> tuple[float, float, str]:
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "startup.py failed")
     seen = json.loads(proc.stdout.strip().splitlines()[-1])
-    return seen["window"], seen["map"], where
+    return seen["window"], seen["map"], seen["model"], where
 
 
 def start_xvfb() -> tuple[subprocess.Popen, str] | None:
@@ -766,7 +767,8 @@ def fig_window(args) -> None:
         window.resize(1300, 850)
         window.show()
         window.open_model(None)
-        wait(app, lambda: window.map_panel.view.ids.size > 0, 300)
+        # The model on screen, not only the map the cache keeps for it (drawn before the model is open).
+        wait(app, lambda: window.generation > 0 and window.map_panel.state.projection is not None, 300)
         panel = window.logits
         # The language model is built once, by a job of its own, before the first bars.
         panel.set_text("Hello")

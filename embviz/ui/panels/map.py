@@ -9,7 +9,6 @@ from PySide6.QtWidgets import (
 )
 
 from embviz.bridge import requests as rq
-from embviz.bridge.first_map import FirstMap, first_map_of
 from embviz.bridge.worker import Reply
 from embviz.state.tabs import MapState, ProjectionState
 from embviz.ui.tables import map_rows
@@ -48,7 +47,7 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         self._asked_rows: tuple[str, str, int] = (self.state.method, self.state.subset, self.state.limit)
         self._zoom_to_search = True
         self.summary_ready = False  # no model yet: changing Rows has nothing to redraw
-        self._first_map: FirstMap | None = None  # drawn from the cache while the model opens
+        self._first_map = None  # a bridge.first_map.FirstMap drawn from the cache while the model opens
         self._taking_over = False  # the open model's first map is on its way, its kept copy on screen
         self.table_shape = (0, 0, 0, False)  # rows, dimensions, whole-word rows, on a GPU: what a long map is asked of
         self.bindings = Bindings(self.state)
@@ -215,6 +214,8 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         """Before the first model is open: its PCA map as the cache keeps it (exactly the map
         the open model's first PCA reads back), drawn now; whether the cache had it. Its labels
         come with `label_first_map`, after it is on screen."""
+        from embviz.bridge.first_map import first_map_of  # the cache's readers: not needed to show the window
+
         self.drop_first_map()
         request = rq.Project(method="pca", subset=self.state.subset, limit=self.state.limit)
         first = first_map_of(source, device, request)
