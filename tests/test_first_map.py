@@ -180,3 +180,12 @@ def test_the_first_map_of_a_model_that_does_not_open_is_taken_down(window, qtbot
     assert window.map_panel.view.ids.size == len(WORDS)
     qtbot.waitUntil(lambda: window.map_panel.view.ids.size == 0, timeout=10000)
     assert window.map_panel.view.labels == [] and window.summary is None
+
+
+def test_a_word_list_that_does_not_match_its_table_gives_the_map_without_labels(tmp_path):
+    path = glove(tmp_path / "t.txt")
+    _, projection = opened_and_mapped(path)
+    next((tmp_path / "cache").glob("word-vectors/*/words.txt")).write_text("just\nthree\nwords", encoding="utf-8")
+    early = first_map(str(path), "cpu")
+    np.testing.assert_array_equal(early.coords, projection.coords)  # the map is the file's, kept by its hash
+    assert early.labels() == [] and early.rows == len(WORDS)

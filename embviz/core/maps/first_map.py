@@ -31,6 +31,7 @@ class FirstMap:
     coords: np.ndarray  # (n, 2) float32
     labels: Callable[[], list[str]]  # one per row of the table, as the open model's vocabulary gives them
     explained: list[float] = field(default_factory=list)
+    rows: int = 0  # of the whole table
 
 
 def first_map(source: str | None, device: str = "auto", limit: int | None = None) -> FirstMap | None:
@@ -58,7 +59,7 @@ def first_map(source: str | None, device: str = "auto", limit: int | None = None
     if len(found) != 1:  # none, or maps of two devices and no torch here to say which "auto" picks
         return None
     coords, ratio = found[0]
-    return FirstMap(path, ids, coords, table.labels, [float(r) for r in ratio])
+    return FirstMap(path, ids, coords, table.labels, [float(r) for r in ratio], table.rows)
 
 
 def _file(source: str | None) -> Path | None:

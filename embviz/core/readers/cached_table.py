@@ -103,11 +103,20 @@ def _safetensors_table_shape(path: Path) -> tuple[int, int]:
 
 
 def _words_entry(folder: Path) -> CachedTable | None:
-    from embviz.core.table.vocab import vocabulary_from_words
-
-    words = read_words(folder)
     with (folder / "table.npy").open("rb") as f:
         shape, fortran, dtype = npy_header(f)
-    if dtype.str != "<f4" or fortran or len(shape) != 2 or shape[0] != len(words) or shape[1] < 1:
+    if dtype.str != "<f4" or fortran or len(shape) != 2 or shape[0] < 1 or shape[1] < 1:
         return None
-    return CachedTable(len(words), int(shape[1]), lambda: vocabulary_from_words(words).labels)
+    rows = int(shape[0])
+
+    def labels() -> list[str]:
+        """The words' labels ([] when the word list does not match the table: the open finds it damaged)."""
+        from embviz.core.table.vocab import vocabulary_from_words
+
+        try:
+            words = read_words(folder)
+        except (OSError, ValueError, UnicodeDecodeError):
+            return []
+        return vocabulary_from_words(words).labels if len(words) == rows else []
+
+    return CachedTable(rows, int(shape[1]), labels)

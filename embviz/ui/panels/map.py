@@ -27,6 +27,9 @@ from embviz.ui.panels.map_sets import WordSetsMixin
 from embviz.state.word_sets import parse_word_list
 from embviz.ui.panels.map_names import DRAG_MODES, HOVER_HINT, INSTANT, METHOD_NAMES, METHOD_SHORT, SEARCH_DEBOUNCE_MS, SEARCH_SET, SEARCH_WIDTH, SIDE_WIDTH, SUBSETS, combo
 
+FIRST_MAP_LABELS = 200_000
+
+
 class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
     tokenClicked = Signal(int)
     statusMessage = Signal(str)
@@ -228,8 +231,11 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         return True
 
     def label_first_map(self) -> None:
-        if self._first_map is not None and not self.view.labels:
-            self.view.set_labels(self._first_map.labels())
+        """Hover labels for the kept map, where decoding them here takes a moment (a vocabulary
+        of up to FIRST_MAP_LABELS rows, ~0.1 s for 49,152 BPE pieces); a bigger one's come with the model."""
+        first = self._first_map
+        if first is not None and not self.view.labels and first.rows <= FIRST_MAP_LABELS:
+            self.view.set_labels(first.labels())
 
     def drop_first_map(self) -> None:
         """The model it was drawn for did not open (or another is asked for): nothing of it stays."""
