@@ -22,7 +22,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-from embviz.core.cache import DamagedEntry, Entry, cache_root, content_key, discard_damaged, map_table
+from embviz.core.cache import MAPPED_TABLE, DamagedEntry, Entry, MappedFile, cache_root, content_key, discard_damaged, map_table
 from embviz.core.errors import ProgressFn, first_line, no_progress
 from embviz.core.model import EmbeddingModel
 from embviz.core.readers.assemble import assemble
@@ -78,6 +78,7 @@ class _Entry:
     table: np.ndarray
     notes: list[str]
     norms: np.ndarray | None = None  # each row's length, so that opening need not touch the table
+    mapped: Path | None = None  # the cache file `table` maps
 
 
 def _cached(folder: Path) -> _Entry | None:
@@ -94,7 +95,7 @@ def _cached(folder: Path) -> _Entry | None:
         norms = np.load(folder / "norms.npy", allow_pickle=False)
         if norms.dtype != np.float32 or norms.shape != (len(words),):
             raise DamagedEntry(f"its row norms are {norms.dtype} {list(norms.shape)}, not {len(words):,} float32")
-        return _Entry(words, table, notes, norms)
+        return _Entry(words, table, notes, norms, folder / "table.npy")
     except DamagedEntry:
         raise
     except (OSError, ValueError) as exc:
@@ -147,6 +148,7 @@ def open_word_vectors(path: Path, device: torch.device, progress: ProgressFn = n
                     # The entry's map (copy-on-write) replaces the table read: the same numbers, in
                     # pages the OS shares with child processes rather than memory of this process's own.
                     entry.table = map_table(folder / "table.npy", len(entry.words))
+                    entry.mapped = folder / "table.npy"
                 except (DamagedEntry, OSError):
                     pass
         entry.notes = [*entry.notes, *([new.note] if new.note else [])]
@@ -154,5 +156,11 @@ def open_word_vectors(path: Path, device: torch.device, progress: ProgressFn = n
     progress(0.9, "Indexing the words", None)
     vocab = vocabulary_from_words(entry.words)
     norms = None if entry.norms is None else torch.from_numpy(entry.norms)
-    return assemble(name=path.name, source=str(path), table=torch.from_numpy(np.asarray(entry.table)), vocab=vocab,
-                    device=device, kind="table", notes=notes, lm_unavailable_reason=NO_LOGITS, norms=norms)
+    model = assemble(name=path.name, source=str(path), table=torch.from_numpy(np.asarray(entry.table)), vocab=vocab,
+                     device=device, kind="table", notes=notes, lm_unavailable_reason=NO_LOGITS, norms=norms)
+    if entry.mapped is not None and model.table.device.type == "cpu" and model.table.data_ptr() == entry.table.ctypes.data:
+        try:  # a child process maps this file rather than being sent a copy of the table
+            model.cache[MAPPED_TABLE] = MappedFile.of(entry.mapped, entry.table)
+        except OSError:
+            pass
+    return model
