@@ -91,6 +91,17 @@ def file_hash(path: Path) -> str:
 def content_key(path: Path, producer: str) -> str:
     """The cache key of what `producer` makes of this file: its content, the producer's
     format, and the versions of the libraries that read it."""
+    return _key_of(file_hash(path), producer)
+
+
+def remembered_key(path: Path, producer: str) -> str | None:
+    """content_key while the file's hash is remembered (its stamp unchanged), else None:
+    for a look into the cache that must not read the file."""
+    known = remembered_hash(path)
+    return None if known is None else _key_of(known, producer)
+
+
+def _key_of(sha256: str, producer: str) -> str:
     from importlib.metadata import PackageNotFoundError, version
 
     versions = []
@@ -99,7 +110,7 @@ def content_key(path: Path, producer: str) -> str:
             versions.append(f"{package}={version(package)}")
         except PackageNotFoundError:
             versions.append(f"{package}=?")
-    return hashlib.sha256(f"{file_hash(path)}|{producer}|{'|'.join(versions)}".encode()).hexdigest()[:32]
+    return hashlib.sha256(f"{sha256}|{producer}|{'|'.join(versions)}".encode()).hexdigest()[:32]
 
 
 def cache_size() -> int:

@@ -27,6 +27,7 @@ from embviz.core.errors import ProgressFn, first_line, no_progress
 from embviz.core.model import EmbeddingModel
 from embviz.core.readers.assemble import assemble
 from embviz.core.readers.bounded import read_whole
+from embviz.core.readers.cached_table import WORDS_FOLDER, WORDS_FORMAT as CACHE_FORMAT, read_words
 from embviz.core.readers.gensim_file import is_gensim_file, read_keyed_vectors
 from embviz.core.readers.npy_table import read_npy_table
 from embviz.core.readers.regular_file import file_size, open_regular, shown
@@ -36,9 +37,6 @@ from embviz.core.table.vocab import vocabulary_from_words
 
 TEXT_SUFFIXES = (".txt", ".vec", ".txt.gz", ".vec.gz")
 BINARY_SUFFIXES = (".bin", ".bin.gz")
-# 2: ragged lines, BOMs and tabs are no longer read into the table; 3: the table is mapped, its size
-# checked, its row norms kept beside it and its words one a line
-CACHE_FORMAT = "word-vectors-3"
 NO_LOGITS = ("Next-token logits are off: word vectors have no output layer to score a next word. "
              "The map, neighbours and analogies work.")
 
@@ -89,7 +87,7 @@ def _cached(folder: Path) -> _Entry | None:
     if not folder.is_dir():
         return None
     try:
-        words = _read_words(folder)
+        words = read_words(folder)
         notes = json.loads((folder / "notes.json").read_text(encoding="utf-8"))
         if not isinstance(notes, list) or not set(map(type, notes)) <= {str}:
             raise DamagedEntry("its notes are not a list of lines")
@@ -102,16 +100,6 @@ def _cached(folder: Path) -> _Entry | None:
         raise
     except (OSError, ValueError) as exc:
         raise DamagedEntry(first_line(exc)) from exc
-
-
-def _read_words(folder: Path) -> list[str]:
-    """words.txt (one a line: what every reader but gensim's gives) or words.json."""
-    if (folder / "words.txt").exists():
-        return (folder / "words.txt").read_bytes().decode("utf-8").split("\n")
-    words = json.loads((folder / "words.json").read_text(encoding="utf-8"))
-    if not isinstance(words, list) or not set(map(type, words)) <= {str}:
-        raise DamagedEntry("its word list is not a list of words")
-    return words
 
 
 def _write_rest(entry: _Entry) -> Callable[[Path], None]:
@@ -140,7 +128,7 @@ def _row_norms(table: np.ndarray) -> np.ndarray:
 
 def open_word_vectors(path: Path, device: torch.device, progress: ProgressFn = no_progress) -> EmbeddingModel:
     path = Path(path)
-    folder = cache_root() / "word-vectors" / content_key(path, CACHE_FORMAT)
+    folder = cache_root() / WORDS_FOLDER / content_key(path, CACHE_FORMAT)
     damage = None
     try:
         entry = _cached(folder)

@@ -43,7 +43,7 @@ class MapView(KeysMixin, MarkersMixin, LabelsMixin, pg.PlotWidget):
     selectionMade = Signal(list)  # row ids inside a drawn rectangle or lasso
 
     def __init__(self, parent=None) -> None:
-        super().__init__(parent, background=style.BACKGROUND, viewBox=SelectViewBox())
+        super().__init__(parent, background=style.BACKGROUND, viewBox=SelectViewBox(), enableMenu=False)
         self.ids = np.zeros(0, dtype=np.int64)
         self.coords = np.zeros((0, 2), dtype=np.float32)
         self.labels: list[str] = []
@@ -177,9 +177,10 @@ class MapView(KeysMixin, MarkersMixin, LabelsMixin, pg.PlotWidget):
     def set_labels(self, labels: list[str]) -> None:
         self.labels = labels
 
-    def clear_map(self) -> None:
-        """Empty the map: points, word sets, legend, rings, arrows and the hover box.
-        (Not `clear`: PlotWidget binds that name to PlotItem.clear, which drops every item.)"""
+    def clear_map(self, keep_points: bool = False) -> None:
+        """Empty the map: points (unless `keep_points`), word sets, legend, rings, arrows and
+        the hover box. (Not `clear`: PlotWidget binds that name to PlotItem.clear, which drops
+        every item.)"""
         for name in list(self._sets):
             self.removeItem(self._sets.pop(name)[0])
         self._rebuild_legend()
@@ -187,7 +188,10 @@ class MapView(KeysMixin, MarkersMixin, LabelsMixin, pg.PlotWidget):
         self._arrows = []
         self.set_colours(None)
         self.hover_text.hide()
-        self.set_points(np.zeros(0, np.int64), np.zeros((0, 2), np.float32))
+        if keep_points:
+            self._redraw_overlays()
+        else:
+            self.set_points(np.zeros(0, np.int64), np.zeros((0, 2), np.float32))
         self._settle()  # now, not after the timer: nothing of the old map may show
 
     def set_points(self, ids: np.ndarray, coords: np.ndarray, autorange: bool = True) -> None:
