@@ -64,6 +64,7 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
         self._session: tuple[int, Session, str] | None = None  # (load id, session, file name) being opened
         self._lesson_step: tuple[int, LessonStep] | None = None  # (load id, step) waiting for its model
         self.last_error: str | None = None
+        self._message_tab: QWidget | None = None  # the tab whose panel said the message on show
         self._build_panels()
         self._build_lessons_dock()
         self._connect_panels()
@@ -96,6 +97,7 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
         self._pages = [self.tabs.add_panel(None, name, short) for name, short in zip(TAB_NAMES[1:], SHORT_TAB_NAMES[1:])]
         self._tab_panels: dict[str, QWidget] | None = None
         self.tabs.currentChanged.connect(self.build_tabs)
+        self.tabs.currentChanged.connect(self._drop_other_tabs_message)
         self.setCentralWidget(self.tabs)
 
     def build_tabs(self, *_args) -> None:
@@ -144,16 +146,16 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
 
     def _connect_panels(self) -> None:
         self.map_panel.tokenClicked.connect(self._token_clicked)
-        self.map_panel.statusMessage.connect(self.show_message)
+        self.map_panel.statusMessage.connect(lambda text: self._tab_message(self.map_panel, text))
         self.map_panel.neighboursOf.connect(self._neighbours_of_selection)
 
     def _connect_tab_panels(self) -> None:
         self.neighbours.highlight.connect(self._highlight)
-        self.neighbours.statusMessage.connect(self.show_message)
+        self.neighbours.statusMessage.connect(lambda text: self._tab_message(self.neighbours, text))
         self.analogies.highlight.connect(self._highlight)
         self.compare.highlight.connect(self._highlight)
         self.compare.focusToken.connect(self.focus_token)
-        self.compare.statusMessage.connect(self.show_message)
+        self.compare.statusMessage.connect(lambda text: self._tab_message(self.compare, text))
         self.lens.attributionAsked.connect(self._attribution_of)
         self.analogies.showArrows.connect(
             lambda pairs: self.map_panel.view.set_arrows([(a, b, style.ARROW_COLORS[i % 2]) for i, (a, b) in enumerate(pairs)])
@@ -257,6 +259,18 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
 
     def show_message(self, text: str, timeout_ms: int = 15000) -> None:
         self.message.show_message(text, timeout_ms)
+        self._message_tab = None
+
+    def _tab_message(self, panel: QWidget, text: str) -> None:
+        """A tab's own message (a search's count, the clusters found) is about that tab: it
+        goes when another tab is shown, so the Lens never shows the Map's clusters."""
+        self.show_message(text)
+        self._message_tab = panel
+
+    def _drop_other_tabs_message(self, *_args) -> None:
+        if self._message_tab is not None and self._message_tab is not self.tabs.currentWidget():
+            self.message.clear_message()
+            self._message_tab = None
 
     # --- the model's own requests ---------------------------------------------------------------
     def _load_progress(self, rid: int, fraction: float, stage: str, _preview: object) -> None:
