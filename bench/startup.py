@@ -41,7 +41,6 @@ def main() -> int:
                 elif kind == QEvent.Type.Paint and "window" in seen and "map" not in seen and obj is map_viewport():
                     if map_view() is not None and map_view().ids.size > 0:
                         seen["map"] = time.time() - launch
-                        QTimer.singleShot(0, app.quit)
                 return False
 
         def main_window():
@@ -63,6 +62,9 @@ def main() -> int:
                 seen["model"] = time.time() - launch
             if "torch" in sys.modules and "torch" not in seen:
                 seen["torch"] = time.time() - launch
+            if "map" in seen and "model" in seen:  # a map drawn from the cache comes before the model: wait for both
+                poller.stop()
+                QTimer.singleShot(0, app.quit)
 
         poller = QTimer(app)
         poller.timeout.connect(poll)

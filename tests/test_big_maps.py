@@ -147,6 +147,31 @@ def test_pca_equals_numpys_on_the_unit_rows():
     assert np.allclose(ratio, (s**2 / (s**2).sum())[:2], atol=1e-5)
 
 
+@pytest.mark.parametrize("offset, passes", [(0.0, 1), (300.0, 2)])
+@pytest.mark.parametrize("unit_built", [False, True])
+def test_pca_subtracts_the_mean_afterwards_unless_the_mean_is_most_of_every_row(monkeypatch, offset, passes, unit_built):
+    """Σxxᵀ − n·μμᵀ needs no centred copy, but cancels the variance when every row is mostly
+    the mean: then (and only then) the chunks are centred first. Both answer as float64 does."""
+    from embviz.core.maps import projection
+
+    rows, _ = clusters(dim=20, seed=3)
+    rows += offset
+    model = table_model(rows)
+    if unit_built:
+        unit_table(model)
+    calls = []
+    scatter = projection._scatter
+    monkeypatch.setattr(projection, "_scatter", lambda *a: calls.append(a[2] is not None) or scatter(*a))
+    coords, ratio = pca(model, np.arange(len(rows)))
+    assert len(calls) == passes and calls[-1] == (passes == 2)
+    unit = rows.astype(np.float64) / np.linalg.norm(rows.astype(np.float64), axis=1, keepdims=True)
+    centred = unit - unit.mean(0)
+    _, s, vt = np.linalg.svd(centred, full_matrices=False)
+    expected = centred @ vt[:2].T
+    assert np.allclose(np.abs(coords), np.abs(expected), atol=2e-5 if offset else 1e-5)
+    assert np.allclose(ratio, (s**2 / (s**2).sum())[:2], rtol=1e-4)
+
+
 def test_the_map_panel_asks_before_a_long_tsne_and_sends_the_choice(qapp, monkeypatch):
     from types import SimpleNamespace
 

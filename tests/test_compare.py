@@ -264,3 +264,21 @@ def test_a_comparison_stops_at_a_progress_report_when_cancelled():
     with pytest.raises(Cancelled):
         compare(a, b, shared_tokens(a, b), 5, cancel_at_once)
     assert reports == ["neighbours in A"]
+
+
+def test_a_pair_keeps_its_last_comparisons_by_k_and_computes_each_once(monkeypatch):
+    from embviz.core.table import compare as comparing
+
+    a, b = table_model(words(200), random_rows(200, 12, 1)), table_model(words(200), random_rows(200, 12, 2))
+    pair = pair_models(a, b)
+    asked = []
+    real = comparing.compare
+    monkeypatch.setattr(comparing, "compare", lambda *args, **kw: asked.append(args[3]) or real(*args, **kw))
+    first = run_request(pair, rq.Compare(k=8))
+    again = [run_request(pair, rq.Compare(k=k)) for k in (9, 8, 10, 11, 12, 8, 9)]
+    # 8 stays kept (asked again before it was the oldest); 9 was pushed out by 10, 11, 12 and 8.
+    assert asked == [8, 9, 10, 11, 12, 9]
+    assert again[1].mean_jaccard == first.mean_jaccard and np.array_equal(again[5].jaccard, first.jaccard)
+    assert list(pair.kept) == [10, 11, 12, 8, 9][-comparing.KEPT_COMPARISONS:] and len(pair.kept) == 4
+    with pytest.raises(EmbvizError, match="k must be"):
+        pair.comparison(1)

@@ -223,3 +223,21 @@ def test_a_model_load_can_be_cancelled_from_the_status_bar(qtbot, window, monkey
     wait_for(qtbot, lambda: not window.load_cancel.isVisible(), 30_000)
     assert window.summary is None and window.model_label.full_text == "No model"
     assert "cancelled" in window.message.full_text
+
+
+def test_a_tabs_message_goes_when_another_tab_is_shown_and_the_windows_stays(qtbot, window):
+    """The Map's cluster summary must not sit under the Lens while a class looks at it."""
+    window.map_panel.statusMessage.emit("46 clusters; the largest: Mughal Kabul Sultan (3,362)")
+    assert "46 clusters" in window.message.full_text
+    window.tabs.setCurrentWidget(window.map_panel)  # the same tab again: kept
+    assert "46 clusters" in window.message.full_text
+    window.tabs.setCurrentWidget(window.lens)
+    assert window.message.full_text == ""
+    window.show_message("Saved /tmp/map.png")
+    window.tabs.setCurrentWidget(window.map_panel)
+    assert window.message.full_text == "Saved /tmp/map.png"
+    window.neighbours.statusMessage.emit("3 words found")
+    window.tabs.setCurrentWidget(window.neighbours)
+    assert window.message.full_text == "3 words found"
+    window.tabs.setCurrentWidget(window.compare)
+    assert window.message.full_text == ""

@@ -113,6 +113,56 @@ def test_typing_one_more_token_keeps_the_columns_already_read(tiny):
     assert probs(fresh) == pytest.approx(probs(second), rel=1e-5)
 
 
+def test_top_k_softmax_equals_a_softmax_and_ranks_nan_and_inf_last():
+    from embviz.core.lm.lens import top_k_softmax
+
+    logits = torch.randn(6, 300, generator=torch.Generator().manual_seed(0)) * 8
+    logits[1, 7], logits[2, 9], logits[3, 11], logits[4, :50] = float("nan"), float("inf"), -float("inf"), -float("inf")
+    clean = torch.nan_to_num(logits, nan=-torch.inf, posinf=-torch.inf)
+    want = torch.softmax(clean, -1).topk(5, -1)
+    values, ids, probs = top_k_softmax(logits.clone(), 5)
+    assert torch.equal(ids, want.indices) and torch.equal(values, clean.topk(5, -1).values)
+    torch.testing.assert_close(probs, want.values, rtol=1e-5, atol=1e-7)
+    assert 7 not in ids[1] and 9 not in ids[2]
+
+
+def cells(lens):
+    return [[[s.id for s in cell] for cell in row] for row in lens.top], \
+        [s.prob for row in lens.top for cell in row for s in cell]
+
+
+def test_rows_read_in_any_blocks_give_the_same_cells(tiny, monkeypatch):
+    """One product for the whole grid (a GPU's blocks) or a few rows at a time: the same numbers."""
+    from embviz.core.lm import lens as lens_module
+
+    text = "the king and the queen ruled the kingdom of the north"
+    tiny.cache.pop("lens_columns", None)
+    small = logit_lens(tiny, text, k=4)
+    for rows, workers in ((lens_module.GPU_ROWS_PER_PRODUCT, 1), (3, 2)):
+        monkeypatch.setattr(lens_module, "_rows_per_product", lambda _device, rows=rows: rows)
+        monkeypatch.setattr(lens_module, "_workers", lambda _device, workers=workers: workers)
+        tiny.cache.pop("lens_columns", None)
+        previews = []
+        other = logit_lens(tiny, text, k=4, progress=lambda _f, _s, preview: previews.append(preview))
+        assert cells(other)[0] == cells(small)[0]
+        assert cells(other)[1] == pytest.approx(cells(small)[1], rel=1e-5, abs=1e-7)
+        shown = [p for preview in previews if preview is not None for p in preview.columns]
+        assert shown[0] == len(other.tokens) - 1 and sorted(shown) == list(range(len(other.tokens)))
+
+
+def test_a_cancel_while_the_columns_are_read_stops_the_lens(tiny):
+    from embviz.core.errors import Cancelled
+
+    def progress(_fraction, _stage, preview):
+        if preview is not None:
+            raise Cancelled()
+
+    tiny.cache.pop("lens_columns", None)
+    with pytest.raises(Cancelled):
+        logit_lens(tiny, "the king and the queen ruled the kingdom", k=4, progress=progress)
+    assert "lens_columns" not in tiny.cache  # nothing half-read is kept
+
+
 def test_models_without_layers_say_why(spells, toy4):
     with pytest.raises(EmbvizError, match="no blocks"):
         logit_lens(spells, "cast")

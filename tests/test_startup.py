@@ -56,3 +56,17 @@ def test_the_model_opens_once_the_window_is_exposed(qtbot):
     qtbot.waitUntil(lambda: bool(calls), timeout=5000)
     qtbot.wait(50)
     assert calls == [True]  # once, with the window on screen
+
+
+def test_the_tabs_behind_the_map_are_built_after_the_window_and_when_first_wanted(qtbot, tmp_path):
+    from embviz.state.settings import Settings
+    from embviz.ui.main_window import MainWindow
+    from embviz.ui.panels.neighbours import NeighboursPanel
+
+    window = MainWindow(settings=Settings(tmp_path / "s.json"), device="cpu")
+    qtbot.addWidget(window)
+    window.show()
+    assert window._tab_panels is None and window.tabs.widget(1) is None  # only the map is made for the first paint
+    window.tabs.setCurrentIndex(1)  # a tab shown is built at once (test_projector_layout: their keys work too)
+    assert isinstance(window.tabs.currentWidget(), NeighboursPanel) and window.tabs.currentWidget() is window.neighbours
+    assert window.tabs.indexOf(window.compare) == 8 and window.panel_named("drift") is window.tabs.widget(6)

@@ -142,3 +142,38 @@ def test_closing_the_window_during_a_job_exits_cleanly(qtbot, tmp_path):
     window.close()
     assert not window.worker.lanes_alive()["quick"]
     qtbot.waitUntil(lambda: not any(window.worker.lanes_alive().values()), timeout=30_000)
+
+
+def test_a_job_ending_after_the_window_deleted_the_worker_says_nothing(qtbot, monkeypatch):
+    """The window's close shuts the worker down and deletes it; a job that could not stop at
+    once must end silently, not raise 'Signal source has been deleted' in its lane."""
+    import threading
+
+    import shiboken6
+
+    from embviz.bridge import worker as worker_module
+
+    worker = ComputeWorker()
+    load(qtbot, worker, "toy4")
+    running, go, ended, errors = threading.Event(), threading.Event(), threading.Event(), []
+    real = worker_module.run_request
+
+    def held(model, request, progress):
+        running.set()
+        go.wait(10)
+        try:
+            return real(model, request, progress)
+        finally:
+            ended.set()
+
+    monkeypatch.setattr(worker_module, "run_request", held)
+    monkeypatch.setattr(threading, "excepthook", lambda hook: errors.append(hook.exc_value))
+    worker.submit(rq.Neighbours(query="cat", k=2))
+    assert running.wait(10)
+    lane = worker._lanes[rq.QUICK]
+    worker.shutdown(timeout=0.0)
+    shiboken6.delete(worker)
+    go.set()
+    assert ended.wait(10)
+    lane.join(10)
+    assert not lane.is_alive() and errors == []

@@ -143,6 +143,7 @@ class ComputeWorker(QObject):
         self._lock = threading.RLock()
         self._lanes = {name: _Lane(name, self._execute) for name in (rq.QUICK, rq.LONG, rq.MODELS, rq.LAYERS)}
         self._replies: dict[int, Reply] = {}  # touched on the GUI thread only
+        self._closed = False
         self.progressed.connect(self._deliver_progress)
         self.finished.connect(self._deliver_finished)
         self.failed.connect(self._deliver_failed)
@@ -197,6 +198,7 @@ class ComputeWorker(QObject):
         for lane in self._lanes.values():
             dropped += lane.stop()
         self._emit_cancelled(dropped)
+        self._closed = True
         _close_language_model(self._model)
         for lane in self._lanes.values():
             lane.join(timeout)
@@ -229,6 +231,15 @@ class ComputeWorker(QObject):
             self.cancelled.emit(job.request.channel, job.request.request_id)
 
     def _execute(self, job: _Job) -> None:
+        try:
+            self._run_job(job)
+        except RuntimeError:
+            # A job that could not stop at once ends after the window has closed and deleted
+            # this object: its signal has no one to reach ("Signal source has been deleted").
+            if not self._closed:
+                raise
+
+    def _run_job(self, job: _Job) -> None:
         from embviz.bridge.handlers import summarise, summarise_comparison
 
         request = job.request

@@ -189,19 +189,15 @@ def _pin(model, args, ask: Ask) -> tuple[Any, str]:
 
 
 def _project(model, args, ask: Ask) -> tuple[Any, str]:
-    import csv
-
     from embviz.bridge import requests as rq
+    from embviz.cli.map_csv import map_csv
 
     proj = ask(rq.Project(method=args.method, subset="words" if args.words_only else "all", first=args.limit,
                           sample=args.sample))
     faithful = ask(rq.Faithfulness(ids=proj.ids, coords=proj.coords))
     tmp = args.out + ".tmp"
     with open(tmp, "w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f)
-        writer.writerow(["id", "token", "x", "y"])
-        for i, (x, y) in zip(proj.ids.tolist(), proj.coords.tolist()):
-            writer.writerow([i, model.vocab.texts[i], f"{x:.6g}", f"{y:.6g}"])
+        f.writelines(map_csv(proj.ids, proj.coords, model.vocab.texts))
     os.replace(tmp, args.out)
     if faithful is not None:
         print(f"embviz: the map {faithful.caption()}", file=sys.stderr)

@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
@@ -90,6 +91,17 @@ def file_hash(path: Path) -> str:
 def content_key(path: Path, producer: str) -> str:
     """The cache key of what `producer` makes of this file: its content, the producer's
     format, and the versions of the libraries that read it."""
+    return _key_of(file_hash(path), producer)
+
+
+def remembered_key(path: Path, producer: str) -> str | None:
+    """content_key while the file's hash is remembered (its stamp unchanged), else None:
+    for a look into the cache that must not read the file."""
+    known = remembered_hash(path)
+    return None if known is None else _key_of(known, producer)
+
+
+def _key_of(sha256: str, producer: str) -> str:
     from importlib.metadata import PackageNotFoundError, version
 
     versions = []
@@ -98,7 +110,7 @@ def content_key(path: Path, producer: str) -> str:
             versions.append(f"{package}={version(package)}")
         except PackageNotFoundError:
             versions.append(f"{package}=?")
-    return hashlib.sha256(f"{file_hash(path)}|{producer}|{'|'.join(versions)}".encode()).hexdigest()[:32]
+    return hashlib.sha256(f"{sha256}|{producer}|{'|'.join(versions)}".encode()).hexdigest()[:32]
 
 
 def cache_size() -> int:
@@ -211,10 +223,11 @@ def discard_damaged(folder: Path, source: str, damage: DamagedEntry) -> str:
     return f"The cached copy of {source} was damaged ({damage}); it was read again from the file."
 
 
-def map_table(path: Path, rows: int) -> np.ndarray:
+def map_table(path: Path, rows: int, read_only: bool = False) -> np.ndarray:
     """The float32 (rows, D) table of a .npy file in the cache, mapped copy-on-write rather than
     read: pages come from the OS's file cache, shared with every process that maps the file,
-    and a write (none is meant) would go to a private copy, never into the file.
+    and a write (none is meant) would go to a private copy, never into the file. `read_only`
+    (a child process that only reads it): a write raises instead.
     The header and the file's size must agree exactly with `rows` float32 rows: a DamagedEntry
     otherwise, before anything is mapped."""
     import numpy as np
@@ -232,5 +245,33 @@ def map_table(path: Path, rows: int) -> np.ndarray:
         raise DamagedEntry(f"{path.name} holds {dtype} {list(shape)}, not {rows:,} float32 rows")
     if size != offset + rows * shape[1] * 4:
         raise DamagedEntry(f"{path.name} is {size:,} bytes, not the {offset + rows * shape[1] * 4:,} its header says")
-    mapped = np.memmap(path, dtype="<f4", mode="c", offset=offset, shape=tuple(shape))
+    mapped = np.memmap(path, dtype="<f4", mode="r" if read_only else "c", offset=offset, shape=tuple(shape))
     return mapped.view(np.ndarray)  # a plain array; the map stays open as long as it is used
+
+
+MAPPED_TABLE = "mapped_table"  # model.cache key: the cache file a CPU table is a map of (MappedFile)
+
+
+@dataclass(frozen=True)
+class MappedFile:
+    """The cache's .npy file that a model's table maps, so that a child process can map it
+    too rather than be sent a copy; `inode`, `size` and `address` tell whether it still is."""
+
+    path: Path
+    rows: int
+    inode: int
+    size: int
+    address: int  # the first byte of the parent's map: a table replaced since is not this file
+
+    @classmethod
+    def of(cls, path: Path, table: np.ndarray) -> MappedFile:
+        st = os.stat(path)
+        return cls(Path(path), int(table.shape[0]), st.st_ino, st.st_size, int(table.ctypes.data))
+
+    def holds(self, address: int) -> bool:
+        """Whether the file is still the one mapped at `address` (not removed or replaced)."""
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return False
+        return address == self.address and (st.st_ino, st.st_size) == (self.inode, self.size)

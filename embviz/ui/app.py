@@ -41,6 +41,7 @@ def run_app(model: str | None = None, device: str = "auto", session: str | None 
         # A session that cannot be restored says why, and the window opens the model instead.
         if session is None or not window.open_session(session):
             window.open_model(model)
+        window.build_tabs()  # the map (or its kept copy) first, the other tabs while the model opens
 
     window.show()
     when_exposed(window, open_first)

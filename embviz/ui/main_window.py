@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import fields
 from pathlib import Path
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QProgressBar, QPushButton, QSizePolicy, QWidget
 
@@ -19,17 +19,9 @@ from embviz.state.lesson_tour import LessonStep, TourState
 from embviz.state.session import Session
 from embviz.state.settings import Settings
 from embviz.ui import style
-from embviz.ui.panels.analogies import AnalogyPanel
-from embviz.ui.panels.compare import ComparePanel
-from embviz.ui.panels.attribution import AttributionPanel
-from embviz.ui.panels.drift import DriftPanel
 from embviz.ui.panels.lessons import LessonsPanel
-from embviz.ui.panels.logits import LogitsPanel
 from embviz.ui.panels.language_model import LanguageModelLoader
-from embviz.ui.panels.lens import LensPanel
 from embviz.ui.panels.map import MapPanel
-from embviz.ui.panels.neighbours import NeighboursPanel
-from embviz.ui.panels.vectors import VectorsPanel
 from embviz.ui.widgets import ElidedLabel, MessageLabel
 from embviz.bridge.worker import ComputeWorker, Reply
 from embviz.state.word_sets import preset_word_sets
@@ -42,6 +34,16 @@ from embviz.ui.window_sessions import SessionsMixin
 from embviz.ui.window_tabs import SHORT_TAB_NAMES, TAB_NAMES, PanelTabs
 
 STATUS_BAR_SLACK = 60  # pixels of the status bar that are not the two labels
+
+
+def _built(name: str) -> property:
+    """A tab's panel, the tabs built first if they are not yet (MainWindow.build_tabs)."""
+
+    def panel(self) -> QWidget:
+        self.build_tabs()
+        return self._tab_panels[name]
+
+    return property(panel)
 
 
 class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMixin, QMainWindow):
@@ -62,6 +64,7 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
         self._session: tuple[int, Session, str] | None = None  # (load id, session, file name) being opened
         self._lesson_step: tuple[int, LessonStep] | None = None  # (load id, step) waiting for its model
         self.last_error: str | None = None
+        self._message_tab: QWidget | None = None  # the tab whose panel said the message on show
         self._build_panels()
         self._build_lessons_dock()
         self._connect_panels()
@@ -74,24 +77,55 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
         if self.settings.problem:
             self.show_message(self.settings.problem)
 
+    # The tabs behind the map, built by build_tabs: once the window is on screen (run_app), or
+    # when one is first shown or asked for, whichever comes first.
+    neighbours = _built("neighbours")
+    analogies = _built("analogies")
+    logits = _built("logits")
+    vectors = _built("vectors")
+    lens = _built("lens")
+    drift = _built("drift")
+    attribution = _built("attribution")
+    compare = _built("compare")
+
     def _build_panels(self) -> None:
         submit, cancel = self.submit, self.worker.cancel
         self.map_panel = MapPanel(submit, cancel, self.settings, preset_word_sets())
-        self.neighbours = NeighboursPanel(submit)
-        self.analogies = AnalogyPanel(submit, cancel)
         self.language_model = LanguageModelLoader(submit)
-        self.logits = LogitsPanel(submit, cancel, self.language_model)
-        self.vectors = VectorsPanel(submit)
-        self.lens = LensPanel(submit, cancel, self.language_model)
-        self.drift = DriftPanel(submit, cancel, self.language_model)
-        self.attribution = AttributionPanel(submit, cancel, self.language_model)
-        self.compare = ComparePanel(submit, cancel)
         self.tabs = PanelTabs()
-        panels = (self.map_panel, self.neighbours, self.analogies, self.logits, self.vectors, self.lens, self.drift,
-                  self.attribution, self.compare)
-        for panel, name, short in zip(panels, TAB_NAMES, SHORT_TAB_NAMES):
-            self.tabs.add_panel(panel, name, short)
+        self.tabs.add_panel(self.map_panel, TAB_NAMES[0], SHORT_TAB_NAMES[0])
+        self._pages = [self.tabs.add_panel(None, name, short) for name, short in zip(TAB_NAMES[1:], SHORT_TAB_NAMES[1:])]
+        self._tab_panels: dict[str, QWidget] | None = None
+        self.tabs.currentChanged.connect(self.build_tabs)
+        self.tabs.currentChanged.connect(self._drop_other_tabs_message)
         self.setCentralWidget(self.tabs)
+
+    def build_tabs(self, *_args) -> None:
+        """The tabs other than the map (a third of the window's making, mostly their plots): not
+        needed to show the window and its first map, so built after, once."""
+        if self._tab_panels is not None:
+            return
+        # Their modules too are imported here, not with the window.
+        from embviz.ui.panels.analogies import AnalogyPanel
+        from embviz.ui.panels.attribution import AttributionPanel
+        from embviz.ui.panels.compare import ComparePanel
+        from embviz.ui.panels.drift import DriftPanel
+        from embviz.ui.panels.lens import LensPanel
+        from embviz.ui.panels.logits import LogitsPanel
+        from embviz.ui.panels.neighbours import NeighboursPanel
+        from embviz.ui.panels.vectors import VectorsPanel
+
+        submit, cancel, lm = self.submit, self.worker.cancel, self.language_model
+        self._tab_panels = panels = {
+            "neighbours": NeighboursPanel(submit), "analogies": AnalogyPanel(submit, cancel),
+            "logits": LogitsPanel(submit, cancel, lm), "vectors": VectorsPanel(submit),
+            "lens": LensPanel(submit, cancel, lm), "drift": DriftPanel(submit, cancel, lm),
+            "attribution": AttributionPanel(submit, cancel, lm), "compare": ComparePanel(submit, cancel),
+        }
+        for page, panel in zip(self._pages, panels.values()):
+            page.set_panel(panel)
+            self._keep_window_keys(panel)
+        self._connect_tab_panels()
 
     def panel_named(self, name: str) -> QWidget:
         """A tab's panel by the name lesson steps use ("map", "logits", "compare"…)."""
@@ -112,14 +146,16 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
 
     def _connect_panels(self) -> None:
         self.map_panel.tokenClicked.connect(self._token_clicked)
-        self.map_panel.statusMessage.connect(self.show_message)
+        self.map_panel.statusMessage.connect(lambda text: self._tab_message(self.map_panel, text))
         self.map_panel.neighboursOf.connect(self._neighbours_of_selection)
+
+    def _connect_tab_panels(self) -> None:
         self.neighbours.highlight.connect(self._highlight)
-        self.neighbours.statusMessage.connect(self.show_message)
+        self.neighbours.statusMessage.connect(lambda text: self._tab_message(self.neighbours, text))
         self.analogies.highlight.connect(self._highlight)
         self.compare.highlight.connect(self._highlight)
         self.compare.focusToken.connect(self.focus_token)
-        self.compare.statusMessage.connect(self.show_message)
+        self.compare.statusMessage.connect(lambda text: self._tab_message(self.compare, text))
         self.lens.attributionAsked.connect(self._attribution_of)
         self.analogies.showArrows.connect(
             lambda pairs: self.map_panel.view.set_arrows([(a, b, style.ARROW_COLORS[i % 2]) for i, (a, b) in enumerate(pairs)])
@@ -188,6 +224,12 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
         self._session = None
         self._lesson_step = None
         self.loading_source = source
+        first_map = False
+        if self.summary is None:  # nothing on screen yet: the map the cache keeps for this model, if it does
+            self.map_panel.drop_first_map()
+            if expect is None and self.map_panel.show_first_map(source, self.device):
+                first_map = True
+                self.map_panel.view.viewport().repaint()  # on screen now, before the worker's imports take the interpreter
         self.load_id = self.worker.submit(
             rq.LoadModel(source=source, device=self.device, expect=expect),
             Reply(self._load_finished, lambda rid, message: self._load_ended(rid, message),
@@ -195,6 +237,8 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
         self.load_progress.setValue(0)
         self._show_load_progress(True)
         self.set_model_text(f"Opening {Path(source).name if source else 'the default model'}…")
+        if first_map:
+            QTimer.singleShot(0, self.map_panel.label_first_map)
 
     def _show_load_progress(self, on: bool) -> None:
         self.load_progress.setVisible(on)
@@ -215,6 +259,18 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
 
     def show_message(self, text: str, timeout_ms: int = 15000) -> None:
         self.message.show_message(text, timeout_ms)
+        self._message_tab = None
+
+    def _tab_message(self, panel: QWidget, text: str) -> None:
+        """A tab's own message (a search's count, the clusters found) is about that tab: it
+        goes when another tab is shown, so the Lens never shows the Map's clusters."""
+        self.show_message(text)
+        self._message_tab = panel
+
+    def _drop_other_tabs_message(self, *_args) -> None:
+        if self._message_tab is not None and self._message_tab is not self.tabs.currentWidget():
+            self.message.clear_message()
+            self._message_tab = None
 
     # --- the model's own requests ---------------------------------------------------------------
     def _load_progress(self, rid: int, fraction: float, stage: str, _preview: object) -> None:
@@ -232,6 +288,8 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
             return
         self._show_load_progress(False)
         self.set_model_text(self._model_text() if self.summary else "No model")
+        if self.summary is None:
+            self.map_panel.drop_first_map()  # of a model that did not open
         what = "the session" if self._session is not None else "the model"
         self._session = None
         if message is None:
@@ -327,7 +385,7 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
                           "ringed on the map.")
 
     def closeEvent(self, event) -> None:
-        if self.analogies.bench_window is not None:
+        if self._tab_panels is not None and self.analogies.bench_window is not None:
             self.analogies.bench_window.close()  # its own top-level window: it would outlive this one
         self.worker.shutdown()
         super().closeEvent(event)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
-from PySide6.QtWidgets import QAbstractSpinBox, QLineEdit, QMessageBox
+from PySide6.QtWidgets import QAbstractSpinBox, QLineEdit, QMessageBox, QWidget
 
 from embviz.core.lessons import EXAMPLES, LESSONS
 from embviz.ui import style
@@ -111,10 +111,13 @@ class MenusMixin:
             shortcut = QShortcut(QKeySequence(keys), self)
             shortcut.activated.connect(slot)
 
-    def _keep_window_keys(self) -> None:
-        """The window's keys (WINDOW_KEYS) work while a text field or spin box has the focus."""
-        self._window_keys = WindowKeys(WINDOW_KEYS, self)
-        for field in self.findChildren(QLineEdit) + self.findChildren(QAbstractSpinBox):
+    def _keep_window_keys(self, root: QWidget | None = None) -> None:
+        """The window's keys (WINDOW_KEYS) work while a text field or spin box (of `root`, by
+        default the whole window) has the focus."""
+        if getattr(self, "_window_keys", None) is None:
+            self._window_keys = WindowKeys(WINDOW_KEYS, self)
+        root = root or self
+        for field in root.findChildren(QLineEdit) + root.findChildren(QAbstractSpinBox):
             field.installEventFilter(self._window_keys)
 
     def show_help(self) -> None:

@@ -41,9 +41,12 @@ class PanelTabs(QTabWidget):
         self.tabBar().setExpanding(False)
         style.follow_scale(self)
 
-    def add_panel(self, panel: QWidget, name: str, short: str) -> None:
+    def add_panel(self, panel: QWidget | None, name: str, short: str) -> PanelPage:
+        """A tab for `panel`; with None, a page its panel is put in later (PanelPage.set_panel)."""
         self._names.append((name, short))
-        self.addTab(PanelPage(panel), name)
+        page = PanelPage(panel)
+        self.addTab(page, name)
+        return page
 
     def _panel(self, page: QWidget | None) -> QWidget | None:
         return page.widget() if isinstance(page, QScrollArea) else page
@@ -87,11 +90,16 @@ class PanelPage(QScrollArea):
     for its width, such as a flow row's, its preferred height: the map would scroll where
     it could shrink.)"""
 
-    def __init__(self, panel: QWidget, parent: QWidget | None = None) -> None:
+    def __init__(self, panel: QWidget | None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setWidgetResizable(False)
+        if panel is not None:
+            self.setWidget(panel)
+
+    def set_panel(self, panel: QWidget) -> None:
         self.setWidget(panel)
+        self._fit_panel()
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)

@@ -11,7 +11,7 @@ import numpy as np
 from embviz.bridge import requests as rq
 from embviz.bridge.registry import handles
 from embviz.core import EmbvizError, open_checkpoint
-from embviz.core.table.compare import Comparison, Dominoes, ModelPair, compare, dominoes, find_shared, pair_models, token_dominoes
+from embviz.core.table.compare import Comparison, Dominoes, ModelPair, dominoes, find_shared, pair_models, token_dominoes
 from embviz.core.errors import ProgressFn, first_line
 from embviz.core.model import EmbeddingModel
 
@@ -105,7 +105,7 @@ def compare_models(pair: ModelPair, request: rq.Compare, progress: ProgressFn) -
     # Typos fail before the seconds of work, not after.
     shared = pair.shared
     asked = [find_shared(pair.a, pair.b, shared, token) for token in request.tokens]
-    result = compare(pair.a, pair.b, shared, request.k, progress)
+    result = pair.comparison(request.k, progress)
     order = np.lexsort((shared.ids_a, result.jaccard))  # ties: the lower id (a more frequent token) first
     most = np.lexsort((shared.ids_a, -result.jaccard))
     return CompareView(

@@ -47,13 +47,34 @@ def run_lm(model: Any, fn: Callable[..., Any], *args: Any, progress: ProgressFn 
 
 
 def _run(fn: Callable[..., Any], model: Any, args: tuple, kwargs: dict, progress: ProgressFn) -> Any:
+    return fn(model, *args, progress=progress, **kwargs) if takes_progress(fn) else fn(model, *args, **kwargs)
+
+
+# fn → whether it has a `progress` parameter. Weak: a closure passed once is not kept alive.
+_TAKES_PROGRESS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_TAKES_PROGRESS_LOCK = threading.Lock()  # the lanes call at once; a WeakKeyDictionary is not thread-safe
+
+
+def takes_progress(fn: Callable[..., Any]) -> bool:
+    """Whether `fn` takes a `progress` argument, read from its signature once per function
+    (the lookups of a typed word call the same few functions many times)."""
+    with _TAKES_PROGRESS_LOCK:
+        try:
+            return _TAKES_PROGRESS[fn]
+        except (KeyError, TypeError):  # TypeError: not weakly referable, so never kept
+            pass
     import inspect
 
     try:
-        takes_progress = "progress" in inspect.signature(fn).parameters
+        takes = "progress" in inspect.signature(fn).parameters
     except (TypeError, ValueError):
-        takes_progress = False
-    return fn(model, *args, progress=progress, **kwargs) if takes_progress else fn(model, *args, **kwargs)
+        takes = False
+    with _TAKES_PROGRESS_LOCK:
+        try:
+            _TAKES_PROGRESS[fn] = takes
+        except TypeError:
+            pass
+    return takes
 
 
 def forget_text(model: Any) -> None:

@@ -24,6 +24,7 @@ from embviz.core.errors import EmbvizError, ProgressFn, no_progress
 from embviz.core.model import EmbeddingModel
 from embviz.core.table.similarity import unit_table
 from embviz.core.maps.cluster_fit import hdbscan_fit, kmeans_fit
+from embviz.core.maps.file_rows import file_rows
 from embviz.core.maps.cluster_names import dictionary, name_of, readable
 from embviz.core.table.token_kinds import token_kinds
 
@@ -97,7 +98,11 @@ def _kmeans(model: EmbeddingModel, k: int, progress: ProgressFn, seed: int) -> C
     units = unit_table(model, centered=True).cpu().numpy()
     stage = f"k-means of {len(units):,} directions"
     progress(0.0, stage, None)
-    assignment = run_in_child(kmeans_fit, (units, k, seed, compute_threads()), progress, stage)
+    # The cache file's path when the table maps one: the child makes the rows from it, and no
+    # copy of the table goes through a file.
+    from_file = file_rows(model, None, centered=True)
+    sent = units if from_file is None else from_file
+    assignment = run_in_child(kmeans_fit, (sent, k, seed, compute_threads()), progress, stage)
     progress(0.95, "naming the clusters", None)
     return _named(model, "kmeans", k, np.arange(len(units), dtype=np.int64), assignment, units)
 

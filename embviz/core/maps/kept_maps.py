@@ -32,7 +32,7 @@ def kept_pca(model: EmbeddingModel, ids: np.ndarray, n_components: int, normaliz
     if key is None:
         return compute()
     entry = cache_root() / FOLDER / key
-    found = _read(entry / "pca.npz", len(ids), n_components)
+    found = read_kept(key, len(ids), n_components)
     if found is not None:
         return found
     coords, ratio = compute()
@@ -48,11 +48,22 @@ def _key(model: EmbeddingModel, ids: np.ndarray, n_components: int, normalize: b
     known = remembered_hash(Path(model.source))
     if known is None:
         return None
+    return map_key(known, (model.vocab_size, model.dim), str(model.table.dtype), model.device.type, ids,
+                   n_components, normalize)
+
+
+def map_key(file_sha256: str, shape: tuple[int, int], dtype: str, device_type: str, ids: np.ndarray,
+            n_components: int, normalize: bool) -> str:
+    """The name of the kept map of these rows of the table read from the file with this hash."""
     rows = hashlib.sha256(np.ascontiguousarray(ids, dtype=np.int64).tobytes()).hexdigest()
     # The device and dtype too: a bfloat16 table on a GPU gives a slightly different map.
-    what = (f"{FORMAT}|{known}|{model.vocab_size}x{model.dim}|{model.table.dtype}|{model.device.type}"
-            f"|{n_components}|{normalize}|{rows}")
+    what = f"{FORMAT}|{file_sha256}|{shape[0]}x{shape[1]}|{dtype}|{device_type}|{n_components}|{normalize}|{rows}"
     return hashlib.sha256(what.encode()).hexdigest()[:32]
+
+
+def read_kept(key: str, rows: int, n_components: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """The map kept under `key`, when it holds exactly `rows` × `n_components` finite coordinates."""
+    return _read(cache_root() / FOLDER / key / "pca.npz", rows, n_components)
 
 
 def _read(path: Path, rows: int, n_components: int) -> tuple[np.ndarray, np.ndarray] | None:

@@ -21,6 +21,7 @@ import torch
 from embviz.core.child import run_in_child
 from embviz.core.device import compute_threads, every_idle_core
 from embviz.core.errors import EmbvizError, ProgressFn, no_progress
+from embviz.core.maps.file_rows import FileRows, file_rows, rows_in_child
 from embviz.core.maps.kept_maps import kept_pca
 from embviz.core.maps.knn import keep_knn, kept_knn, table_knn, unit_rows
 from embviz.core.model import EmbeddingModel
@@ -31,6 +32,9 @@ from embviz.core.maps.tsne_gradient import TorchObjective
 METHODS = ("pca", "tsne", "umap")
 _CHUNK = 16384
 _SCATTER_BYTES = 64 << 20
+# Centre the chunks when the mean row's squared length is above this share of the rows' mean
+# squared length: float32 products would then lose the variance to the subtraction.
+_CANCELLING_MEAN = 0.9
 MIN_TSNE_ROWS = 10
 # Above this many rows on a CPU, t-SNE runs in a child process on every core (tsne_child);
 # smaller maps take a second or two in the worker, with openTSNE's Barnes-Hut.
@@ -105,21 +109,39 @@ def _column_mean(x: torch.Tensor, scale: torch.Tensor | None) -> torch.Tensor:
 
 
 def _centred_scatter(x: torch.Tensor, mean: torch.Tensor, scale: torch.Tensor | None) -> torch.Tensor:
-    """Σ (xᵢ − mean)(xᵢ − mean)ᵀ in float64, summed from float32 chunks centred into one
-    reused buffer: a big table's centred copy is never held at once, and numpy sees
-    bufferᵀ·buffer and calls syrk, half the work of a general product."""
+    """Σ (xᵢ − mean)(xᵢ − mean)ᵀ in float64, as Σ xᵢxᵢᵀ − n·mean·meanᵀ: float32 chunk
+    products (numpy sees chunkᵀ·chunk and calls syrk, half a general product's work)
+    added in float64. Rows that need no scaling are never copied; scaled ones pass through
+    one reused buffer. When the mean is most of every row, the subtraction would cancel
+    the variance away: the chunks are centred first instead."""
+    n = x.shape[0]
+    second = _scatter(x, scale, None)
+    mean64 = mean.double()
+    if float(mean64 @ mean64) > _CANCELLING_MEAN * float(torch.trace(second)) / max(n, 1):
+        return _scatter(x, scale, mean)
+    return second - n * torch.outer(mean64, mean64)
+
+
+def _scatter(x: torch.Tensor, scale: torch.Tensor | None, centre: torch.Tensor | None) -> torch.Tensor:
+    """Σ yᵢyᵢᵀ in float64 for yᵢ = xᵢ·scaleᵢ − centre, from float32 chunks."""
     n, d = x.shape
-    # Chunks of ~64 MB: OpenBLAS splits a product over its threads badly when the rows are few
-    # (2M × 300 on two threads: 4.1 s in 16,384-row chunks, 1.9 s in 65,536).
-    rows = max(_CHUNK, _SCATTER_BYTES // (4 * d))
+    # Rows that need no copy go to BLAS in one call, as a plain numpy PCA does: OpenBLAS
+    # splits a product over its threads badly when the rows are few, worst when another
+    # process holds a core. Copies go through ~64 MB chunks.
+    copied = scale is not None or centre is not None
+    rows = max(_CHUNK, _SCATTER_BYTES // (4 * d)) if copied else max(n, 1)
     scatter = torch.zeros((d, d), dtype=torch.float64, device=x.device)
-    buffer = torch.empty_like(x[:rows])
+    buffer = torch.empty_like(x[:rows]) if copied else None
     for i in range(0, n, rows):
-        chunk = buffer[: min(rows, n - i)]
-        if scale is None:
-            torch.sub(x[i : i + rows], mean, out=chunk)
-        else:
-            torch.mul(x[i : i + rows], scale[i : i + rows, None], out=chunk).sub_(mean)
+        chunk = x[i : i + rows]
+        if buffer is not None:
+            chunk = buffer[: chunk.shape[0]]
+            if scale is None:
+                torch.sub(x[i : i + rows], centre, out=chunk)
+            else:
+                torch.mul(x[i : i + rows], scale[i : i + rows, None], out=chunk)
+                if centre is not None:
+                    chunk.sub_(centre)
         scatter += matmul(chunk.T, chunk).double()
     return scatter
 
@@ -246,7 +268,7 @@ def _tsne(model, ids, normalize, progress, seed, threads) -> Projection:
         from embviz.core.maps.tsne_child import tsne_in_child
 
         graph = kept_knn(model, ids, k) if exact else None
-        rows = None if graph is not None else unit_rows(model, ids).cpu().numpy()
+        rows = None if graph is not None else _child_rows(model, ids)
         coords, computed, stopped = tsne_in_child(rows, graph, init, k, perplexity, seed, exact, progress)
         if computed is not None:
             keep_knn(model, ids, *computed)
@@ -277,6 +299,13 @@ def _tsne(model, ids, normalize, progress, seed, threads) -> Projection:
     return _finished(ids, np.asarray(embedding, dtype=np.float32), notes, progress)
 
 
+def _child_rows(model: EmbeddingModel, ids: np.ndarray) -> np.ndarray | FileRows:
+    """The unit rows a child process fits: the cache file's path when the table maps one (the
+    child maps it and scales the rows itself), else the rows, copied to it through a file."""
+    from_file = file_rows(model, ids)
+    return from_file if from_file is not None else unit_rows(model, ids).cpu().numpy()
+
+
 def _finished(ids: np.ndarray, coords: np.ndarray, notes: list[str], progress: ProgressFn) -> Projection:
     if not np.isfinite(coords).all():
         raise EmbvizError("t-SNE diverged (NaN coordinates); try PCA or fewer rows.")
@@ -299,7 +328,7 @@ def _umap(model, ids, normalize, progress, seed) -> Projection:
         data = x50  # the graph is given; the rows only seed the starting layout
     else:  # umap-learn's own index, on the full unit rows by cosine
         knn = None
-        data = unit_rows(model, ids).cpu().numpy()
+        data = _child_rows(model, ids)
     # umap-learn reports no progress and cannot be interrupted: a child process can.
     coords = run_in_child(umap_coords, (data, seed, neighbours, knn), progress, "UMAP: running, no progress until it ends",
                           fraction=0.45)
@@ -309,13 +338,15 @@ def _umap(model, ids, normalize, progress, seed) -> Projection:
     return Projection("umap", ids, coords)
 
 
-def umap_coords(x: np.ndarray, seed: int, neighbours: int, knn: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
+def umap_coords(x: np.ndarray | FileRows, seed: int, neighbours: int,
+                knn: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
     """umap-learn's 2-D layout by cosine, from a precomputed neighbour graph (each row
     first in its own list) when one is given (run in a child process)."""
     import warnings
 
     import umap  # slow to import (numba), so only when asked for
 
+    x = rows_in_child(x)
     n = x.shape[0]
     reducer = umap.UMAP(n_components=2, n_neighbors=neighbours, min_dist=0.1, metric="cosine", random_state=seed,
                         n_jobs=1, init="pca" if n > 2 else "random",

@@ -21,6 +21,7 @@ import numpy as np
 from embviz.core.child import run_in_child
 from embviz.core.device import busy_cores
 from embviz.core.errors import ProgressFn
+from embviz.core.maps.file_rows import FileRows, rows_in_child
 from embviz.core.maps.tsne_schedule import FIRST_STEP, PHASES, STEP, precomputed_knn_index
 
 CHILD_BLOCK = 1 << 26  # scores per chunk of the graph (256 MB): larger products run nearer the core's peak
@@ -37,12 +38,13 @@ REPORT_EVERY_S = 0.2  # the child writes the graph's progress at most this often
 
 
 def tsne_in_child(
-    rows: np.ndarray | None, graph: tuple[np.ndarray, np.ndarray] | None, init: np.ndarray, k: int,
+    rows: np.ndarray | FileRows | None, graph: tuple[np.ndarray, np.ndarray] | None, init: np.ndarray, k: int,
     perplexity: float, seed: int, exact: bool, progress: ProgressFn,
 ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None, str | None]:
     """(coordinates, the graph the child computed or None, a note on an early stop).
-    Either `graph` (positions, cosines) or the unit `rows` to compute it from; `exact`
-    picks the exact graph over openTSNE's Annoy index for the rows."""
+    Either `graph` (positions, cosines) or the unit `rows` to compute it from (or the cache
+    file the child makes them from); `exact` picks the exact graph over openTSNE's Annoy
+    index for the rows."""
     with tempfile.TemporaryDirectory(prefix="embviz-tsne-") as folder:
         report = Path(folder) / "progress.npz"
         seen = [0.0, (0.05, "t-SNE: starting", None)]
@@ -94,6 +96,7 @@ def optimise(rows, graph, init, k, perplexity, seed, exact, report_path):
     from embviz.core.maps.knn import self_top_k
 
     threads = limit_compute_threads(_threads())
+    rows = rows_in_child(rows)
     report = _reporter(report_path)
     computed = None
     stage = "t-SNE: each row's nearest rows in the full table"

@@ -23,19 +23,13 @@ from embviz.core.device import ensure_fits_in_ram
 from embviz.core.errors import EmbvizError, ProgressFn, first_line, no_progress
 from embviz.core.model import EmbeddingModel
 from embviz.core.readers.assemble import assemble
-from embviz.core.readers.gguf_file import TensorInfo, read_header, tensor_bytes
+from embviz.core.readers.cached_table import GGUF_FOLDER, GGUF_FORMAT as CACHE_FORMAT
+from embviz.core.readers.gguf_file import TensorInfo, read_header, tensor_bytes, vocabulary_from_gguf
 from embviz.core.readers.regular_file import open_regular, shown
-from embviz.core.table.vocab import Vocabulary, decode_pieces
 
 GGUF_MAGIC = b"GGUF"
 TABLE_NAME = "token_embd.weight"
 HEAD_NAME = "output.weight"
-# Bump when what is cached, or how it is made, changes: old entries are then never read.
-CACHE_FORMAT = "gguf-table-2"  # 2: headers with duplicate names or mistyped tokenizer fields are refused
-# llama.cpp's token types: 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte.
-_SPECIAL_TYPES = (2, 3)
-_VERBATIM_TYPES = (2, 3, 4)
-_PIECE_STYLES = {"gpt2": "byte-level", "llama": "metaspace"}
 
 
 @dataclass
@@ -184,18 +178,6 @@ def _write_model(model: Any) -> Callable[[Path], None]:
     return write
 
 
-def vocabulary_from_gguf(meta: dict[str, Any], size: int, tokenizer_loader=None) -> Vocabulary:
-    """Texts and labels from the file's own token list (no transformers needed)."""
-    tokens: list[str] = meta.get("tokens") or []
-    types: list[int] = meta.get("token_types") or [1] * len(tokens)
-    special = frozenset(i for i, t in enumerate(types) if t in _SPECIAL_TYPES and i < size)
-    verbatim = {i: tokens[i] for i, t in enumerate(types) if t in _VERBATIM_TYPES and i < len(tokens)}
-    style = _PIECE_STYLES.get(str(meta.get("tokenizer_model")), "auto")
-    texts, labels, partial = decode_pieces(tokens[:size], size, style, special, verbatim)
-    return Vocabulary(texts=texts, labels=labels, special_ids=special, partial_ids=partial,
-                      tokenizer_loader=tokenizer_loader if tokens else None)
-
-
 def _tokenizer_loader(path: Path, folder: Path):
     """The transformers tokenizer, built from the GGUF once and then kept beside the cached table."""
 
@@ -245,7 +227,7 @@ def open_gguf(path: Path, device: torch.device, progress: ProgressFn = no_progre
     path = Path(path)
     _check_magic(path)
     progress(0.02, "Checking the file", None)
-    folder = cache_root() / "gguf" / content_key(path, CACHE_FORMAT)
+    folder = cache_root() / GGUF_FOLDER / content_key(path, CACHE_FORMAT)
     try:
         parts, damage = _load_cached(folder), None
     except DamagedEntry as exc:

@@ -22,11 +22,12 @@ from typing import Callable
 import numpy as np
 import torch
 
-from embviz.core.cache import DamagedEntry, Entry, cache_root, content_key, discard_damaged, map_table
+from embviz.core.cache import MAPPED_TABLE, DamagedEntry, Entry, MappedFile, cache_root, content_key, discard_damaged, map_table
 from embviz.core.errors import ProgressFn, first_line, no_progress
 from embviz.core.model import EmbeddingModel
 from embviz.core.readers.assemble import assemble
 from embviz.core.readers.bounded import read_whole
+from embviz.core.readers.cached_table import WORDS_FOLDER, WORDS_FORMAT as CACHE_FORMAT, read_words
 from embviz.core.readers.gensim_file import is_gensim_file, read_keyed_vectors
 from embviz.core.readers.npy_table import read_npy_table
 from embviz.core.readers.regular_file import file_size, open_regular, shown
@@ -36,9 +37,6 @@ from embviz.core.table.vocab import vocabulary_from_words
 
 TEXT_SUFFIXES = (".txt", ".vec", ".txt.gz", ".vec.gz")
 BINARY_SUFFIXES = (".bin", ".bin.gz")
-# 2: ragged lines, BOMs and tabs are no longer read into the table; 3: the table is mapped, its size
-# checked, its row norms kept beside it and its words one a line
-CACHE_FORMAT = "word-vectors-3"
 NO_LOGITS = ("Next-token logits are off: word vectors have no output layer to score a next word. "
              "The map, neighbours and analogies work.")
 
@@ -80,6 +78,7 @@ class _Entry:
     table: np.ndarray
     notes: list[str]
     norms: np.ndarray | None = None  # each row's length, so that opening need not touch the table
+    mapped: Path | None = None  # the cache file `table` maps
 
 
 def _cached(folder: Path) -> _Entry | None:
@@ -88,7 +87,7 @@ def _cached(folder: Path) -> _Entry | None:
     if not folder.is_dir():
         return None
     try:
-        words = _read_words(folder)
+        words = read_words(folder)
         notes = json.loads((folder / "notes.json").read_text(encoding="utf-8"))
         if not isinstance(notes, list) or not set(map(type, notes)) <= {str}:
             raise DamagedEntry("its notes are not a list of lines")
@@ -96,21 +95,11 @@ def _cached(folder: Path) -> _Entry | None:
         norms = np.load(folder / "norms.npy", allow_pickle=False)
         if norms.dtype != np.float32 or norms.shape != (len(words),):
             raise DamagedEntry(f"its row norms are {norms.dtype} {list(norms.shape)}, not {len(words):,} float32")
-        return _Entry(words, table, notes, norms)
+        return _Entry(words, table, notes, norms, folder / "table.npy")
     except DamagedEntry:
         raise
     except (OSError, ValueError) as exc:
         raise DamagedEntry(first_line(exc)) from exc
-
-
-def _read_words(folder: Path) -> list[str]:
-    """words.txt (one a line: what every reader but gensim's gives) or words.json."""
-    if (folder / "words.txt").exists():
-        return (folder / "words.txt").read_bytes().decode("utf-8").split("\n")
-    words = json.loads((folder / "words.json").read_text(encoding="utf-8"))
-    if not isinstance(words, list) or not set(map(type, words)) <= {str}:
-        raise DamagedEntry("its word list is not a list of words")
-    return words
 
 
 def _write_rest(entry: _Entry) -> Callable[[Path], None]:
@@ -139,7 +128,7 @@ def _row_norms(table: np.ndarray) -> np.ndarray:
 
 def open_word_vectors(path: Path, device: torch.device, progress: ProgressFn = no_progress) -> EmbeddingModel:
     path = Path(path)
-    folder = cache_root() / "word-vectors" / content_key(path, CACHE_FORMAT)
+    folder = cache_root() / WORDS_FOLDER / content_key(path, CACHE_FORMAT)
     damage = None
     try:
         entry = _cached(folder)
@@ -159,6 +148,7 @@ def open_word_vectors(path: Path, device: torch.device, progress: ProgressFn = n
                     # The entry's map (copy-on-write) replaces the table read: the same numbers, in
                     # pages the OS shares with child processes rather than memory of this process's own.
                     entry.table = map_table(folder / "table.npy", len(entry.words))
+                    entry.mapped = folder / "table.npy"
                 except (DamagedEntry, OSError):
                     pass
         entry.notes = [*entry.notes, *([new.note] if new.note else [])]
@@ -166,5 +156,11 @@ def open_word_vectors(path: Path, device: torch.device, progress: ProgressFn = n
     progress(0.9, "Indexing the words", None)
     vocab = vocabulary_from_words(entry.words)
     norms = None if entry.norms is None else torch.from_numpy(entry.norms)
-    return assemble(name=path.name, source=str(path), table=torch.from_numpy(np.asarray(entry.table)), vocab=vocab,
-                    device=device, kind="table", notes=notes, lm_unavailable_reason=NO_LOGITS, norms=norms)
+    model = assemble(name=path.name, source=str(path), table=torch.from_numpy(np.asarray(entry.table)), vocab=vocab,
+                     device=device, kind="table", notes=notes, lm_unavailable_reason=NO_LOGITS, norms=norms)
+    if entry.mapped is not None and model.table.device.type == "cpu" and model.table.data_ptr() == entry.table.ctypes.data:
+        try:  # a child process maps this file rather than being sent a copy of the table
+            model.cache[MAPPED_TABLE] = MappedFile.of(entry.mapped, entry.table)
+        except OSError:
+            pass
+    return model

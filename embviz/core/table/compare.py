@@ -27,6 +27,7 @@ from embviz.core.table.vocab import visible
 
 K_RANGE = (5, 250)
 DEFAULT_K = 50
+KEPT_COMPARISONS = 4  # their neighbour lists: 2 × rows × k ids each
 
 
 @dataclass(frozen=True, eq=False)  # holds arrays and models: compared by identity
@@ -251,6 +252,19 @@ class ModelPair:
     a: EmbeddingModel
     b: EmbeddingModel
     shared: SharedTokens
+    kept: dict[int, Comparison] = field(default_factory=dict)  # by k, the latest last
+
+    def comparison(self, k: int = DEFAULT_K, progress: ProgressFn = no_progress) -> Comparison:
+        """The comparison at k, kept for the last few k asked: a class stepping k back and
+        forth waits seconds only the first time."""
+        k = check_comparable(self.shared, k)
+        found = self.kept.pop(k, None)
+        if found is None:
+            found = compare(self.a, self.b, self.shared, k, progress)
+        self.kept[k] = found
+        while len(self.kept) > KEPT_COMPARISONS:
+            self.kept.pop(next(iter(self.kept)))
+        return found
 
 
 def pair_models(a: EmbeddingModel, b: EmbeddingModel) -> ModelPair:

@@ -76,6 +76,50 @@ def _careful_unit_rows(rows: torch.Tensor, finite: torch.Tensor) -> torch.Tensor
     return torch.where(norms > 0, rows / norms.clamp_min(1e-30), torch.zeros((), device=rows.device))
 
 
+@dataclass(frozen=True)
+class UnitRecipe:
+    """How `unit_table` makes its rows: (row − mean) / divisor, except the `odd` rows (NaN,
+    Inf, zero, or norms beyond _PLAIN_NORMS), whose unit rows are given. A child process
+    that maps the table's file makes the same rows from it, bit for bit."""
+
+    mean: torch.Tensor | None  # subtracted first, for the centred table
+    divisors: torch.Tensor  # (V,) each row's norm (clamped)
+    odd: torch.Tensor  # (m,) ids of the rows that take the careful path
+    odd_rows: torch.Tensor  # (m, D) their unit rows
+
+
+def unit_recipe(model: EmbeddingModel, centered: bool = False) -> UnitRecipe:
+    """The divisors and careful rows of `unit_table(model, centered)`, cached; the centred
+    norms are taken a chunk at a time, so no centred copy of the table is held for them."""
+
+    def compute() -> UnitRecipe:
+        table = model.table
+        mean = mean_row(model) if centered else None
+        norms = _centred_norms(table, mean) if mean is not None else row_norms(model)
+        plain = (norms > _PLAIN_NORMS[0]) & (norms < _PLAIN_NORMS[1])
+        odd = (~plain).nonzero().flatten()
+        rows = table[odd] if mean is None else table[odd] - mean
+        odd_rows = _careful_unit_rows(rows, _finite_rows(model)[odd]) if odd.numel() else rows
+        return UnitRecipe(mean, norms.clamp(*_PLAIN_NORMS), odd, odd_rows)
+
+    return model.derived(f"unit_recipe{':centred' if centered else ''}", compute)
+
+
+_NORM_CHUNK_BYTES = 64 << 20
+
+
+def _centred_norms(table: torch.Tensor, mean: torch.Tensor) -> torch.Tensor:
+    n, d = table.shape
+    step = max(1, _NORM_CHUNK_BYTES // (4 * d))
+    norms = torch.empty(n, dtype=table.dtype, device=table.device)
+    buffer = torch.empty((min(step, n), d), dtype=table.dtype, device=table.device)
+    for i in range(0, n, step):
+        chunk = buffer[: min(step, n - i)]
+        torch.sub(table[i : i + step], mean, out=chunk)
+        torch.linalg.vector_norm(chunk, dim=1, out=norms[i : i + step])
+    return norms
+
+
 def unit_table(model: EmbeddingModel, centered: bool = False) -> torch.Tensor:
     """Rows scaled to length 1 (optionally after subtracting the mean row), cached.
 
@@ -84,14 +128,14 @@ def unit_table(model: EmbeddingModel, centered: bool = False) -> torch.Tensor:
     """
 
     def compute() -> torch.Tensor:
-        table = model.table - mean_row(model) if centered else model.table
-        norms = torch.linalg.vector_norm(table, dim=1) if centered else row_norms(model)
-        plain = (norms > _PLAIN_NORMS[0]) & (norms < _PLAIN_NORMS[1])
-        units = torch.empty_like(table)
-        torch.div(table, norms.clamp(*_PLAIN_NORMS)[:, None], out=units)
-        others = (~plain).nonzero().flatten()
-        if others.numel():
-            units[others] = _careful_unit_rows(table[others], _finite_rows(model)[others])
+        recipe = unit_recipe(model, centered)
+        units = torch.empty_like(model.table)
+        if recipe.mean is None:
+            torch.div(model.table, recipe.divisors[:, None], out=units)
+        else:
+            torch.sub(model.table, recipe.mean, out=units).div_(recipe.divisors[:, None])
+        if recipe.odd.numel():
+            units[recipe.odd] = recipe.odd_rows
         return units
 
     return model.derived(UNIT_TABLE if not centered else f"{UNIT_TABLE}:centred", compute)

@@ -43,7 +43,7 @@ class BenchmarkWindow(QDialog):
         for table in (self.sections, self.misses):
             style.use_font(table, style.BASE_POINT_SIZE)  # five and six columns beside a chart: a size smaller
         self.misses.horizontalHeader().setStretchLastSection(True)
-        self.chart = pg.PlotWidget(background=style.BACKGROUND)
+        self.chart = pg.PlotWidget(background=style.BACKGROUND, enableMenu=False)
         item = self.chart.getPlotItem()
         item.setMenuEnabled(False)
         item.hideButtons()

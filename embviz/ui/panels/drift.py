@@ -77,7 +77,7 @@ class DriftPanel(LanguageModelTab):
         self.heading = QLabel("")
         self.heading.setWordWrap(True)
         style.use_font(self.heading, style.LABEL_POINT_SIZE + 2, bold=True)
-        self.plot = pg.PlotWidget(background=style.BACKGROUND)
+        self.plot = pg.PlotWidget(background=style.BACKGROUND, enableMenu=False)
         item = self.plot.getPlotItem()
         item.setMenuEnabled(False)
         item.hideButtons()

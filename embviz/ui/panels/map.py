@@ -27,6 +27,9 @@ from embviz.ui.panels.map_sets import WordSetsMixin
 from embviz.state.word_sets import parse_word_list
 from embviz.ui.panels.map_names import DRAG_MODES, HOVER_HINT, INSTANT, METHOD_NAMES, METHOD_SHORT, SEARCH_DEBOUNCE_MS, SEARCH_SET, SEARCH_WIDTH, SIDE_WIDTH, SUBSETS, combo
 
+FIRST_MAP_LABELS = 200_000
+
+
 class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
     tokenClicked = Signal(int)
     statusMessage = Signal(str)
@@ -47,10 +50,12 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         self._asked_rows: tuple[str, str, int] = (self.state.method, self.state.subset, self.state.limit)
         self._zoom_to_search = True
         self.summary_ready = False  # no model yet: changing Rows has nothing to redraw
+        self._first_map = None  # a bridge.first_map.FirstMap drawn from the cache while the model opens
+        self._taking_over = False  # the open model's first map is on its way, its kept copy on screen
         self.table_shape = (0, 0, 0, False)  # rows, dimensions, whole-word rows, on a GPU: what a long map is asked of
         self.bindings = Bindings(self.state)
         self.view = MapView()
-        self.view.pointClicked.connect(self.tokenClicked)
+        self.view.pointClicked.connect(self._point_clicked)
         self.view.pointHovered.connect(self._hovered)
         self.view.selectionMade.connect(self.set_selection)
         self.view.scene().sigMouseClicked.connect(self._map_clicked)
@@ -208,10 +213,50 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         self.hover_label.setMaximumWidth(round(SIDE_WIDTH * scale))
 
     # --- model and projection ---------------------------------------------------------------
+    def show_first_map(self, source: str | None, device: str) -> bool:
+        """Before the first model is open: its PCA map as the cache keeps it (exactly the map
+        the open model's first PCA reads back), drawn now; whether the cache had it. Its labels
+        come with `label_first_map`, after it is on screen."""
+        from embviz.bridge.first_map import first_map_of  # the cache's readers: not needed to show the window
+
+        self.drop_first_map()
+        request = rq.Project(method="pca", subset=self.state.subset, limit=self.state.limit)
+        first = first_map_of(source, device, request)
+        if first is None:
+            return False
+        self._first_map = first
+        self.view.set_points(first.ids, first.coords)
+        self.status.setText(f"The map kept from the last open ({METHOD_SHORT['pca']}, {len(first.ids):,} rows); "
+                            "opening the model…")
+        return True
+
+    def label_first_map(self) -> None:
+        """Hover labels for the kept map, where decoding them here takes a moment (a vocabulary
+        of up to FIRST_MAP_LABELS rows, ~0.1 s for 49,152 BPE pieces); a bigger one's come with the model."""
+        first = self._first_map
+        if first is not None and not self.view.labels and first.rows <= FIRST_MAP_LABELS:
+            self.view.set_labels(first.labels())
+
+    def drop_first_map(self) -> None:
+        """The model it was drawn for did not open (or another is asked for): nothing of it stays."""
+        if self._first_map is not None:
+            self._first_map = None
+            self.view.clear_map()
+            self.view.set_labels([])
+            self.status.setText("")
+
+    def _point_clicked(self, token_id: int) -> None:
+        if self.summary_ready:
+            self.tokenClicked.emit(token_id)
+        else:  # a map drawn from the cache: the model that answers about its points is still opening
+            self.statusMessage.emit("The model is still opening: click the point again in a moment.")
+
     def on_model(self, summary, restore: MapState | None = None) -> None:
         """A new model: nothing of the old one stays (points, sets, rings, arrows, hover).
         With `restore` (a saved session of this model) its controls, sets, search and
-        map come back, the map as saved rather than computed again."""
+        map come back, the map as saved rather than computed again. A map drawn from the
+        cache while it opened stays on screen until the model's own map replaces it, and then
+        only if the two differ."""
         self.request_id = self.search_id = self.faithful_id = self.colour_id = 0
         self.summary_ready = True
         info = summary.info
@@ -220,7 +265,9 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         self.clear_selection()  # ids of the old vocabulary
         self.set_ids.clear()
         self.word_sets.model_changed()
-        self.view.clear_map()
+        first, self._first_map = self._first_map, None
+        self._taking_over = first is not None and restore is None
+        self.view.clear_map(keep_points=self._taking_over)
         self.view.set_labels(summary.labels)
         self.hover_label.setText(HOVER_HINT)
         self.state.projection = None
@@ -355,14 +402,17 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
             return
         self.progress.setValue(int(fraction * 1000))
         self.status.setText(f"{stage} — {fraction:.0%}")
-        if isinstance(preview, tuple):  # (row ids, coordinates so far): t-SNE's live picture
+        if isinstance(preview, tuple) and not self._taking_over:  # (row ids, coordinates so far): t-SNE's live picture
             self.clear_selection()  # its rings would scatter over the new layout
             self.view.set_points(*preview, autorange=True)
 
     def on_result(self, rid: int, projection) -> None:
         if rid != self.request_id:
             return
-        self.view.set_points(projection.ids, projection.coords)
+        taking_over, self._taking_over = self._taking_over, False
+        if not (taking_over and np.array_equal(projection.ids, self.view.ids)
+                and np.array_equal(projection.coords, self.view.coords)):
+            self.view.set_points(projection.ids, projection.coords)  # (the same map stays as it is, zoom and all)
         self._idle()
         extra = ""
         explained = projection.explained  # in the tooltip: the caption keeps to two lines on a projector
@@ -395,6 +445,7 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
     def on_failed(self, rid: int, message: str) -> None:
         if rid == self.request_id:
             self._idle()
+            self._taking_over = False
             self.status.setText("Map failed: " + message)
         elif rid == self.search_id:  # e.g. a regex that does not parse: its old hits would mislead
             self.view.remove_word_set(SEARCH_SET)
@@ -413,6 +464,7 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
     def on_cancelled(self, rid: int) -> None:
         if rid == self.request_id:
             self._idle()
+            self._taking_over = False
             done = self.state.projection
             if done is not None and not (np.array_equal(done.ids, self.view.ids) and np.array_equal(done.coords, self.view.coords)):
                 self.view.set_points(done.ids, done.coords)  # not the half-made layout of the cancelled run

@@ -47,7 +47,7 @@ class SelectionMixin:
         return super().eventFilter(watched, event)
 
     def _show_selection(self) -> None:
-        ids = [i for i in self.state.selection if self.view.position_of(i) is not None]
+        ids = self.view.on_map(self.state.selection).tolist()
         labels = self.view.labels
         self.selection.show_tokens([(labels[i] if i < len(labels) else f"#{i}", i) for i in ids])
         if ids:

@@ -32,7 +32,7 @@ class WordSetsMixin:
     def on_search(self, rid: int, ids: list[int]) -> None:
         if rid != self.search_id:
             return
-        shown = [i for i in ids if self.view.position_of(i) is not None]
+        shown = self.view.on_map(ids).tolist()
         self.view.set_word_set(SEARCH_SET, shown, style.SEARCH_COLOR)
         self.view.set_selected(shown[:12])
         if self._zoom_to_search:

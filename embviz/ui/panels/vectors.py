@@ -42,7 +42,7 @@ class VectorsPanel(QWidget):
         key = QLabel("Each column is one of the table's dimensions; red is above zero, blue below, white near zero. "
                      "Words used alike share stripes: compare king with queen, and man with woman.")
         key.setWordWrap(True)
-        self.plot = pg.PlotWidget(background=style.BACKGROUND)
+        self.plot = pg.PlotWidget(background=style.BACKGROUND, enableMenu=False)
         item = self.plot.getPlotItem()
         item.setMenuEnabled(False)
         item.hideButtons()

@@ -15,7 +15,7 @@ class BarChart(pg.PlotWidget):
     barClicked = Signal(int)
 
     def __init__(self, title: str, color, parent=None) -> None:
-        super().__init__(parent, background="w")
+        super().__init__(parent, background="w", enableMenu=False)  # built without the menu it would drop
         self.color = color
         self.title = title
         self.item = self.getPlotItem()

@@ -29,7 +29,7 @@ class HeatMap(pg.GraphicsLayoutWidget):
     def __init__(self, colormap: pg.ColorMap, parent=None) -> None:
         super().__init__(parent)
         self.setBackground("w")
-        self.plot = self.addPlot()
+        self.plot = self.addPlot(enableMenu=False)
         self.plot.setMenuEnabled(False)
         self.plot.setMouseEnabled(x=False, y=False)
         self.plot.hideButtons()

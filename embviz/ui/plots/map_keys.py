@@ -3,6 +3,7 @@ each shrunk to its share of the view, and the room Fit and zoom leave beside the
 
 from __future__ import annotations
 
+import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF
 from PySide6.QtGui import QColor
@@ -63,7 +64,7 @@ class KeysMixin:
         self.legend.clear()
         listed = 0
         for name, (scatter, ids, _) in self._sets.items():
-            shown = sum(self.position_of(i) is not None for i in ids)
+            shown = int(np.count_nonzero(self.rows_of(ids) >= 0))
             if shown:  # a set with nothing on this map ("weekdays" on a lesson model) only hides points
                 self.legend.addItem(scatter, f"{name} ({shown})")
                 listed += 1

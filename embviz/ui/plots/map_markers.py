@@ -143,8 +143,9 @@ class MarkersMixin:
         for item in self._overlays:
             self.removeItem(item)
         self._overlays = [item for start, end, color in self._arrows for item in self._arrow(start, end, color)]
-        rings = [p for p in (self.position_of(i) for i in self._selected) if p is not None]
-        if rings:
+        rows = self.rows_of(self._selected)
+        rings = self.coords[rows[rows >= 0]].astype(np.float32).reshape(-1, 2)
+        if len(rings):
             size = (marker_size(len(self.coords)) + 12) * self._scale
             ring = pg.ScatterPlotItem(pos=np.array(rings), size=size, pen=pg.mkPen(style.SELECT_COLOR, width=2.5),
                                       brush=None, pxMode=True)

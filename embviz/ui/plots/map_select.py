@@ -49,7 +49,7 @@ class SelectViewBox(pg.ViewBox):
     polygonDrawn = Signal(object)  # (m, 2) numpy polygon in data coordinates
 
     def __init__(self) -> None:
-        super().__init__()
+        super().__init__(enableMenu=False)  # the map has none: not built only to be dropped
         self.mode = "pan"
         self._trail: list[tuple[float, float]] = []
         self._outline = pg.PlotCurveItem(pen=pg.mkPen(style.SELECT_COLOR, width=2, style=Qt.PenStyle.DashLine))

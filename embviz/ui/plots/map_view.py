@@ -34,6 +34,7 @@ ZOOM_SLACK = 2.0
 # counting k): binning all of 2,000,000 takes ~60 ms. The view's settling bins every one.
 STEP_POINTS = 400_000
 FIT_PADDING = 0.06
+_SORTED_LOOKUP = 256  # keys from which rows_of sorts them first
 
 
 class MapView(KeysMixin, MarkersMixin, LabelsMixin, pg.PlotWidget):
@@ -42,7 +43,7 @@ class MapView(KeysMixin, MarkersMixin, LabelsMixin, pg.PlotWidget):
     selectionMade = Signal(list)  # row ids inside a drawn rectangle or lasso
 
     def __init__(self, parent=None) -> None:
-        super().__init__(parent, background=style.BACKGROUND, viewBox=SelectViewBox())
+        super().__init__(parent, background=style.BACKGROUND, viewBox=SelectViewBox(), enableMenu=False)
         self.ids = np.zeros(0, dtype=np.int64)
         self.coords = np.zeros((0, 2), dtype=np.float32)
         self.labels: list[str] = []
@@ -176,9 +177,10 @@ class MapView(KeysMixin, MarkersMixin, LabelsMixin, pg.PlotWidget):
     def set_labels(self, labels: list[str]) -> None:
         self.labels = labels
 
-    def clear_map(self) -> None:
-        """Empty the map: points, word sets, legend, rings, arrows and the hover box.
-        (Not `clear`: PlotWidget binds that name to PlotItem.clear, which drops every item.)"""
+    def clear_map(self, keep_points: bool = False) -> None:
+        """Empty the map: points (unless `keep_points`), word sets, legend, rings, arrows and
+        the hover box. (Not `clear`: PlotWidget binds that name to PlotItem.clear, which drops
+        every item.)"""
         for name in list(self._sets):
             self.removeItem(self._sets.pop(name)[0])
         self._rebuild_legend()
@@ -186,7 +188,10 @@ class MapView(KeysMixin, MarkersMixin, LabelsMixin, pg.PlotWidget):
         self._arrows = []
         self.set_colours(None)
         self.hover_text.hide()
-        self.set_points(np.zeros(0, np.int64), np.zeros((0, 2), np.float32))
+        if keep_points:
+            self._redraw_overlays()
+        else:
+            self.set_points(np.zeros(0, np.int64), np.zeros((0, 2), np.float32))
         self._settle()  # now, not after the timer: nothing of the old map may show
 
     def set_points(self, ids: np.ndarray, coords: np.ndarray, autorange: bool = True) -> None:
@@ -334,12 +339,24 @@ class MapView(KeysMixin, MarkersMixin, LabelsMixin, pg.PlotWidget):
         """The row of each of `token_ids` on this map, -1 for those not on it."""
         token_ids = np.asarray(token_ids, dtype=np.int64).ravel()
         ordered = self.ids if self._id_order is None else self.ids[self._id_order]
-        at = np.minimum(np.searchsorted(ordered, token_ids), max(len(ordered) - 1, 0))
+        if len(token_ids) > _SORTED_LOOKUP:  # numpy's binary search runs several times faster on keys in order
+            order = np.argsort(token_ids)
+            at = np.empty_like(order)
+            at[order] = np.searchsorted(ordered, token_ids[order])
+        else:
+            at = np.searchsorted(ordered, token_ids)
+        at = np.minimum(at, max(len(ordered) - 1, 0))
         if not len(ordered):
             return np.full(len(token_ids), -1, dtype=np.int64)
         found = ordered[at] == token_ids
         rows = at if self._id_order is None else self._id_order[at]
         return np.where(found, rows, -1)
+
+    def on_map(self, token_ids) -> np.ndarray:
+        """Those of `token_ids` that are points of this map, in their order (one sorted lookup
+        for them all: a lasso or a search may hold a hundred thousand)."""
+        token_ids = np.asarray(token_ids, dtype=np.int64).ravel()
+        return token_ids[self.rows_of(token_ids) >= 0]
 
     def position_of(self, token_id: int) -> np.ndarray | None:
         row = self._row(token_id)
@@ -397,7 +414,8 @@ class MapView(KeysMixin, MarkersMixin, LabelsMixin, pg.PlotWidget):
         return ids
 
     def zoom_to(self, ids: list[int]) -> None:
-        pts = np.array([p for p in (self.position_of(i) for i in ids) if p is not None], dtype=np.float32).reshape(-1, 2)
+        rows = self.rows_of(ids)
+        pts = self.coords[rows[rows >= 0]].astype(np.float32).reshape(-1, 2)
         if not len(pts):
             return
         lo, hi = pts.min(0), pts.max(0)

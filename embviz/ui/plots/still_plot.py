@@ -13,7 +13,7 @@ class StillPlot(pg.PlotWidget):
     MIN_HEIGHT = 120  # pixels at 100 % text; subclasses set their own
 
     def __init__(self, parent=None) -> None:
-        super().__init__(parent, background="w")
+        super().__init__(parent, background="w", enableMenu=False)  # built without the menu it would drop
         self.item = self.getPlotItem()
         self.item.setMenuEnabled(False)
         self.item.setMouseEnabled(x=False, y=False)
