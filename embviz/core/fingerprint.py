@@ -20,10 +20,24 @@ NORM_TOLERANCE = 1e-2  # relative: bfloat16 on a GPU against float32 on the CPU
 def model_fingerprint(model) -> dict[str, Any]:
     """{"vocab_size", "dim", "vocab_sha256", "probe_norms"} of an EmbeddingModel."""
     vocab_size, dim = model.vocab_size, model.dim
-    digest = hashlib.sha256("\n".join(model.vocab.labels).encode("utf-8", "surrogatepass")).hexdigest()
+    digest = labels_sha256(model.vocab.labels)
     rows = torch.linspace(0, vocab_size - 1, min(PROBE_ROWS, vocab_size)).round().long().to(model.table.device)
     norms = model.table.index_select(0, rows).float().norm(dim=1).cpu().tolist()
     return {"vocab_size": vocab_size, "dim": dim, "vocab_sha256": digest, "probe_norms": [float(n) for n in norms]}
+
+
+def labels_sha256(labels: list[str]) -> str:
+    """sha256 of the labels joined by newlines, fed a few thousand labels at a time: one join
+    of two million labels holds the interpreter lock for a tenth of a second, a stall of
+    the window's thread when a lane computes it."""
+    hasher = hashlib.sha256()
+    for start in range(0, len(labels), _LABELS_PER_PIECE):
+        piece = "\n".join(labels[start : start + _LABELS_PER_PIECE])
+        hasher.update((("\n" if start else "") + piece).encode("utf-8", "surrogatepass"))
+    return hasher.hexdigest()
+
+
+_LABELS_PER_PIECE = 8192
 
 
 def same_model(saved: dict[str, Any], current: dict[str, Any]) -> bool:
