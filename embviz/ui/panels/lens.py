@@ -62,6 +62,10 @@ SHADES = 1024
 _SHADES = [cell_color(n / (SHADES - 1)) for n in range(SHADES)]  # the colours a cell can take, made once
 
 
+_ROLES = {Qt.ItemDataRole.DisplayRole: 0, Qt.ItemDataRole.BackgroundRole: 1, Qt.ItemDataRole.ForegroundRole: 2,
+          Qt.ItemDataRole.ToolTipRole: 3}
+
+
 class LensTable(QAbstractTableModel):
     """The grid's cells, read from the lens's arrays only when Qt draws them: a preview
     (a few columns) is a reference kept and one dataChanged, with no item per cell.
@@ -73,6 +77,7 @@ class LensTable(QAbstractTableModel):
         self.heads: list[str] = []
         self.names: list[str] = []  # row names, top row first
         self.shown: list[tuple | None] = []  # per position: (cells, its column in them), or None while unread
+        self.looks: list[list[tuple] | None] = []  # per position: what its cells draw, once asked
 
     def start(self, result) -> None:
         """An empty grid of the result's (or preview's) shape, with its row and column names."""
@@ -81,17 +86,18 @@ class LensTable(QAbstractTableModel):
         self.heads = [label for _, label in result.tokens]
         self.names = row_names(result)[::-1]
         self.shown = [None] * len(result.tokens)
+        self.looks = [None] * len(result.tokens)
         self.endResetModel()
 
     def clear(self) -> None:
         self.beginResetModel()
-        self.layers, self.heads, self.names, self.shown = 0, [], [], []
+        self.layers, self.heads, self.names, self.shown, self.looks = 0, [], [], [], []
         self.endResetModel()
 
     def put(self, cells, positions: list[int]) -> None:
         """Positions[i]'s column is column i of `cells` (LensCells); only those columns are redrawn."""
         for i, p in enumerate(positions):
-            self.shown[p] = (cells, i)
+            self.shown[p], self.looks[p] = (cells, i), None
         if positions:
             self.dataChanged.emit(self.index(0, min(positions)), self.index(self.layers - 1, max(positions)))
 
@@ -113,23 +119,32 @@ class LensTable(QAbstractTableModel):
         return 0 if parent.isValid() else len(self.shown)
 
     def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
-        found = self.cell(index.row(), index.column())
-        if found is None:
-            return None
-        cells, i, layer = found
-        if role == Qt.ItemDataRole.DisplayRole:
-            return short(cells.top_label(layer, i))
-        if role == Qt.ItemDataRole.BackgroundRole:
-            return _SHADES[round((SHADES - 1) * min(1.0, max(0.0, float(cells.probs[layer, i, 0]))))]
-        if role == Qt.ItemDataRole.ForegroundRole:
-            return WHITE if cells.probs[layer, i, 0] > 0.45 else BLACK
-        if role == Qt.ItemDataRole.TextAlignmentRole:
-            return Qt.AlignmentFlag.AlignCenter
-        if role == Qt.ItemDataRole.ToolTipRole:
+        # Qt asks each painted cell for about ten roles: the ones not drawn cost one lookup.
+        slot = _ROLES.get(role)
+        if slot is None:
+            return Qt.AlignmentFlag.AlignCenter if role == Qt.ItemDataRole.TextAlignmentRole else None
+        column = index.column()
+        drawn = self.looks[column] if 0 <= column < len(self.looks) else None
+        if drawn is None:
+            if not 0 <= column < len(self.shown) or self.shown[column] is None:
+                return None
+            drawn = self.looks[column] = self._looks(column)
+        if slot == 3:
+            found = self.cell(index.row(), column)
+            cells, i, layer = found
             # The double click is named here, not in the caption: at 150 % text its lines are spent.
             return "\n".join(f"{s.token}  {s.prob:.1%}" for s in cells.cell(layer, i)[:5]) + \
                 "\nDouble-click: which blocks wrote it"
-        return None
+        return drawn[index.row()][slot]
+
+    def _looks(self, column: int) -> list[tuple]:
+        """A column's (text, fill, ink) per row, top row first: made once, when first painted."""
+        cells, i = self.shown[column]
+        probs = np.clip(cells.probs[::-1, i, 0], 0.0, 1.0)
+        shades = np.rint((SHADES - 1) * probs).astype(int).tolist()
+        labels = [short(cells.strings.label(t)) for t in cells.ids[::-1, i, 0].tolist()]
+        return [(label, _SHADES[shade], WHITE if p > 0.45 else BLACK)
+                for label, shade, p in zip(labels, shades, probs.tolist())]
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
         if role != Qt.ItemDataRole.DisplayRole:
