@@ -26,6 +26,7 @@ def test_the_lens_grid_reads_up_to_the_models_answer(qtbot, smol):
     smol.tabs.setCurrentWidget(lens)
     lens.set_text("The capital of France is")
     wait_for(qtbot, lambda: lens.result is not None and len(lens.result.tokens) == 5, 300_000)
+    wait_for(qtbot, lambda: lens.bars.count)  # the bars come in the next turn of the event loop
     grid = lens.grid
     table = lens.table
     assert table.rowCount() == 31 and table.columnCount() == 5 and not lens.splitter.isHidden()

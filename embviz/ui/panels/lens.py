@@ -305,7 +305,11 @@ class LensPanel(LanguageModelTab):
         self._fit_columns(result)
         QTimer.singleShot(0, self._settle)  # again once the scroll bars have settled
         self.caption.setText(caption(result.final_norm))
-        self.show_cell(*self._cell_to_show(previous, result))
+        # The chosen cell framed now; its bars (pyqtgraph: a few milliseconds) in a turn of the
+        # event loop of their own, so the grid and the bars are never drawn in the same frame.
+        layer, position = self.cell = self._cell_to_show(previous, result)
+        self._frame((self._row_of(layer), position))
+        QTimer.singleShot(0, self, lambda: self.show_cell(*self.cell) if self.result is result else None)
 
     def _start_grid(self, result) -> None:
         """An empty grid of the result's shape, with its row and column names."""
