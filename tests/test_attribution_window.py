@@ -79,7 +79,7 @@ def test_a_double_clicked_lens_cell_opens_its_attribution(qtbot, smol):
     lens.set_text(TEXT)
     wait_for(qtbot, lambda: lens.result is not None and len(lens.result.tokens) == 5, 300_000)
     top = lens.result.top[30][3][0]  # the output's guess after "France"
-    lens.grid.cellDoubleClicked.emit(lens._row_of(30), 3)
+    lens.grid.doubleClicked.emit(lens.table.index(lens._row_of(30), 3))
     panel = smol.attribution
     assert smol.tabs.currentWidget() is panel
     wait_for(qtbot, lambda: panel.result is not None and panel.result.position == 3, 300_000)

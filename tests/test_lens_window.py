@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from PySide6.QtCore import Qt
 
 from embviz.state.session import load_session, save_session
 from embviz.state.tabs import DriftState, LensState
@@ -25,20 +26,23 @@ def test_the_lens_grid_reads_up_to_the_models_answer(qtbot, smol):
     smol.tabs.setCurrentWidget(lens)
     lens.set_text("The capital of France is")
     wait_for(qtbot, lambda: lens.result is not None and len(lens.result.tokens) == 5, 300_000)
+    wait_for(qtbot, lambda: lens.bars.count)  # the bars come in the next turn of the event loop
     grid = lens.grid
-    assert grid.rowCount() == 31 and grid.columnCount() == 5 and not lens.splitter.isHidden()
-    assert grid.verticalHeaderItem(0).text() == "30 = output" and grid.verticalHeaderItem(30).text() == "embedding"
-    assert [grid.horizontalHeaderItem(c).text() for c in range(5)] == ["The", "␣capital", "␣of", "␣France", "␣is"]
-    assert grid.item(0, 4).text() == "␣Paris"
+    table = lens.table
+    assert table.rowCount() == 31 and table.columnCount() == 5 and not lens.splitter.isHidden()
+    vertical, horizontal = Qt.Orientation.Vertical, Qt.Orientation.Horizontal
+    assert table.headerData(0, vertical) == "30 = output" and table.headerData(30, vertical) == "embedding"
+    assert [table.headerData(c, horizontal) for c in range(5)] == ["The", "␣capital", "␣of", "␣France", "␣is"]
+    assert table.text(0, 4) == "␣Paris"
     # The answer's cell is shown as bars at first: the same top guess as the Logits tab.
     assert lens.cell == (30, 4) and lens.bars.count == 10 and "block 30" in lens.bars.title
     # A cell's colour follows its probability: the confident output cell is darker than a doubtful one.
     top = lens.result.top
     probs = {(layer, p): top[layer][p][0].prob for layer in range(31) for p in range(5)}
     low, high = min(probs, key=probs.get), max(probs, key=probs.get)
-    dark = lambda cell: grid.item(lens._row_of(cell[0]), cell[1]).background().color().lightness()  # noqa: E731
+    dark = lambda cell: table.index(lens._row_of(cell[0]), cell[1]).data(Qt.ItemDataRole.BackgroundRole).lightness()  # noqa: E731
     assert dark(high) < dark(low)
-    grid.cellClicked.emit(lens._row_of(12), 1)  # block 12 after "capital"
+    grid.clicked.emit(table.index(lens._row_of(12), 1))  # block 12 after "capital"
     assert lens.cell == (12, 1) and "block 12" in lens.bars.title and "␣capital" in lens.bars.title
     assert lens.cell_caption.text().startswith("The top 10 guesses at block 12")
     lens.final_norm.setChecked(False)

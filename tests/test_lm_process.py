@@ -7,11 +7,13 @@ from __future__ import annotations
 import os
 import pickle
 
+import numpy as np
 import pytest
+from PySide6.QtCore import Qt
 
 from embviz.bridge import requests as rq
 from embviz.bridge.worker import ComputeWorker, Reply
-from embviz.core.lm.lens import LensColumns, LensResult, logit_lens
+from embviz.core.lm.lens import LensCells, LensColumns, LensResult, logit_lens
 from embviz.core.lm.logits import next_token_logits
 from embviz.core.lm.process import run_lm
 
@@ -139,43 +141,102 @@ def test_a_checkpoint_the_child_cannot_open_is_one_sentence(qtbot, worker, tmp_p
 
 def test_lens_results_travel_packed_and_come_back_equal(in_process):
     result = logit_lens(in_process, TEXT, k=4)
-    back = pickle.loads(pickle.dumps(result))
-    assert isinstance(back, LensResult) and back == result
-    columns = LensColumns(result.tokens, result.layer_names, True, {2: [row[2] for row in result.top]})
-    assert pickle.loads(pickle.dumps(columns)) == columns
+    data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+    back = pickle.loads(data)
+    assert isinstance(back, LensResult) and back == result and back.top == result.top
+    # Packed: the cells are three arrays and two joined strings, never one object per score.
+    assert isinstance(back.cells.ids, np.ndarray) and back.cells.ids.dtype == np.int32
+    assert back.cells.ids.shape == (len(result.layer_names), len(result.tokens), 4)
+    assert b"TokenScore" not in data
+    assert back.as_dict() == result.as_dict()
+    columns = LensColumns(result.tokens, result.layer_names, True, [2],
+                          LensCells.of_scores([[row[2]] for row in result.top]))
+    again = pickle.loads(pickle.dumps(columns))
+    assert again == columns and again.columns == {2: [row[2] for row in result.top]}
 
 
-def test_the_lens_tab_draws_the_columns_as_they_come(qtbot):
+def _hand_made_result(layers: int, positions: int):
     from embviz.core.lm.lens import layer_names
     from embviz.core.lm.logits import TokenScore
+
+    cell = lambda layer, p: [TokenScore(10 * layer + p, f"t{layer}.{p}", 1.0, 0.5 + 0.1 * layer, f"t{layer}.{p}"),  # noqa: E731
+                             TokenScore(999, "other", 0.5, 0.05, "other")]
+    tokens = [(i, f"w{i}") for i in range(positions)]
+    return LensResult(tokens, [t for _, t in tokens], layer_names(layers - 1),
+                      LensCells.of_scores([[cell(layer, p) for p in range(positions)] for layer in range(layers)]), True)
+
+
+def _preview(result, positions: list[int]) -> LensColumns:
+    return LensColumns(result.tokens, result.layer_names, True, positions,
+                       LensCells.of_scores([[row[p] for p in positions] for row in result.top]))
+
+
+def _lens_panel(qtbot):
     from embviz.ui.panels.language_model import LanguageModelLoader
     from embviz.ui.panels.lens import LensPanel
 
-    layers, positions = 4, 6
-    cell = lambda layer, p: [TokenScore(10 * layer + p, f"t{layer}.{p}", 1.0, 0.5, f"t{layer}.{p}"),  # noqa: E731
-                             TokenScore(999, "other", 0.5, 0.1, "other")]
-    tokens = [(i, f"w{i}") for i in range(positions)]
-    result = LensResult(tokens, [t for _, t in tokens], layer_names(layers - 1),
-                        [[cell(layer, p) for p in range(positions)] for layer in range(layers)], True)
     panel = LensPanel(lambda _r, _reply: 7, lambda _c: None, LanguageModelLoader(lambda _r, _reply: 0))
     qtbot.addWidget(panel)
     panel.resize(900, 600)
     panel.show()
     panel.request_id = 7
-    column = lambda p: {p: [row[p] for row in result.top]}  # noqa: E731
-    panel.on_columns(7, 0.1, "Reading every layer", LensColumns(tokens, result.layer_names, True, column(positions - 1)))
-    grid = panel.grid
-    assert grid.rowCount() == layers and grid.columnCount() == positions and not panel.splitter.isHidden()
-    assert [grid.item(panel._row_of(layer), positions - 1).text() for layer in range(layers)] == \
+    return panel
+
+
+def test_the_lens_tab_draws_the_columns_as_they_come(qtbot):
+    layers, positions = 4, 6
+    result = _hand_made_result(layers, positions)
+    panel = _lens_panel(qtbot)
+    table = panel.table
+    changed, resets = [], []
+    table.dataChanged.connect(lambda first, last, *_: changed.append((first.column(), last.column())))
+    table.modelReset.connect(lambda: resets.append(1))
+    panel.on_columns(7, 0.1, "Reading every layer", _preview(result, [positions - 1]))
+    assert table.rowCount() == layers and table.columnCount() == positions and not panel.splitter.isHidden()
+    assert [table.text(panel._row_of(layer), positions - 1) for layer in range(layers)] == \
            [f"t{layer}.{positions - 1}" for layer in range(layers)]
-    assert all(grid.item(r, 0) is None for r in range(layers))  # the rest is still to come
-    panel.on_columns(6, 0.5, "", LensColumns(tokens, result.layer_names, True, column(0)))  # an older request's
-    assert grid.item(0, 0) is None
-    for p in range(positions - 1):
-        panel.on_columns(7, 0.5, "", LensColumns(tokens, result.layer_names, True, column(p)))
-    kept = grid.item(panel._row_of(2), 3)
+    assert all(table.text(r, 0) is None for r in range(layers))  # the rest is still to come
+    assert changed == [(positions - 1, positions - 1)]  # only the preview's column is redrawn
+    panel.on_columns(6, 0.5, "", _preview(result, [0]))  # an older request's
+    assert table.text(0, 0) is None
+    for p in range(0, positions - 1, 2):
+        panel.on_columns(7, 0.5, "", _preview(result, [p, p + 1]))
+        assert changed[-1] == (p, p + 1)
+    assert len(resets) == 1  # one new grid; every preview after it only fills in its columns
     panel.on_result(7, result)
-    assert grid.item(panel._row_of(2), 3) is kept  # every cell was drawn already: nothing drawn twice
+    assert len(resets) == 1  # every cell was drawn already: no new grid
     assert panel.result is result and panel.shown_id == 7 and panel.cell == (layers - 1, positions - 1)
-    assert [[grid.item(panel._row_of(layer), p).text() for p in range(positions)] for layer in range(layers)] == \
+    assert [[table.text(panel._row_of(layer), p) for p in range(positions)] for layer in range(layers)] == \
            [[f"t{layer}.{p}" for p in range(positions)] for layer in range(layers)]
+
+
+def test_the_lens_table_shows_each_cells_top_guess_colour_and_tooltip(qtbot):
+    from embviz.ui.panels.lens import cell_color, row_names
+
+    layers, positions = 3, 4
+    result = _hand_made_result(layers, positions)
+    panel = _lens_panel(qtbot)
+    panel.on_result(7, result)
+    table = panel.table
+    role = Qt.ItemDataRole
+    assert [table.headerData(r, Qt.Orientation.Vertical) for r in range(layers)] == row_names(result)[::-1]
+    assert [table.headerData(c, Qt.Orientation.Horizontal) for c in range(positions)] == [f"w{p}" for p in range(positions)]
+    for layer in range(layers):
+        for p in range(positions):
+            index = table.index(panel._row_of(layer), p)
+            best = result.top[layer][p][0]
+            assert index.data() == best.token
+            assert index.data(role.BackgroundRole).getRgb()[:3] == pytest.approx(cell_color(best.prob).getRgb()[:3], abs=1)
+            assert index.data(role.ForegroundRole).name() == ("#ffffff" if best.prob > 0.45 else "#000000")
+            assert index.data(role.ToolTipRole) == (f"{best.token}  {best.prob:.1%}\nother  5.0%\n"
+                                                    "Double-click: which blocks wrote it")
+    headers, rows = panel.table_rows()
+    assert headers == ["layer"] + [f"{p}: w{p}" for p in range(positions)]
+    assert rows[1] == ["block 1"] + [f"t1.{p} 0.6000" for p in range(positions)]
+    asked = []
+    panel.attributionAsked.connect(lambda *args: asked.append(args))
+    panel.state.text = "w0 w1 w2 w3"
+    panel.grid.doubleClicked.emit(table.index(panel._row_of(1), 2))
+    assert asked == [("w0 w1 w2 w3", 2, "t1.2")]
+    panel.grid.clicked.emit(table.index(panel._row_of(0), 3))
+    assert panel.cell == (0, 3) and panel.bars.count == 2 and "after “w3”" in panel.bars.title

@@ -174,16 +174,16 @@ def test_the_raw_lens_claims_no_answer_and_follows_the_newest_token(qtbot, smol)
     smol.tabs.setCurrentWidget(lens)
     lens.set_text("The capital of France is")
     wait_for(qtbot, lambda: lens.result is not None and len(lens.result.tokens) == 5, 300_000)
-    assert lens.grid.verticalHeaderItem(0).text() == "30 = output" and "own answer" in lens.caption.text()
+    assert lens.table.headerData(0, Qt.Orientation.Vertical) == "30 = output" and "own answer" in lens.caption.text()
     lens.final_norm.setChecked(False)
     wait_for(qtbot, lambda: lens.result is not None and lens.result.final_norm is False, 60_000)
-    assert lens.grid.verticalHeaderItem(0).text() == "block 30"
+    assert lens.table.headerData(0, Qt.Orientation.Vertical) == "block 30"
     assert "own answer" not in lens.caption.text() and "not even the top one" in lens.caption.text()
     lens.text.setPlainText("The capital of France is Paris, and the capital of Germany is")  # as typed
     wait_for(qtbot, lambda: lens.result is not None and len(lens.result.tokens) > 10, 60_000)
     last = len(lens.result.tokens) - 1
+    qtbot.wait(50)  # the columns' second fit, and the chosen cell's bars
     assert lens.cell == (30, last) and "after “␣is”" in lens.bars.title
-    qtbot.wait(50)  # the columns' second fit
     grid = lens.grid
     assert grid.horizontalScrollBar().maximum() > 0  # the text is wider than the grid
-    assert grid.viewport().rect().contains(grid.visualItemRect(grid.item(0, last)))
+    assert grid.viewport().rect().contains(grid.visualRect(lens.table.index(0, last)))

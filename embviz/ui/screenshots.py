@@ -220,7 +220,7 @@ def _model_tabs(demo: Demo, text_size: float) -> None:
     window.tabs.setCurrentWidget(window.lens)
     if window.lens.enabled:
         window.lens.set_text("The capital of France is")
-    demo.wait(lambda: window.lens.result is not None or window.lens.message.text(), "the logit lens")
+    demo.wait(lambda: window.lens.bars.count or window.lens.message.text(), "the logit lens")  # the bars come last
     demo.save("lens")
     window.tabs.setCurrentWidget(window.drift)
     if window.drift.enabled:

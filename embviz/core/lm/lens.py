@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import torch
@@ -38,25 +39,105 @@ NO_LAYERS = {
 }
 
 
+class TokenStrings:
+    """The labels and exact texts of some vocabulary ids, each kind as one joined string
+    with its end offsets: a handful of objects on the pipe, however many tokens, and a
+    label is cut out only when it is shown."""
+
+    def __init__(self, ids: np.ndarray, labels: list[str], texts: list[str]) -> None:
+        self.ids = np.asarray(ids, dtype=np.int64)  # sorted, unique
+        self._labels, self._label_ends = _joined(labels)
+        self._texts, self._text_ends = _joined(texts)
+
+    @classmethod
+    def of(cls, vocab, ids: np.ndarray) -> "TokenStrings":
+        """The strings of every id in `ids`, from the vocabulary."""
+        unique = np.unique(ids).tolist()
+        return cls(np.array(unique, dtype=np.int64), [vocab.label(i) for i in unique], [vocab.texts[i] for i in unique])
+
+    def _slot(self, token_id: int) -> int:
+        slot = int(np.searchsorted(self.ids, token_id))
+        if slot >= len(self.ids) or self.ids[slot] != token_id:
+            raise KeyError(token_id)
+        return slot
+
+    def label(self, token_id: int) -> str:
+        slot = self._slot(token_id)
+        return self._labels[self._label_ends[slot - 1] if slot else 0:self._label_ends[slot]]
+
+    def text(self, token_id: int) -> str:
+        slot = self._slot(token_id)
+        return self._texts[self._text_ends[slot - 1] if slot else 0:self._text_ends[slot]]
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, TokenStrings) and np.array_equal(self.ids, other.ids)
+                and self._labels == other._labels and np.array_equal(self._label_ends, other._label_ends)
+                and self._texts == other._texts and np.array_equal(self._text_ends, other._text_ends))
+
+
+def _joined(strings: list[str]) -> tuple[str, np.ndarray]:
+    return "".join(strings), np.cumsum([len(s) for s in strings], dtype=np.int64)
+
+
+@dataclass(eq=False)
+class LensCells:
+    """Top-k cells as (layers, positions, k) arrays, best first, and the strings of the ids
+    they hold: thousands of cells cross the pipe as three arrays, and the window reads only
+    the cells it draws."""
+
+    ids: np.ndarray  # int32
+    logits: np.ndarray  # float32
+    probs: np.ndarray  # float32: softmax over the whole vocabulary
+    strings: TokenStrings
+
+    @classmethod
+    def of_scores(cls, top: list[list[list[TokenScore]]]) -> "LensCells":
+        """From nested [layer][position] → top-k scores (tests and hand-made grids)."""
+        scores = [s for row in top for cell in row for s in cell]
+        shape = (len(top), len(top[0]) if top else 0, len(top[0][0]) if top and top[0] else 0)
+        texts = {s.id: (s.token, s.text) for s in scores}
+        ids = sorted(texts)
+        return cls(np.array([s.id for s in scores], dtype=np.int32).reshape(shape),
+                   np.array([s.logit for s in scores], dtype=np.float32).reshape(shape),
+                   np.array([s.prob for s in scores], dtype=np.float32).reshape(shape),
+                   TokenStrings(np.array(ids, dtype=np.int64), [texts[i][0] for i in ids], [texts[i][1] for i in ids]))
+
+    def cell(self, layer: int, position: int) -> list[TokenScore]:
+        strings = self.strings
+        return [TokenScore(i, strings.label(i), v, p, strings.text(i)) for i, v, p in zip(
+            self.ids[layer, position].tolist(), self.logits[layer, position].tolist(), self.probs[layer, position].tolist())]
+
+    def top_label(self, layer: int, position: int) -> str:
+        return self.strings.label(int(self.ids[layer, position, 0]))
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, LensCells) and np.array_equal(self.ids, other.ids)
+                and np.array_equal(self.logits, other.logits) and np.array_equal(self.probs, other.probs)
+                and self.strings == other.strings)
+
+
 @dataclass
 class LensResult:
     tokens: list[tuple[int, str]]  # the positions read, (id, label)
     token_texts: list[str]
     layer_names: list[str]  # "embedding", "block 1", …
-    top: list[list[list[TokenScore]]]  # [layer][position] → the top k, best first
+    cells: LensCells  # (layers, positions, k)
     final_norm: bool
     truncated: int = 0  # positions before the ones read (context only)
     notes: list[str] = field(default_factory=list)
 
-    def __reduce__(self) -> tuple:
-        # Packed: unpickling thousands of TokenScore objects in one C call would hold the
-        # window's interpreter lock for tens of milliseconds; rebuilt in Python, it yields.
-        return (_unpack_result, (self.tokens, self.token_texts, self.layer_names, pack_cells(
-            [cell for row in self.top for cell in row]), self.final_norm, self.truncated, self.notes))
+    def __getstate__(self) -> dict:
+        return {name: value for name, value in self.__dict__.items() if name != "top"}  # `top` is rebuilt on demand
+
+    @cached_property
+    def top(self) -> list[list[list[TokenScore]]]:
+        """[layer][position] → the top k, best first, as scores (the command line, JSON)."""
+        layers, positions = self.cells.ids.shape[:2]
+        return [[self.cells.cell(layer, p) for p in range(positions)] for layer in range(layers)]
 
     def top1_probs(self) -> np.ndarray:
         """(layers, positions): the probability of each cell's top token."""
-        return np.array([[cell[0].prob for cell in row] for row in self.top], dtype=np.float32)
+        return self.cells.probs[:, :, 0]
 
     def as_dict(self) -> dict:
         return {
@@ -83,40 +164,14 @@ class LensColumns:
     tokens: list[tuple[int, str]]  # every position the lens reads: the grid's columns
     layer_names: list[str]
     final_norm: bool
-    columns: dict[int, list[list[TokenScore]]]  # index into `tokens` → per layer, the top k
+    positions: list[int]  # indices into `tokens`, one per column of `cells`
+    cells: LensCells  # (layers, len(positions), k)
 
-    def __reduce__(self) -> tuple:
-        order = list(self.columns)
-        return (_unpack_columns, (self.tokens, self.layer_names, self.final_norm, order,
-                                  pack_cells([cell for p in order for cell in self.columns[p]])))
-
-
-def pack_cells(cells: list[list[TokenScore]]) -> tuple:
-    """Cells of top-k scores as flat lists of numbers, and each token's texts once."""
-    texts = {s.id: (s.token, s.text) for cell in cells for s in cell}
-    return ([len(cell) for cell in cells], [s.id for cell in cells for s in cell],
-            [s.logit for cell in cells for s in cell], [s.prob for cell in cells for s in cell], texts)
-
-
-def unpack_cells(packed: tuple) -> list[list[TokenScore]]:
-    lengths, ids, logits, probs, texts = packed
-    scores = [TokenScore(i, texts[i][0], v, p, texts[i][1]) for i, v, p in zip(ids, logits, probs)]
-    cells, at = [], 0
-    for n in lengths:
-        cells.append(scores[at:at + n])
-        at += n
-    return cells
-
-
-def _unpack_result(tokens, token_texts, names, packed, final_norm, truncated, notes) -> LensResult:
-    cells, width = unpack_cells(packed), len(tokens)
-    top = [cells[layer * width:(layer + 1) * width] for layer in range(len(names))]
-    return LensResult(tokens, token_texts, names, top, final_norm, truncated, notes)
-
-
-def _unpack_columns(tokens, names, final_norm, order, packed) -> LensColumns:
-    cells, layers = unpack_cells(packed), len(names)
-    return LensColumns(tokens, names, final_norm, {p: cells[n * layers:(n + 1) * layers] for n, p in enumerate(order)})
+    @property
+    def columns(self) -> dict[int, list[list[TokenScore]]]:
+        """Position → per layer, the top k (tests; the window reads `cells`)."""
+        return {p: [self.cells.cell(layer, i) for layer in range(len(self.layer_names))]
+                for i, p in enumerate(self.positions)}
 
 
 def layer_names(n_blocks: int) -> list[str]:
@@ -148,16 +203,26 @@ def logit_lens(
     shown = ids[first:]
     tokens, names = [(i, model.vocab.label(i)) for i in shown], layer_names(stream.shape[0] - 1)
 
-    def show(done: float, columns: dict[int, list[list[TokenScore]]]) -> None:
-        progress(done, "Reading every layer", LensColumns(tokens, names, final_norm, columns))  # a cancel stops here
+    def show(done: float, columns: dict[int, Column]) -> None:
+        cells = _stacked(model, [columns[p] for p in columns])
+        progress(done, "Reading every layer", LensColumns(tokens, names, final_norm, list(columns), cells))  # a cancel stops here
 
     columns = _lens_columns(model, lm, ids, stream, first, k, final_norm, show)
-    top = [[columns[p][layer] for p in range(first, len(ids))] for layer in range(stream.shape[0])]
-    return LensResult(tokens=tokens, token_texts=[model.vocab.texts[i] for i in shown], layer_names=names, top=top,
+    return LensResult(tokens=tokens, token_texts=[model.vocab.texts[i] for i in shown], layer_names=names,
+                      cells=_stacked(model, [columns[p] for p in range(first, len(ids))]),
                       final_norm=final_norm, truncated=first, notes=notes)
 
 
-def _lens_columns(model, lm, ids, stream, first, k, final_norm, show) -> dict[int, list[list[TokenScore]]]:
+Column = tuple[np.ndarray, np.ndarray, np.ndarray]  # one position's (ids, logits, probs), each (layers, k)
+
+
+def _stacked(model: EmbeddingModel, columns: list[Column]) -> LensCells:
+    """Columns side by side as (layers, positions, k) cells, with their tokens' strings."""
+    ids, logits, probs = (np.stack([column[n] for column in columns], axis=1) for n in range(3))
+    return LensCells(ids, logits, probs, TokenStrings.of(model.vocab, ids))
+
+
+def _lens_columns(model, lm, ids, stream, first, k, final_norm, show) -> dict[int, Column]:
     """Every layer's top k at positions first…, keeping the columns of the previous text's
     common prefix: a position's column depends only on the tokens up to it. The last
     position's column is read first and shown at once, then the others, a few at a time."""
@@ -184,9 +249,12 @@ def _lens_columns(model, lm, ids, stream, first, k, final_norm, show) -> dict[in
             step = min(per_product, -(-len(rows) // workers))  # the first column on every core too: it is waited for
             jobs.append([pool.submit(_ranked, model, lm, chunk, k, final_norm) for chunk in rows.split(step)] if todo else [])
         for n, (group, todo) in enumerate(zip(groups, todos), 1):
-            ranked = [scores for job in jobs[n - 1] for scores in job.result()]
-            for i, p in enumerate(todo):
-                columns[p] = [ranked[layer * len(todo) + i] for layer in range(layers)]
+            if todo:
+                # Rows are layer-major: (layers × len(todo), k) → per position, (layers, k).
+                ranked = [np.concatenate(part).reshape(layers, len(todo), -1)
+                          for part in zip(*(job.result() for job in jobs[n - 1]))]
+                for i, p in enumerate(todo):
+                    columns[p] = tuple(np.ascontiguousarray(part[:, i]) for part in ranked)
             for at in range(0, len(group), PREVIEW_POSITIONS):
                 part = group[at:at + PREVIEW_POSITIONS]
                 show(n / len(groups), {p - first: columns[p] for p in part})
@@ -232,12 +300,11 @@ def top_k_softmax(logits: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Ten
     return values, ids, torch.exp(values - lse)
 
 
-def _ranked(model: EmbeddingModel, lm, rows: torch.Tensor, k: int, final_norm: bool) -> list[list[TokenScore]]:
+def _ranked(model: EmbeddingModel, lm, rows: torch.Tensor, k: int, final_norm: bool) -> Column:
     """The rows' (residual vectors') top k through the final norm (when asked) and the head,
     and their softmax probabilities."""
     with torch.inference_mode():
         if final_norm:
             rows = lm.final_norm(rows)
         values, top_ids, probs = top_k_softmax(_head_logits(lm.head, rows).float(), k)
-    return [[TokenScore(i, model.vocab.label(i), v, p, model.vocab.texts[i]) for v, i, p in zip(vals, tids, ps)]
-            for vals, tids, ps in zip(values.tolist(), top_ids.tolist(), probs.tolist())]
+    return (top_ids.to(torch.int32).cpu().numpy(), values.float().cpu().numpy(), probs.float().cpu().numpy())

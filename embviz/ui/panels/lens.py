@@ -4,10 +4,11 @@ cell for its top guesses as bars."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QColor, QPainter, QPen
+import numpy as np
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QPainter, QPen
 from PySide6.QtWidgets import (
-    QAbstractItemView, QCheckBox, QLabel, QPlainTextEdit, QStyledItemDelegate, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
+    QAbstractItemView, QCheckBox, QLabel, QPlainTextEdit, QStyledItemDelegate, QTableView, QVBoxLayout, QWidget,
 )
 
 from embviz.bridge import requests as rq
@@ -54,6 +55,102 @@ def caption(final_norm: bool) -> str:
            "is the model's answer")
     return (f"Each row reads the residual stream after one layer {how}. Colour: the guess's probability "
             f"(white 0 %, dark blue 100 %). Click a cell for its top guesses.")
+
+
+WHITE, BLACK = QColor("white"), QColor("black")
+SHADES = 1024
+_SHADES = [cell_color(n / (SHADES - 1)) for n in range(SHADES)]  # the colours a cell can take, made once
+
+
+_ROLES = {Qt.ItemDataRole.DisplayRole: 0, Qt.ItemDataRole.BackgroundRole: 1, Qt.ItemDataRole.ForegroundRole: 2,
+          Qt.ItemDataRole.ToolTipRole: 3}
+
+
+class LensTable(QAbstractTableModel):
+    """The grid's cells, read from the lens's arrays only when Qt draws them: a preview
+    (a few columns) is a reference kept and one dataChanged, with no item per cell.
+    Rows: the output on top, as a stack reads; row r is layer layers - 1 - r."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.layers = 0
+        self.heads: list[str] = []
+        self.names: list[str] = []  # row names, top row first
+        self.shown: list[tuple | None] = []  # per position: (cells, its column in them), or None while unread
+        self.looks: list[list[tuple] | None] = []  # per position: what its cells draw, once asked
+
+    def start(self, result) -> None:
+        """An empty grid of the result's (or preview's) shape, with its row and column names."""
+        self.beginResetModel()
+        self.layers = len(result.layer_names)
+        self.heads = [label for _, label in result.tokens]
+        self.names = row_names(result)[::-1]
+        self.shown = [None] * len(result.tokens)
+        self.looks = [None] * len(result.tokens)
+        self.endResetModel()
+
+    def clear(self) -> None:
+        self.beginResetModel()
+        self.layers, self.heads, self.names, self.shown, self.looks = 0, [], [], [], []
+        self.endResetModel()
+
+    def put(self, cells, positions: list[int]) -> None:
+        """Positions[i]'s column is column i of `cells` (LensCells); only those columns are redrawn."""
+        for i, p in enumerate(positions):
+            self.shown[p], self.looks[p] = (cells, i), None
+        if positions:
+            self.dataChanged.emit(self.index(0, min(positions)), self.index(self.layers - 1, max(positions)))
+
+    def cell(self, row: int, column: int) -> tuple | None:
+        """(cells, column in them, layer) of a grid cell, or None while it is unread."""
+        if not (0 <= row < self.layers and 0 <= column < len(self.shown)) or self.shown[column] is None:
+            return None
+        cells, i = self.shown[column]
+        return cells, i, self.layers - 1 - row
+
+    def text(self, row: int, column: int) -> str | None:
+        found = self.cell(row, column)
+        return None if found is None else short(found[0].top_label(found[2], found[1]))
+
+    def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: B008 - Qt's own default
+        return 0 if parent.isValid() else self.layers
+
+    def columnCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.shown)
+
+    def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
+        # Qt asks each painted cell for about ten roles: the ones not drawn cost one lookup.
+        slot = _ROLES.get(role)
+        if slot is None:
+            return Qt.AlignmentFlag.AlignCenter if role == Qt.ItemDataRole.TextAlignmentRole else None
+        column = index.column()
+        drawn = self.looks[column] if 0 <= column < len(self.looks) else None
+        if drawn is None:
+            if not 0 <= column < len(self.shown) or self.shown[column] is None:
+                return None
+            drawn = self.looks[column] = self._looks(column)
+        if slot == 3:
+            found = self.cell(index.row(), column)
+            cells, i, layer = found
+            # The double click is named here, not in the caption: at 150 % text its lines are spent.
+            return "\n".join(f"{s.token}  {s.prob:.1%}" for s in cells.cell(layer, i)[:5]) + \
+                "\nDouble-click: which blocks wrote it"
+        return drawn[index.row()][slot]
+
+    def _looks(self, column: int) -> list[tuple]:
+        """A column's (text, fill, ink) per row, top row first: made once, when first painted."""
+        cells, i = self.shown[column]
+        probs = np.clip(cells.probs[::-1, i, 0], 0.0, 1.0)
+        shades = np.rint((SHADES - 1) * probs).astype(int).tolist()
+        labels = [short(cells.strings.label(t)) for t in cells.ids[::-1, i, 0].tolist()]
+        return [(label, _SHADES[shade], WHITE if p > 0.45 else BLACK)
+                for label, shade, p in zip(labels, shades, probs.tolist())]
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
+        if role != Qt.ItemDataRole.DisplayRole:
+            return None
+        names = self.heads if orientation == Qt.Orientation.Horizontal else self.names
+        return names[section] if 0 <= section < len(names) else None
 
 
 class FramedCell(QStyledItemDelegate):
@@ -103,7 +200,11 @@ class LensPanel(LanguageModelTab):
         self.timer.timeout.connect(self.run)
         self.text.textChanged.connect(self.timer.start)
         self.final_norm.toggled.connect(self.run)
-        self.grid = QTableWidget(0, 0)
+        self.table = LensTable(self)
+        self.grid = QTableView()
+        self.grid.setModel(self.table)
+        self.widths: dict[str, int] = {}  # a cell text's width in the grid's font
+        self.natural: list[int] = []  # each column's width for its texts, before the spare room is shared
         self.grid.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         # By pixel: by whole columns, the last one (the newest token) could not be scrolled fully into view.
         self.grid.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
@@ -115,8 +216,8 @@ class LensPanel(LanguageModelTab):
         # On the framed cell's row only: a Python delegate on every cell made each repaint of
         # the grid (one per preview while the lens is read) several times slower.
         self.frame = FramedCell(self.grid)
-        self.grid.cellClicked.connect(lambda row, position: self.show_cell(self._row_of(row), position))
-        self.grid.cellDoubleClicked.connect(lambda row, position: self.ask_attribution(self._row_of(row), position))
+        self.grid.clicked.connect(lambda index: self.show_cell(self._row_of(index.row()), index.column()))
+        self.grid.doubleClicked.connect(lambda index: self.ask_attribution(self._row_of(index.row()), index.column()))
         self.bars = BarChart("Click a cell", style.BAR_PROB)
         self.cell_caption = QLabel("")
         self.cell_caption.setWordWrap(True)
@@ -138,8 +239,9 @@ class LensPanel(LanguageModelTab):
 
     def set_text_scale(self, scale: float) -> None:
         self.grid.verticalHeader().setDefaultSectionSize(round(30 * scale))
+        self.widths.clear()  # the font changed with the scale
         if self.result is not None:
-            self._fit_columns()
+            self._fit_columns(self.result)
 
     def picture(self) -> tuple[QWidget, str]:
         return self.splitter, self.caption.text()
@@ -149,8 +251,9 @@ class LensPanel(LanguageModelTab):
         if result is None:
             return None
         headers = ["layer"] + [f"{p}: {label}" for p, (_, label) in enumerate(result.tokens)]
-        rows = [[name] + [f"{cell[0].token} {cell[0].prob:.4f}" for cell in row]
-                for name, row in zip(result.layer_names, result.top)]
+        cells, positions = result.cells, len(result.tokens)
+        rows = [[name] + [f"{cells.top_label(layer, p)} {float(cells.probs[layer, p, 0]):.4f}" for p in range(positions)]
+                for layer, name in enumerate(result.layer_names)]
         return headers, rows
 
     # --- model and text -------------------------------------------------------------------------
@@ -178,18 +281,16 @@ class LensPanel(LanguageModelTab):
     def on_columns(self, rid: int, _fraction: float, _stage: str, preview) -> None:
         """Columns of the grid as they are read, the last position's (the model's own
         answer through every layer) first: a few at a time, each drawn between two frames."""
-        columns = getattr(preview, "columns", None)
-        if rid != self.request_id or columns is None:
+        cells = getattr(preview, "cells", None)
+        if rid != self.request_id or cells is None:
             return
         if self.preview_id != rid:
             self.before_preview = self.result if self.preview_id == 0 else self.before_preview
             self.result, self.preview_id, self.drawn = None, rid, set()
             self._start_grid(preview)
-            self._fit_columns()
-        for p, cells in columns.items():
-            for layer, cell in enumerate(cells):
-                self._set_cell(layer, p, cell)
-            self.drawn.add(p)
+            self._fit_columns(None)  # once: a preview changes no width, so no layout while the grid fills in
+        self.table.put(cells, preview.positions)
+        self.drawn.update(preview.positions)
 
     def on_result(self, rid: int, result) -> None:
         if rid != self.request_id:
@@ -200,42 +301,29 @@ class LensPanel(LanguageModelTab):
         self._say("  ".join(result.notes))
         if not (previewed and len(self.drawn) == len(result.tokens)):  # else every cell is drawn already
             self._start_grid(result)
-            for layer, row in enumerate(result.top):
-                for p, cell in enumerate(row):
-                    self._set_cell(layer, p, cell)
-        self._fit_columns()
+            self.table.put(result.cells, list(range(len(result.tokens))))
+        self._fit_columns(result)
         QTimer.singleShot(0, self._settle)  # again once the scroll bars have settled
         self.caption.setText(caption(result.final_norm))
-        self.show_cell(*self._cell_to_show(previous, result))
+        # The chosen cell framed now; its bars (pyqtgraph: a few milliseconds) in a turn of the
+        # event loop of their own, so the grid and the bars are never drawn in the same frame.
+        layer, position = self.cell = self._cell_to_show(previous, result)
+        self._frame((self._row_of(layer), position))
+        QTimer.singleShot(0, self, lambda: self.show_cell(*self.cell) if self.result is result else None)
 
     def _start_grid(self, result) -> None:
         """An empty grid of the result's shape, with its row and column names."""
         self.splitter.show()  # first, so the columns are fitted to the grid's real width
-        self.grid.clear()
-        self.grid.setRowCount(len(result.layer_names))
-        self.grid.setColumnCount(len(result.tokens))
-        self.grid.setHorizontalHeaderLabels([label for _, label in result.tokens])
-        self.grid.setVerticalHeaderLabels(row_names(result)[::-1])
-
-    def _set_cell(self, layer: int, position: int, cell) -> None:
-        best = cell[0]
-        item = QTableWidgetItem(short(best.token))
-        item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
-        item.setBackground(QBrush(cell_color(best.prob)))
-        item.setForeground(QBrush(QColor("white" if best.prob > 0.45 else "black")))
-        # The double click is named here, not in the caption: at 150 % text its lines are spent.
-        item.setToolTip("\n".join(f"{s.token}  {s.prob:.1%}" for s in cell[:5]) + "\nDouble-click: which blocks wrote it")
-        self.grid.setItem(self._row_of(layer), position, item)
+        self.table.start(result)
 
     def show_cell(self, layer: int, position: int) -> None:
         result = self.result
-        if result is None or not (0 <= layer < len(result.top) and 0 <= position < len(result.tokens)):
+        if result is None or not (0 <= layer < len(result.layer_names) and 0 <= position < len(result.tokens)):
             return
         self.cell = (layer, position)
         self._frame((self._row_of(layer), position))
-        if (item := self.grid.item(self._row_of(layer), position)) is not None:
-            self.grid.scrollToItem(item)
-        cell = result.top[layer][position]
+        self.grid.scrollTo(self.table.index(self._row_of(layer), position))
+        cell = result.cells.cell(layer, position)
         probs = [s.prob for s in cell]
         self.bars.set_bars([s.token for s in cell], [100 * p for p in probs], percent_labels(probs))
         after = result.tokens[position][1]
@@ -246,14 +334,15 @@ class LensPanel(LanguageModelTab):
 
     def ask_attribution(self, layer: int, position: int) -> None:
         result = self.result
-        if result is not None and 0 <= layer < len(result.top) and 0 <= position < len(result.tokens):
+        if result is not None and 0 <= layer < len(result.layer_names) and 0 <= position < len(result.tokens):
             # The grid shows the last positions only: the text's own position counts the ones before.
-            self.attributionAsked.emit(self.state.text, result.truncated + position, result.top[layer][position][0].text)
+            best = int(result.cells.ids[layer, position, 0])
+            self.attributionAsked.emit(self.state.text, result.truncated + position, result.cells.strings.text(best))
 
     def _cell_to_show(self, previous, result) -> tuple[int, int]:
         """The chosen cell while the text is the same (the norm was switched); after an
         edit, the newest token at the chosen layer: the one being typed is the one to watch."""
-        layers, positions = len(result.top), len(result.tokens)
+        layers, positions = len(result.layer_names), len(result.tokens)
         layer = self.cell[0] if self.cell and self.cell[0] < layers else layers - 1
         if self.cell and previous is not None and previous.tokens == result.tokens:
             return layer, self.cell[1]
@@ -262,9 +351,9 @@ class LensPanel(LanguageModelTab):
     def _settle(self) -> None:
         """Columns fitted to the final width, and the chosen cell (the newest column while
         typing) scrolled back into view: the refit moves them."""
-        self._fit_columns()
-        if self.cell is not None and (item := self.grid.item(self._row_of(self.cell[0]), self.cell[1])) is not None:
-            self.grid.scrollToItem(item)
+        self._share_width()
+        if self.cell is not None and self.result is not None:
+            self.grid.scrollTo(self.table.index(self._row_of(self.cell[0]), self.cell[1]))
 
     def _frame(self, cell: tuple[int, int] | None) -> None:
         """Frame one grid cell (row, column), or none."""
@@ -277,31 +366,44 @@ class LensPanel(LanguageModelTab):
 
     def _row_of(self, layer: int) -> int:
         """The grid row of a layer, and the layer of a row: the output on top, as a stack reads."""
-        return self.grid.rowCount() - 1 - layer
+        return self.table.layers - 1 - layer
 
-    def _fit_columns(self) -> None:
-        """Columns as wide as their tokens, sharing what is left of the grid's width. Measured
-        from the texts: Qt's resizeColumnsToContents asks every cell for its size hint, tens of
-        milliseconds for a big grid, all of it in one frame."""
-        grid, count = self.grid, self.grid.columnCount()
-        cells, heads = grid.fontMetrics(), grid.horizontalHeader().fontMetrics()
-        pad, head_pad = cells.horizontalAdvance("  ") + 8, heads.horizontalAdvance("  ") + 12
-        widths = []
-        for c in range(count):
-            head = grid.horizontalHeaderItem(c)
-            widest = heads.horizontalAdvance(head.text()) + head_pad if head is not None else 0
-            for r in range(grid.rowCount()):
-                if (item := grid.item(r, c)) is not None:
-                    widest = max(widest, cells.horizontalAdvance(item.text()) + pad)
-            widths.append(widest)
-        spare = grid.viewport().width() - 2 - sum(widths)
-        for c, width in enumerate(widths):
-            grid.setColumnWidth(c, width + (spare // count if spare > 0 else 0))
+    def _fit_columns(self, result) -> None:
+        """Columns as wide as their names and top tokens (`result`'s; a full cell's width for
+        a grid still to be read), sharing what is left of the grid's width. Measured once per
+        distinct text: Qt's resizeColumnsToContents asks every cell for its size hint."""
+        heads, cells = self.grid.horizontalHeader().fontMetrics(), self.grid.fontMetrics()
+        head_pad, pad = heads.horizontalAdvance("  ") + 12, cells.horizontalAdvance("  ") + 8
+        full = cells.horizontalAdvance("n" * CELL_CHARS) + pad
+        natural = []
+        for p, head in enumerate(self.table.heads):
+            widest = heads.horizontalAdvance(head) + head_pad
+            if result is None:
+                natural.append(max(widest, full))
+                continue
+            for token_id in np.unique(result.cells.ids[:, p, 0]).tolist():
+                text = short(result.cells.strings.label(token_id))
+                if (width := self.widths.get(text)) is None:
+                    width = self.widths[text] = cells.horizontalAdvance(text) + pad
+                widest = max(widest, width)
+            natural.append(widest)
+        self.natural = natural
+        self._share_width()
+
+    def _share_width(self) -> None:
+        """The natural widths, and what is left of the grid's width shared among the columns."""
+        count = len(self.natural)
+        spare = self.grid.viewport().width() - 2 - sum(self.natural)
+        header = self.grid.horizontalHeader()
+        for c, width in enumerate(self.natural):
+            width += spare // count if spare > 0 else 0
+            if header.sectionSize(c) != width:
+                self.grid.setColumnWidth(c, width)
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         if self.result is not None:
-            QTimer.singleShot(0, self._fit_columns)  # after the grid has its new width
+            QTimer.singleShot(0, self._share_width)  # after the grid has its new width
 
     def on_failed(self, rid: int, message: str) -> None:
         if rid == self.request_id:
@@ -312,9 +414,8 @@ class LensPanel(LanguageModelTab):
         self.preview_id, self.drawn, self.before_preview = 0, set(), None
         self.splitter.hide()  # no empty grid or axes before an answer
         self._frame(None)
-        self.grid.clear()
-        self.grid.setRowCount(0)
-        self.grid.setColumnCount(0)
+        self.table.clear()
+        self.natural = []
         self.bars.clear_bars()
         self.bars.set_title("Click a cell")
         self.cell_caption.setText("")
