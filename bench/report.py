@@ -154,10 +154,12 @@ def latest_rows(reports: list[dict], later: list[dict] = ()) -> list[dict]:
     Each row is a figure row of bench/run.py's JSON plus device, date, machine, load (idle, busy
     or 'not recorded') and source. A figure's rows all come from the newest run that measured it.
     Rows of `later` (measurements no JSON holds) then replace the row of the same device, figure,
-    name and load, or join it. A figure with no row on a device gets one saying 'not measured'.
+    name and load, or join it, unless a run of a later day measured that figure. A figure with
+    no row on a device gets one saying 'not measured'.
     """
     ordered = sorted(enumerate(reports), key=lambda ir: (ir[1]["date"], ir[0]))
     newest: dict[tuple[str, int], list[dict]] = {}
+    measured: dict[tuple[str, int], str] = {}  # the date of the run whose rows `newest` holds
     for _, report in ordered:
         if report.get("quick"):
             continue
@@ -170,7 +172,10 @@ def latest_rows(reports: list[dict], later: list[dict] = ()) -> list[dict]:
             by_figure.setdefault(f["figure"], []).append(row)
         for figure, rows in by_figure.items():
             newest[(report["device"], figure)] = rows  # a newer run replaces all of that figure's rows
+            measured[(report["device"], figure)] = report["date"]
     for extra in later:
+        if measured.get((extra["device"], extra["figure"]), "") > extra["date"]:
+            continue  # a run of a later day measured that figure again: it replaced all of its rows
         rows = newest.setdefault((extra["device"], extra["figure"]), [])
         same = [i for i, r in enumerate(rows) if (r["name"], r["load"]) == (extra["name"], extra["load"])]
         if same:

@@ -74,6 +74,10 @@ def test_latest_table_takes_each_figure_from_its_newest_run():
     ]
     assert got[6] == (5, "t-SNE: whole run", 90.6, "2026-12-01", "busy", "missed")  # a later row joins
     assert {r["figure"] for r in rows} == set(range(1, 18))
+    # A run of a later day measures figure 5 again: the older outside row goes with the old rows.
+    newer = _report("2026-12-03", "cpu", [(5, "t-SNE: first picture", 20.0, "s", None, "≤ 30 s")])
+    fives = [(r["name"], r["value"]) for r in latest_rows([new, newer, old], later) if r["figure"] == 5]
+    assert fives == [("t-SNE: first picture", 20.0)]
 
     table = render_latest(rows).splitlines()
     assert table[0].startswith("| # | figure | date | machine | embviz | ratio")
