@@ -21,6 +21,12 @@ def test_the_benchmark_window_lists_sections_misses_and_cancels(qtbot, smol):
     assert bench.misses.rowCount() == 500
     athens = bench.misses.rows[0]
     assert athens[:5] == ("capital-common-countries", "␣Athens", "␣Greece", "␣Beijing", "␣China") and athens[5] == "China"
+    # The misses' cells come a hundred rows a turn, then each column takes its longest text's width.
+    wait_for(qtbot, lambda: bench.misses_settled, 10_000)
+    metrics = bench.misses.fontMetrics()
+    for column in range(1, 5):
+        widest = max(metrics.horizontalAdvance(bench.misses.item(r, column).text()) for r in range(500))
+        assert bench.misses.columnWidth(column) >= widest
     bars = [i for i in bench.chart.getPlotItem().items if type(i).__name__ == "BarGraphItem"]
     assert len(bars) == 2 and not bench.cancel_button.isVisible()
     assert "58.5%" in bench.summary.text() and "70.5%" in bench.summary.text()

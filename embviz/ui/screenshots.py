@@ -196,6 +196,7 @@ def _table_tabs(demo: Demo) -> None:
     window.analogies.run_benchmark()
     bench = window.analogies.bench_window
     demo.wait(lambda: bench.sections.rowCount() > 0 or not bench.cancel_button.isVisible(), "the analogy benchmark")
+    demo.wait(lambda: bench.misses_settled or not bench.cancel_button.isVisible(), "the benchmark's misses")
     demo.save("benchmark", bench)
     bench.hide()
     window.tabs.setCurrentWidget(window.map_panel)

@@ -68,7 +68,6 @@ class ResultsTable(QTableWidget):
         self._cells_to = end
         return end < len(self.rows)
 
-
     def selected_text(self) -> str:
         """The selected rows (all rows when none is) as tab-separated text with a header."""
         picked = sorted({index.row() for index in self.selectedIndexes()}) or range(len(self.rows))
