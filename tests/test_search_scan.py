@@ -53,7 +53,7 @@ def test_many_hits_on_a_big_vocabulary():
     assert hits == every_token(vocab.texts, "w1", True, 100_000) and len(hits) == 100_000
     assert search_tokens(vocab, "W299999") == [299_999]
     assert search_tokens(vocab, "w", limit=10) == []
-    joined, starts, clean = search._lowered(vocab)
-    assert search._lowered(vocab)[0] is joined  # made once per vocabulary
-    assert np.array_equal(starts[:3], [1, 4, 7]) and clean
-    assert not search._lowered(vocabulary_from_words(TEXTS))[2]  # "x\x1fking": candidates are checked
+    lowered = search._lowered(vocab)
+    assert search._lowered(vocab).joined is lowered.joined  # made once per vocabulary
+    assert np.array_equal(lowered.starts[:3], [1, 4, 7]) and lowered.clean
+    assert not search._lowered(vocabulary_from_words(TEXTS)).clean  # "x\x1fking": candidates are checked

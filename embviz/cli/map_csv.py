@@ -12,28 +12,27 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
+from embviz.core.table.joined_text import join_texts
+
 HEADER = "id,token,x,y\r\n"
 CHUNK_ROWS = 1 << 16
 _NEEDS_QUOTES = ',"\r\n'  # csv.QUOTE_MINIMAL's characters: the delimiter, the quote, the line ending's
-_SEPARATOR = "\x1f"  # joins the tokens for the scan: not one of the characters above, so never a false hit
 _LINE = "%d,%s,%.6g,%.6g\r\n"  # %.6g formats a float exactly as format(v, ".6g")
 
 
 def quoted_tokens(tokens: list[str]) -> list[str]:
     """The tokens as CSV fields: those with a comma, a quote or a line break quoted."""
-    joined = _SEPARATOR.join(tokens)
+    text = join_texts(tokens)
     hits = []
     for char in _NEEDS_QUOTES:  # str.find runs in C: one pass per character, a step of Python per hit
-        at = joined.find(char)
+        at = text.joined.find(char)
         while at >= 0:
             hits.append(at)
-            at = joined.find(char, at + 1)
+            at = text.joined.find(char, at + 1)
     if not hits:
         return tokens
-    lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
-    starts = np.concatenate(([0], np.cumsum(lengths[:-1] + 1)))  # where each token begins in `joined`
     out = list(tokens)
-    for row in np.unique(np.searchsorted(starts, hits, side="right") - 1).tolist():
+    for row in text.texts_at(hits).tolist():
         out[row] = '"' + out[row].replace('"', '""') + '"'
     return out
 

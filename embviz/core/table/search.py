@@ -16,16 +16,16 @@ import numpy as np
 import regex
 
 from embviz.core.errors import EmbvizError, ProgressFn, no_progress
+from embviz.core.table.joined_text import SEPARATOR, JoinedTexts, join_texts
 from embviz.core.table.vocab import SPACE_MARK, Vocabulary
 
 SEARCH_SECONDS = 2.0
 _PROGRESS_EVERY = 4096  # rows between cancel checks
-# Plain text is found in the vocabulary's lowercased texts joined by this character, by str.find
+# Plain text is found in the vocabulary's lowercased texts joined (joined_text), by str.find
 # (C, a few ms for two million tokens) rather than a step of Python per token (a second).
-_SEPARATOR = "\x1f"
 _SCAN_BATCH = 4096  # places found before they are turned into rows
 _KEPT = 2  # vocabularies whose joined text is kept: the open model's and one more
-_joined: list[tuple[weakref.ref, str, np.ndarray, bool]] = []
+_joined: list[tuple[weakref.ref, JoinedTexts]] = []
 _joined_lock = threading.Lock()
 
 
@@ -68,7 +68,7 @@ def search_tokens(
             low = text.lower()
             return low == needle or (not exact_space and low.startswith(" ") and low[1:] == needle)
 
-    if not use_regex and _SEPARATOR not in pattern:
+    if not use_regex and SEPARATOR not in pattern:
         progress(0.0, "Searching", None)
         return _scan(vocab, needle, substring, exact_space, match, limit)
     out: list[int] = []
@@ -90,31 +90,26 @@ def search_tokens(
     return out
 
 
-def _lowered(vocab: Vocabulary) -> tuple[str, np.ndarray, bool]:
-    """(the texts lowercased, each preceded and the last followed by _SEPARATOR; where each
-    text begins in it; whether no text holds _SEPARATOR), made once per vocabulary."""
+def _lowered(vocab: Vocabulary) -> JoinedTexts:
+    """The vocabulary's texts lowercased and joined, made once per vocabulary."""
     with _joined_lock:
-        for ref, *kept in _joined:
+        for ref, kept in _joined:
             if ref() is vocab:
-                return tuple(kept)
-        lowered = list(map(str.lower, vocab.texts))
-        joined = _SEPARATOR + _SEPARATOR.join(lowered) + _SEPARATOR
-        lengths = np.fromiter(map(len, lowered), dtype=np.int64, count=len(lowered))
-        starts = np.concatenate(([1], 1 + np.cumsum(lengths + 1)[:-1])) if len(lowered) else np.zeros(0, np.int64)
-        clean = joined.count(_SEPARATOR) == len(lowered) + 1
-        _joined[:] = [entry for entry in _joined[-(_KEPT - 1):] if entry[0]() is not None] + \
-            [(weakref.ref(vocab), joined, starts, clean)]
-        return joined, starts, clean
+                return kept
+        lowered = join_texts(list(map(str.lower, vocab.texts)))
+        _joined[:] = [entry for entry in _joined[-(_KEPT - 1):] if entry[0]() is not None] + [(weakref.ref(vocab), lowered)]
+        return lowered
 
 
 def _scan(vocab: Vocabulary, needle: str, substring: bool, exact_space: bool, match: Callable[[str], bool],
           limit: int) -> list[int]:
     """search_tokens' plain-text answer found with str.find, the loop's answer: where a text
-    holds _SEPARATOR (and so could fake a hit) each candidate is checked with `match`."""
-    joined, starts, clean = _lowered(vocab)
+    holds the separator (and so could fake a hit) each candidate is checked with `match`."""
+    lowered = _lowered(vocab)
+    joined = lowered.joined
     texts = vocab.texts
     wholes = [needle] if exact_space else [needle, " " + needle]
-    wanted = [needle] if substring else [_SEPARATOR + whole + _SEPARATOR for whole in wholes]
+    wanted = [needle] if substring else [SEPARATOR + whole + SEPARATOR for whole in wholes]
     out: list[int] = []
     for pattern in wanted:
         at = joined.find(pattern)
@@ -123,9 +118,9 @@ def _scan(vocab: Vocabulary, needle: str, substring: bool, exact_space: bool, ma
             while at >= 0 and len(found) < _SCAN_BATCH:
                 found.append(at)
                 at = joined.find(pattern, at + 1)
-            rows = np.unique(np.searchsorted(starts, np.asarray(found) + (0 if substring else 1), side="right") - 1)
+            rows = lowered.texts_at(np.asarray(found) + (0 if substring else 1))
             for row in rows.tolist():
-                if (not out or row > out[-1] or not substring) and (clean or match(texts[row])):
+                if (not out or row > out[-1] or not substring) and (lowered.clean or match(texts[row])):
                     out.append(row)
                     if substring and len(out) >= limit:
                         break
