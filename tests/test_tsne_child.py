@@ -91,7 +91,7 @@ def test_the_convergence_stop(tmp_path, monkeypatch, gain, stops):
     else:
         assert note is None
     with np.load(tmp_path / "p.npz") as report:
-        assert report["stage"] == "t-SNE: optimising" and report["coords"].shape == (300, 2)
+        assert report["stage"] == "t-SNE: optimising" and report["preview"].shape == (300, 2)
 
 
 def test_a_big_graph_is_kept_on_disk_for_the_next_session(tmp_path, monkeypatch):

@@ -85,6 +85,55 @@ def run_in_child(
     return payload
 
 
+class ProgressFile:
+    """How far a child has got, in a file the child replaces whole (`progress_writer`) and the
+    parent reads whenever it changes: `measure` is run_in_child's. A preview is handed on once."""
+
+    def __init__(self, folder: str | Path, first: tuple[float, str]) -> None:
+        self.path = str(Path(folder) / "progress.npz")
+        self._stamp = 0.0
+        self._seen: tuple[float, str, Any] = (*first, None)
+
+    def measure(self) -> tuple[float, str, Any]:
+        import numpy as np
+
+        try:
+            stamp = os.stat(self.path).st_mtime
+        except FileNotFoundError:
+            stamp = self._stamp
+        if stamp != self._stamp:
+            try:
+                with np.load(self.path, allow_pickle=False) as data:  # written by our own child
+                    preview = data["preview"] if data["preview"].size else None
+                    self._seen = (float(data["fraction"]), str(data["stage"]), preview)
+                self._stamp = stamp
+            except (OSError, ValueError, KeyError):
+                pass  # renamed in just as it was read: the next poll has it
+        fraction, stage, preview = self._seen
+        self._seen = (fraction, stage, None)
+        return fraction, stage, preview
+
+
+def progress_writer(path: str, every_s: float) -> Callable[..., None]:
+    """The child's side of a ProgressFile: report(fraction, stage, preview array or None), written
+    at most every `every_s` seconds unless it carries a preview or the end."""
+    import numpy as np
+
+    last = [0.0]
+
+    def report(fraction: float, stage: str = "", preview: Any = None) -> None:
+        now = time.monotonic()
+        if preview is None and fraction < 1.0 and now - last[0] < every_s:
+            return
+        last[0] = now
+        tmp = path + ".tmp.npz"
+        np.savez(tmp, fraction=np.float64(fraction), stage=np.str_(stage),
+                 preview=np.zeros((0, 2), np.float32) if preview is None else np.asarray(preview, dtype=np.float32))
+        os.replace(tmp, path)
+
+    return report
+
+
 def _main(inp: str, out: str) -> None:
     from embviz.core.device import limit_compute_threads
 

@@ -13,12 +13,10 @@ from __future__ import annotations
 
 import os
 import tempfile
-import time
-from pathlib import Path
 
 import numpy as np
 
-from embviz.core.child import run_in_child
+from embviz.core.child import ProgressFile, progress_writer, run_in_child
 from embviz.core.device import busy_cores
 from embviz.core.errors import ProgressFn
 from embviz.core.maps.file_rows import FileRows, rows_in_child
@@ -46,44 +44,9 @@ def tsne_in_child(
     file the child makes them from); `exact` picks the exact graph over openTSNE's Annoy
     index for the rows."""
     with tempfile.TemporaryDirectory(prefix="embviz-tsne-") as folder:
-        report = Path(folder) / "progress.npz"
-        seen = [0.0, (0.05, "t-SNE: starting", None)]
-
-        def measure() -> tuple[float, str, object]:
-            try:
-                stamp = report.stat().st_mtime
-            except FileNotFoundError:
-                return seen[1]
-            if stamp != seen[0]:
-                try:
-                    with np.load(report, allow_pickle=False) as data:
-                        preview = data["coords"] if data["coords"].size else None
-                        seen[1] = (float(data["fraction"]), str(data["stage"]), preview)
-                    seen[0] = stamp
-                except (OSError, ValueError, KeyError):
-                    pass  # renamed in just as we read: the next poll has it
-            fraction, stage, preview = seen[1]
-            seen[1] = (fraction, stage, None)  # each preview is drawn once
-            return fraction, stage, preview
-
-        return run_in_child(optimise, (rows, graph, init, k, perplexity, seed, exact, str(report)), progress,
-                            "t-SNE", measure=measure)
-
-
-def _reporter(path: str):
-    last = [0.0]
-
-    def report(fraction: float, stage: str, coords: np.ndarray | None = None) -> None:
-        now = time.monotonic()
-        if coords is None and now - last[0] < REPORT_EVERY_S:
-            return
-        last[0] = now
-        tmp = path + ".tmp.npz"
-        np.savez(tmp, fraction=np.float64(fraction), stage=np.str_(stage),
-                 coords=np.zeros((0, 2), np.float32) if coords is None else coords.astype(np.float32))
-        os.replace(tmp, path)
-
-    return report
+        report = ProgressFile(folder, (0.05, "t-SNE: starting"))
+        return run_in_child(optimise, (rows, graph, init, k, perplexity, seed, exact, report.path), progress,
+                            "t-SNE", measure=report.measure)
 
 
 def optimise(rows, graph, init, k, perplexity, seed, exact, report_path):
@@ -97,7 +60,7 @@ def optimise(rows, graph, init, k, perplexity, seed, exact, report_path):
 
     threads = limit_compute_threads(_threads())
     rows = rows_in_child(rows)
-    report = _reporter(report_path)
+    report = progress_writer(report_path, REPORT_EVERY_S)
     computed = None
     stage = "t-SNE: each row's nearest rows in the full table"
     if graph is None and exact:

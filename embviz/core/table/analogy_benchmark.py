@@ -7,10 +7,7 @@ of a second at a time."""
 
 from __future__ import annotations
 
-import json
-import os
 import tempfile
-import time
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -259,48 +256,26 @@ def evaluate_in_child(model: EmbeddingModel, path: Path | str | None = None,
     the model again by its source, as the language model's child does (a cached table is
     mapped, not copied), and checks that it is the same table. Its progress comes back
     through a file; a cancel kills it."""
-    from embviz.core.child import run_in_child
+    from embviz.core.child import ProgressFile, run_in_child
     from embviz.core.fingerprint import model_fingerprint
 
     fingerprint = model.derived("fingerprint", lambda: model_fingerprint(model))
     questions = str(Path(path) if path else DEFAULT_FILE)
     with tempfile.TemporaryDirectory(prefix="embviz-bench-") as folder:
-        report = Path(folder) / "progress.json"
-        seen = [0.0, (0.0, "Opening the model for the benchmark")]
-
-        def measure() -> tuple[float, str]:
-            try:
-                stamp = report.stat().st_mtime
-                if stamp != seen[0]:
-                    data = json.loads(report.read_text(encoding="utf-8"))  # written whole by our own child
-                    seen[0], seen[1] = stamp, (float(data["fraction"]), str(data["stage"]))
-            except (OSError, ValueError, KeyError, TypeError):
-                pass  # not written yet, or renamed in just as we read: the next poll has it
-            return seen[1]
-
-        return run_in_child(_evaluate_here, (model.source, str(model.device), fingerprint, questions, str(report)),
-                            progress, "Analogy benchmark", measure=measure)
+        report = ProgressFile(folder, (0.0, "Opening the model for the benchmark"))
+        return run_in_child(_evaluate_here, (model.source, str(model.device), fingerprint, questions, report.path),
+                            progress, "Analogy benchmark", measure=report.measure)
 
 
 def _evaluate_here(source: str, device: str, fingerprint: dict, questions: str, report_path: str) -> BenchmarkResult:
     """Run in the child: the model opened again by its source, then `evaluate`."""
     from embviz.core import open_checkpoint
     from embviz.core.device import limit_compute_threads
+    from embviz.core.child import progress_writer
     from embviz.core.fingerprint import model_fingerprint, same_model
 
     limit_compute_threads()
-    last = [0.0]
-
-    def report(fraction: float, stage: str = "", _preview: object = None) -> None:
-        now = time.monotonic()
-        if now - last[0] < REPORT_EVERY_S and fraction < 1.0:
-            return
-        last[0] = now
-        tmp = report_path + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump({"fraction": fraction, "stage": stage}, f)
-        os.replace(tmp, report_path)
-
+    report = progress_writer(report_path, REPORT_EVERY_S)
     model = open_checkpoint(source or None, device)
     if not same_model(fingerprint, model_fingerprint(model)):
         raise EmbvizError(f"{source or 'The default model'} no longer holds the model on screen: "
