@@ -88,7 +88,7 @@ def test_text_size_scales_fonts_rows_markers_and_is_remembered(qtbot, window):
     assert table.font().pointSize() == round(base_font * 1.5)
     assert table.verticalHeader().defaultSectionSize() == round(base_row * 1.5)
     assert window.map_panel.view.points.opts["size"] == pytest.approx(base_marker * 1.5)
-    assert window.logits.logit_chart.item.getAxis("left").style["tickFont"].pointSize() == style.pt(style.LABEL_POINT_SIZE)
+    assert window.logits.logit_chart.tick_font.pointSize() == style.pt(style.LABEL_POINT_SIZE)
     assert Settings(window.settings.path).text_scale == 1.5
     menu_action(window.menuBar(), "Normal text size").trigger()
     assert table.font().pointSize() == base_font
@@ -222,4 +222,4 @@ def test_logits_bars_in_vocabulary_order_and_a_held_axis(qtbot, window):
     assert not logits.charts.isHidden()
     assert "whole vocabulary" in logits.caption.text() and "not 100%" not in logits.caption.text()
     logits.hold_axis.setChecked(True)
-    assert logits.prob_chart.item.vb.viewRange()[0][1] == pytest.approx(100.0)  # a probability axis ends at 100 %
+    assert logits.prob_chart.shown_range[1] == pytest.approx(100.0)  # a probability axis ends at 100 %

@@ -88,3 +88,42 @@ def test_lens_and_drift_inputs_round_trip_through_a_session(qtbot, window, tmp_p
     session = load_session(save_session(window.session_state(), tmp_path / "s.embviz"))
     assert session.lens == LensState(text="river", final_norm=False)
     assert session.drift == DriftState(word="cat", sentences="a cat\nthe cat", layer=4)
+
+
+def _grid_result(ids: list[int], final_norm: bool = True, truncated: int = 0, seed: int = 0):
+    """A hand-made lens result: three layers, top-2 cells whose ids depend on the position's
+    token and the ones before it, as a causal model's do."""
+    from embviz.core.lm.lens import LensCells, LensResult
+    from embviz.core.lm.logits import TokenScore
+
+    def score(token: int) -> TokenScore:
+        return TokenScore(token, f"t{token}", 0.0, 0.5, f"t{token}")
+
+    top = [[[score(100 * layer + sum(ids[:p + 1]) + seed), score(7)] for p in range(len(ids))] for layer in range(3)]
+    return LensResult(tokens=[(i, f"w{i}") for i in ids], token_texts=[f"w{i}" for i in ids],
+                      layer_names=["embedding", "block 1", "block 2"], cells=LensCells.of_scores(top),
+                      final_norm=final_norm, truncated=truncated)
+
+
+def test_an_edit_at_the_end_keeps_and_does_not_repaint_the_columns_before_it(qtbot):
+    from embviz.ui.panels.lens import LensTable
+
+    table = LensTable()
+    first = _grid_result([1, 2, 3])
+    assert table.start(first) == 0
+    table.put(first.cells, [0, 1, 2])
+    changed = []
+    table.dataChanged.connect(lambda a, b: changed.append((a.column(), b.column())))
+    second = _grid_result([1, 2, 4, 5])
+    assert table.start(second) == 2  # w1 w2 read the same; w4 replaced w3 and w5 is new
+    assert table.columnCount() == 4 and [table.headerData(c, Qt.Orientation.Horizontal) for c in range(4)] == \
+        ["w1", "w2", "w4", "w5"]
+    assert table.text(2, 0) == "t1" and table.text(2, 2) is None and table.text(2, 3) is None  # kept, then blank
+    changed.clear()
+    table.put(second.cells, [0, 1, 2, 3])
+    assert changed == [(2, 3)]  # the kept columns are not redrawn
+    assert [table.text(2, c) for c in range(4)] == ["t1", "t3", "t7", "t12"]
+    assert table.start(_grid_result([1, 2], final_norm=False)) == 0  # every row reads differently
+    table.put(_grid_result([1, 2], final_norm=False).cells, [0, 1])
+    assert table.start(_grid_result([1, 2, 3], final_norm=False, truncated=4)) == 0  # earlier context moved
+    assert table.columnCount() == 3 and table.text(2, 0) is None

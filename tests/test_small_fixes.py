@@ -39,12 +39,11 @@ def test_the_held_probability_axis_stops_at_100_percent_and_keeps_every_label_in
     wait_for(qtbot, lambda: panel.results and panel.results[0].token == "fireball", 30_000)
     qtbot.wait(50)
     chart = panel.prob_chart
-    (x0, x1), _ = chart.item.vb.viewRange()
-    assert (x0, x1) == (0.0, 100.0)
-    plot = chart.item.vb.sceneBoundingRect()
-    for text in chart.texts[:chart.count]:
-        assert plot.contains(text.sceneBoundingRect()), text.toPlainText()
-    labels = [t.toPlainText() for t in chart.texts[:chart.count]]
+    assert chart.shown_range == (0.0, 100.0)
+    plot = chart.plot_rect()
+    for row, text in enumerate(chart.texts):
+        assert plot.contains(chart.text_rect(row)), text
+    labels = chart.texts
     assert all(_decimals(label) <= 5 for label in labels) and not any(label.startswith("100.0") for label in labels)
 
 
@@ -64,7 +63,7 @@ def chart(qtbot):
 
     from embviz.ui.plots.bar_chart import BarChart
 
-    holder = QWidget()  # closed in its place: pyqtgraph's own close() crashes at qtbot's teardown
+    holder = QWidget()
     widget = BarChart("Probabilities", style.BAR_PROB)
     QVBoxLayout(holder).addWidget(widget)
     holder.resize(500, 300)
@@ -76,13 +75,11 @@ def chart(qtbot):
 
 def test_an_invisible_token_gets_a_visible_bar_label(chart):
     chart.set_bars(["\ufe0f", "␣Paris"], [60.0, 40.0], ["60.0%", "40.0%"])
-    ticks = [label for _, label in chart.item.getAxis("left")._tickLevels[0]]
-    assert ticks == ["U+FE0F", "␣Paris"]
+    assert chart.labels == ["U+FE0F", "␣Paris"]
 
 
-def _click(qtbot, chart, x: float, y: float) -> None:
-    scene = chart.item.vb.mapViewToScene(QPointF(x, y))
-    qtbot.mouseClick(chart.viewport(), Qt.MouseButton.LeftButton, pos=chart.mapFromScene(scene))
+def _click(qtbot, chart, x: float, row: float) -> None:
+    qtbot.mouseClick(chart, Qt.MouseButton.LeftButton, pos=chart.point_at(x, row).toPoint())
 
 
 def test_only_a_bar_or_its_label_is_clickable(qtbot, chart):
@@ -93,10 +90,34 @@ def test_only_a_bar_or_its_label_is_clickable(qtbot, chart):
     with qtbot.waitSignal(chart.barClicked, timeout=1000) as clicked:
         _click(qtbot, chart, 2.5, 1.0)  # on b's bar
     assert clicked.args == [1]
-    value_text = chart.texts[1].sceneBoundingRect().center()
+    value_text = chart.text_rect(1).center().toPoint()
     with qtbot.waitSignal(chart.barClicked, timeout=1000) as clicked:
-        qtbot.mouseClick(chart.viewport(), Qt.MouseButton.LeftButton, pos=chart.mapFromScene(value_text))
+        qtbot.mouseClick(chart, Qt.MouseButton.LeftButton, pos=value_text)
     assert clicked.args == [1]
+
+
+def test_a_bar_too_long_for_its_text_on_a_held_axis_carries_it_inside(chart):
+    chart.set_bars(["a", "b"], [99.0, 1.0], ["99.0%", "1.0%"], (0.0, 100.0))
+    assert chart.layout_now()["bars"][0].contains(chart.text_rect(0))  # past 100 % there is no room
+    assert chart.text_rect(1).left() > chart.layout_now()["bars"][1].right()  # a short bar's text after it
+    assert chart.row_at(chart.point_at(-1.0, 0.0) - QPointF(20, 0)) == 0  # its token's label is clickable too
+
+
+def test_negative_logits_keep_their_texts_inside_the_plot(chart):
+    chart.set_bars(["a", "b", "c"], [-3.5, 2.0, -0.25], ["-3.50", "2.00", "-0.25"])
+    plot = chart.plot_rect()
+    lo, hi = chart.shown_range
+    assert lo < -3.5 and hi > 2.0
+    for row in range(3):
+        assert plot.contains(chart.text_rect(row)), chart.texts[row]
+
+
+def test_axis_ticks_are_round_numbers_within_the_range():
+    from embviz.ui.plots.bar_chart import nice_ticks
+
+    assert nice_ticks(0.0, 100.0, 5) == [0.0, 20.0, 40.0, 60.0, 80.0, 100.0]
+    assert nice_ticks(-3.6, 2.4, 4) == [-2.0, 0.0, 2.0]
+    assert nice_ticks(0.0, 0.0, 5) == [] and nice_ticks(0.0, 1.0, 0) == []
 
 
 # --- f: the analogy benchmark window ------------------------------------------------------------

@@ -166,6 +166,7 @@ class LensColumns:
     final_norm: bool
     positions: list[int]  # indices into `tokens`, one per column of `cells`
     cells: LensCells  # (layers, len(positions), k)
+    truncated: int = 0  # positions before the ones read (context only), as in LensResult
 
     @property
     def columns(self) -> dict[int, list[list[TokenScore]]]:
@@ -205,7 +206,7 @@ def logit_lens(
 
     def show(done: float, columns: dict[int, Column]) -> None:
         cells = _stacked(model, [columns[p] for p in columns])
-        progress(done, "Reading every layer", LensColumns(tokens, names, final_norm, list(columns), cells))  # a cancel stops here
+        progress(done, "Reading every layer", LensColumns(tokens, names, final_norm, list(columns), cells, first))  # a cancel stops here
 
     columns = _lens_columns(model, lm, ids, stream, first, k, final_norm, show)
     return LensResult(tokens=tokens, token_texts=[model.vocab.texts[i] for i in shown], layer_names=names,

@@ -8,7 +8,7 @@ import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QPainter, QPen
 from PySide6.QtWidgets import (
-    QAbstractItemView, QCheckBox, QLabel, QPlainTextEdit, QStyledItemDelegate, QTableView, QVBoxLayout, QWidget,
+    QAbstractItemView, QCheckBox, QLabel, QPlainTextEdit, QTableView, QVBoxLayout, QWidget,
 )
 
 from embviz.bridge import requests as rq
@@ -78,28 +78,80 @@ class LensTable(QAbstractTableModel):
         self.names: list[str] = []  # row names, top row first
         self.shown: list[tuple | None] = []  # per position: (cells, its column in them), or None while unread
         self.looks: list[list[tuple] | None] = []  # per position: what its cells draw, once asked
+        # What the columns on screen read: their token ids, the norm, and the positions cut off before them.
+        self.ids: list[int] = []
+        self.final_norm = True
+        self.truncated = 0
+        self.fresh_from = 0  # columns before this one were kept from the text before
 
-    def start(self, result) -> None:
-        """An empty grid of the result's (or preview's) shape, with its row and column names."""
-        self.beginResetModel()
-        self.layers = len(result.layer_names)
-        self.heads = [label for _, label in result.tokens]
-        self.names = row_names(result)[::-1]
-        self.shown = [None] * len(result.tokens)
-        self.looks = [None] * len(result.tokens)
-        self.endResetModel()
+    def start(self, result) -> int:
+        """A grid of the result's (or preview's) shape, with its row and column names, empty
+        but for the columns a new text leaves as they were: a column reads only its own
+        and earlier tokens, so an edit at the end keeps the columns before it, and Qt
+        repaints only the columns that change. Returns how many columns were kept."""
+        kept = self._unchanged_columns(result)
+        heads = [label for _, label in result.tokens]
+        self.ids, self.final_norm, self.truncated = [i for i, _ in result.tokens], result.final_norm, \
+            getattr(result, "truncated", 0)
+        self.fresh_from = kept
+        if not kept:
+            self.beginResetModel()
+            self.layers = len(result.layer_names)
+            self.heads = heads
+            self.names = row_names(result)[::-1]
+            self.shown = [None] * len(heads)
+            self.looks = [None] * len(heads)
+            self.endResetModel()
+            return 0
+        old, new = len(self.shown), len(heads)
+        if new < old:
+            self.beginRemoveColumns(QModelIndex(), new, old - 1)
+            del self.shown[new:], self.looks[new:], self.heads[new:]
+            self.endRemoveColumns()
+        elif new > old:
+            self.beginInsertColumns(QModelIndex(), old, new - 1)
+            self.shown += [None] * (new - old)
+            self.looks += [None] * (new - old)
+            self.heads += heads[old:]
+            self.endInsertColumns()
+        self.heads = heads
+        for p in range(kept, new):
+            self.shown[p] = self.looks[p] = None
+        if kept < new:
+            self.headerDataChanged.emit(Qt.Orientation.Horizontal, kept, new - 1)
+            self.dataChanged.emit(self.index(0, kept), self.index(self.layers - 1, new - 1))
+        return kept
+
+    def _unchanged_columns(self, result) -> int:
+        """How many leading columns of the grid on screen `result` reads the same: the same
+        tokens from the text's start, the same layers and the same norm."""
+        if (self.layers != len(result.layer_names) or self.final_norm != result.final_norm
+                or self.truncated or getattr(result, "truncated", 0)):
+            return 0
+        kept = 0
+        for (token_id, _), old_id, shown in zip(result.tokens, self.ids, self.shown):
+            if token_id != old_id or shown is None:
+                break
+            kept += 1
+        return kept
 
     def clear(self) -> None:
         self.beginResetModel()
         self.layers, self.heads, self.names, self.shown, self.looks = 0, [], [], [], []
+        self.ids, self.fresh_from = [], 0
         self.endResetModel()
 
     def put(self, cells, positions: list[int]) -> None:
-        """Positions[i]'s column is column i of `cells` (LensCells); only those columns are redrawn."""
+        """Positions[i]'s column is column i of `cells` (LensCells); only the columns not kept
+        from the text before are redrawn (the kept ones read the same)."""
+        changed = []
         for i, p in enumerate(positions):
-            self.shown[p], self.looks[p] = (cells, i), None
-        if positions:
-            self.dataChanged.emit(self.index(0, min(positions)), self.index(self.layers - 1, max(positions)))
+            if p >= self.fresh_from or self.shown[p] is None:
+                self.looks[p] = None
+                changed.append(p)
+            self.shown[p] = (cells, i)
+        if changed:
+            self.dataChanged.emit(self.index(0, min(changed)), self.index(self.layers - 1, max(changed)))
 
     def cell(self, row: int, column: int) -> tuple | None:
         """(cells, column in them, layer) of a grid cell, or None while it is unread."""
@@ -153,20 +205,36 @@ class LensTable(QAbstractTableModel):
         return names[section] if 0 <= section < len(names) else None
 
 
-class FramedCell(QStyledItemDelegate):
-    """Draws one cell (row, column) with a thick frame on top of its own colour."""
+class LensGrid(QTableView):
+    """The grid's view: one cell (row, column) framed on top of its own colour, and a
+    preview's columns repainted alone. Qt repaints the whole viewport for a range of
+    changed cells, and a frame by delegate re-lays the view out: each was a full repaint
+    of several hundred cells (4–10 ms) per preview or click while the lens is read."""
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
-        self.cell: tuple[int, int] | None = None
+        self.framed: tuple[int, int] | None = None
 
-    def paint(self, painter: QPainter, option, index) -> None:
-        super().paint(painter, option, index)
-        if self.cell == (index.row(), index.column()):
-            painter.save()
+    def dataChanged(self, top_left, bottom_right, roles=()) -> None:  # noqa: N802 - Qt's name
+        self.viewport().update(self.visualRect(top_left).united(self.visualRect(bottom_right)))
+
+    def frame(self, cell: tuple[int, int] | None) -> None:
+        """Frame one cell (row, column), or none: the old and new cells are repainted."""
+        for old_or_new in (self.framed, cell):
+            if old_or_new is not None:
+                self.viewport().update(self.visualRect(self.model().index(*old_or_new)))
+        self.framed = cell
+
+    def paintEvent(self, event) -> None:
+        super().paintEvent(event)
+        if self.framed is None:
+            return
+        rect = self.visualRect(self.model().index(*self.framed))
+        if rect.isValid() and rect.intersects(event.rect()):
+            painter = QPainter(self.viewport())
             painter.setPen(QPen(FRAME, 4))
-            painter.drawRect(option.rect.adjusted(2, 2, -2, -2))
-            painter.restore()
+            painter.drawRect(rect.adjusted(2, 2, -2, -2))
+            painter.end()
 
 
 class LensPanel(LanguageModelTab):
@@ -201,7 +269,7 @@ class LensPanel(LanguageModelTab):
         self.text.textChanged.connect(self.timer.start)
         self.final_norm.toggled.connect(self.run)
         self.table = LensTable(self)
-        self.grid = QTableView()
+        self.grid = LensGrid()
         self.grid.setModel(self.table)
         self.widths: dict[str, int] = {}  # a cell text's width in the grid's font
         self.natural: list[int] = []  # each column's width for its texts, before the spare room is shared
@@ -213,12 +281,9 @@ class LensPanel(LanguageModelTab):
         style.use_font(self.grid.verticalHeader(), style.BASE_POINT_SIZE, bold=True)
         # The chosen cell keeps its colour, framed: a selection fill would hide its probability.
         self.grid.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
-        # On the framed cell's row only: a Python delegate on every cell made each repaint of
-        # the grid (one per preview while the lens is read) several times slower.
-        self.frame = FramedCell(self.grid)
         self.grid.clicked.connect(lambda index: self.show_cell(self._row_of(index.row()), index.column()))
         self.grid.doubleClicked.connect(lambda index: self.ask_attribution(self._row_of(index.row()), index.column()))
-        self.bars = BarChart("Click a cell", style.BAR_PROB)
+        self.bars = BarChart("Click a cell", style.BAR_PROB, suffix="%")
         self.cell_caption = QLabel("")
         self.cell_caption.setWordWrap(True)
         self.caption = QLabel("")
@@ -287,8 +352,8 @@ class LensPanel(LanguageModelTab):
         if self.preview_id != rid:
             self.before_preview = self.result if self.preview_id == 0 else self.before_preview
             self.result, self.preview_id, self.drawn = None, rid, set()
-            self._start_grid(preview)
-            self._fit_columns(None)  # once: a preview changes no width, so no layout while the grid fills in
+            kept = self._start_grid(preview)
+            self._fit_columns(None, kept)  # once: a preview changes no width, so no layout while the grid fills in
         self.table.put(cells, preview.positions)
         self.drawn.update(preview.positions)
 
@@ -302,26 +367,27 @@ class LensPanel(LanguageModelTab):
         if not (previewed and len(self.drawn) == len(result.tokens)):  # else every cell is drawn already
             self._start_grid(result)
             self.table.put(result.cells, list(range(len(result.tokens))))
-        self._fit_columns(result)
+        self._fit_columns(result, self.table.fresh_from)
         QTimer.singleShot(0, self._settle)  # again once the scroll bars have settled
         self.caption.setText(caption(result.final_norm))
         # The chosen cell framed now; its bars (pyqtgraph: a few milliseconds) in a turn of the
         # event loop of their own, so the grid and the bars are never drawn in the same frame.
         layer, position = self.cell = self._cell_to_show(previous, result)
-        self._frame((self._row_of(layer), position))
+        self.grid.frame((self._row_of(layer), position))
         QTimer.singleShot(0, self, lambda: self.show_cell(*self.cell) if self.result is result else None)
 
-    def _start_grid(self, result) -> None:
-        """An empty grid of the result's shape, with its row and column names."""
+    def _start_grid(self, result) -> int:
+        """A grid of the result's shape, with its row and column names, empty but for the
+        columns kept from the text before: returns how many were kept."""
         self.splitter.show()  # first, so the columns are fitted to the grid's real width
-        self.table.start(result)
+        return self.table.start(result)
 
     def show_cell(self, layer: int, position: int) -> None:
         result = self.result
         if result is None or not (0 <= layer < len(result.layer_names) and 0 <= position < len(result.tokens)):
             return
         self.cell = (layer, position)
-        self._frame((self._row_of(layer), position))
+        self.grid.frame((self._row_of(layer), position))
         self.grid.scrollTo(self.table.index(self._row_of(layer), position))
         cell = result.cells.cell(layer, position)
         probs = [s.prob for s in cell]
@@ -355,28 +421,20 @@ class LensPanel(LanguageModelTab):
         if self.cell is not None and self.result is not None:
             self.grid.scrollTo(self.table.index(self._row_of(self.cell[0]), self.cell[1]))
 
-    def _frame(self, cell: tuple[int, int] | None) -> None:
-        """Frame one grid cell (row, column), or none."""
-        if self.frame.cell is not None:
-            self.grid.setItemDelegateForRow(self.frame.cell[0], None)
-        self.frame.cell = cell
-        if cell is not None:
-            self.grid.setItemDelegateForRow(cell[0], self.frame)
-        self.grid.viewport().update()
-
     def _row_of(self, layer: int) -> int:
         """The grid row of a layer, and the layer of a row: the output on top, as a stack reads."""
         return self.table.layers - 1 - layer
 
-    def _fit_columns(self, result) -> None:
+    def _fit_columns(self, result, keep: int = 0) -> None:
         """Columns as wide as their names and top tokens (`result`'s; a full cell's width for
-        a grid still to be read), sharing what is left of the grid's width. Measured once per
-        distinct text: Qt's resizeColumnsToContents asks every cell for its size hint."""
+        a grid still to be read; the first `keep` as they were), sharing what is left of the
+        grid's width. Measured once per distinct text: Qt's resizeColumnsToContents asks
+        every cell for its size hint."""
         heads, cells = self.grid.horizontalHeader().fontMetrics(), self.grid.fontMetrics()
         head_pad, pad = heads.horizontalAdvance("  ") + 12, cells.horizontalAdvance("  ") + 8
         full = cells.horizontalAdvance("n" * CELL_CHARS) + pad
-        natural = []
-        for p, head in enumerate(self.table.heads):
+        natural = self.natural[:keep]
+        for p, head in enumerate(self.table.heads[len(natural):], len(natural)):
             widest = heads.horizontalAdvance(head) + head_pad
             if result is None:
                 natural.append(max(widest, full))
@@ -413,7 +471,7 @@ class LensPanel(LanguageModelTab):
         self.result = None
         self.preview_id, self.drawn, self.before_preview = 0, set(), None
         self.splitter.hide()  # no empty grid or axes before an answer
-        self._frame(None)
+        self.grid.frame(None)
         self.table.clear()
         self.natural = []
         self.bars.clear_bars()

@@ -96,7 +96,7 @@ class LogitsPanel(LanguageModelTab):
         self.caption = QLabel("")
         self.caption.setWordWrap(True)
         self.logit_chart = BarChart("Logits (raw scores)", style.BAR_LOGIT)
-        self.prob_chart = BarChart("Probabilities", style.BAR_PROB)
+        self.prob_chart = BarChart("Probabilities", style.BAR_PROB, suffix="%")
         for chart in (self.logit_chart, self.prob_chart):
             chart.barClicked.connect(self.append_token)
         self.charts = QWidget()
