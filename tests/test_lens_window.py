@@ -127,3 +127,31 @@ def test_an_edit_at_the_end_keeps_and_does_not_repaint_the_columns_before_it(qtb
     table.put(_grid_result([1, 2], final_norm=False).cells, [0, 1])
     assert table.start(_grid_result([1, 2, 3], final_norm=False, truncated=4)) == 0  # earlier context moved
     assert table.columnCount() == 3 and table.text(2, 0) is None
+
+
+def test_the_grid_paints_each_cell_its_colour_and_frames_the_chosen_one(qtbot):
+    from embviz.ui.panels.language_model import LanguageModelLoader
+    from embviz.ui.panels.lens import FRAME, LensPanel, cell_color
+
+    panel = LensPanel(lambda _r, _reply: 7, lambda _c: None, LanguageModelLoader(lambda _r, _reply: 0))
+    qtbot.addWidget(panel)
+    panel.resize(900, 600)
+    panel.show()
+    panel.request_id = 7
+    result = _grid_result([1, 2, 3])
+    panel.on_result(7, result)
+    wait_for(qtbot, lambda: panel.bars.count)
+    grid, table = panel.grid, panel.table
+    picture = grid.viewport().grab().toImage()
+    ratio = picture.devicePixelRatio()
+    for row in range(3):
+        for column in range(3):
+            rect = grid.visualRect(table.index(row, column))
+            middle = round((rect.top() + rect.height() // 2) * ratio)
+            pixel = picture.pixelColor(round((rect.left() + 6) * ratio), middle)
+            want = table.data(table.index(row, column), Qt.ItemDataRole.BackgroundRole)
+            if (row, column) == grid.framed:  # the frame, 4 px wide, over the cell's edge
+                assert picture.pixelColor(round((rect.left() + 2) * ratio), middle).name() == FRAME.name()
+            else:
+                assert pixel.name() == want.name() == cell_color(0.5).name(), (row, column)
+    assert grid.framed == (0, 2)  # the top row (the output) at the newest token

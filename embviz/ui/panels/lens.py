@@ -5,10 +5,10 @@ cell for its top guesses as bars."""
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QPainter, QPen
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QRect, Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import (
-    QAbstractItemView, QCheckBox, QLabel, QPlainTextEdit, QTableView, QVBoxLayout, QWidget,
+    QAbstractItemView, QCheckBox, QLabel, QPlainTextEdit, QStyle, QTableView, QVBoxLayout, QWidget,
 )
 
 from embviz.bridge import requests as rq
@@ -176,11 +176,9 @@ class LensTable(QAbstractTableModel):
         if slot is None:
             return Qt.AlignmentFlag.AlignCenter if role == Qt.ItemDataRole.TextAlignmentRole else None
         column = index.column()
-        drawn = self.looks[column] if 0 <= column < len(self.looks) else None
+        drawn = self.column_looks(column) if 0 <= column < len(self.looks) else None
         if drawn is None:
-            if not 0 <= column < len(self.shown) or self.shown[column] is None:
-                return None
-            drawn = self.looks[column] = self._looks(column)
+            return None
         if slot == 3:
             found = self.cell(index.row(), column)
             cells, i, layer = found
@@ -188,6 +186,13 @@ class LensTable(QAbstractTableModel):
             return "\n".join(f"{s.token}  {s.prob:.1%}" for s in cells.cell(layer, i)[:5]) + \
                 "\nDouble-click: which blocks wrote it"
         return drawn[index.row()][slot]
+
+    def column_looks(self, column: int) -> list[tuple] | None:
+        """A column's (text, fill, ink) per row, top row first; None while it is unread."""
+        drawn = self.looks[column]
+        if drawn is None and self.shown[column] is not None:
+            drawn = self.looks[column] = self._looks(column)
+        return drawn
 
     def _looks(self, column: int) -> list[tuple]:
         """A column's (text, fill, ink) per row, top row first: made once, when first painted."""
@@ -206,16 +211,19 @@ class LensTable(QAbstractTableModel):
 
 
 class LensGrid(QTableView):
-    """The grid's view: one cell (row, column) framed on top of its own colour, and a
-    preview's columns repainted alone. Qt repaints the whole viewport for a range of
-    changed cells, and a frame by delegate re-lays the view out: each was a full repaint
-    of several hundred cells (4–10 ms) per preview or click while the lens is read."""
+    """The grid's view, drawn a column picture at a time: each column's cells are painted
+    once into a picture when its values or width change, and a repaint (a scroll, a new
+    text's shifted columns, a frame) only copies the pictures in view. Qt's own per-cell
+    painting cost 4–10 ms a full repaint on a busy machine, several a second while the
+    lens is read. One cell (row, column) is framed on top of its own colour."""
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.framed: tuple[int, int] | None = None
+        self.pictures: dict[int, tuple] = {}  # column → (what it shows, its picture, its looks)
 
     def dataChanged(self, top_left, bottom_right, roles=()) -> None:  # noqa: N802 - Qt's name
+        # Qt repaints the whole viewport for a range of cells: only the range is needed.
         self.viewport().update(self.visualRect(top_left).united(self.visualRect(bottom_right)))
 
     def frame(self, cell: tuple[int, int] | None) -> None:
@@ -226,15 +234,58 @@ class LensGrid(QTableView):
         self.framed = cell
 
     def paintEvent(self, event) -> None:
-        super().paintEvent(event)
-        if self.framed is None:
-            return
-        rect = self.visualRect(self.model().index(*self.framed))
-        if rect.isValid() and rect.intersects(event.rect()):
-            painter = QPainter(self.viewport())
-            painter.setPen(QPen(FRAME, 4))
-            painter.drawRect(rect.adjusted(2, 2, -2, -2))
-            painter.end()
+        table = self.model()
+        painter = QPainter(self.viewport())
+        area = event.rect()
+        painter.fillRect(area, self.palette().base())
+        columns = table.columnCount() if table is not None else 0
+        if table is not None and table.layers and columns:
+            first, last = self.columnAt(area.left()), self.columnAt(area.right())
+            first, last = max(first, 0), (columns - 1 if last < 0 else last)
+            top = self.rowViewportPosition(0)
+            for column in range(first, last + 1):
+                if not self.isColumnHidden(column):
+                    painter.drawPixmap(self.columnViewportPosition(column), top, self._picture(table, column))
+        if self.framed is not None:
+            rect = self.visualRect(table.index(*self.framed))
+            if rect.isValid() and rect.intersects(area):
+                painter.setPen(QPen(FRAME, 4))
+                painter.drawRect(rect.adjusted(2, 2, -2, -2))
+        painter.end()
+
+    def _picture(self, table: "LensTable", column: int) -> QPixmap:
+        looks = table.column_looks(column)
+        width, rows = self.columnWidth(column), self.verticalHeader()
+        ratio = self.viewport().devicePixelRatioF()
+        key = (id(looks), width, rows.length(), rows.defaultSectionSize(), self.font().key(), ratio)
+        kept = self.pictures.get(column)
+        if kept is not None and kept[0] == key:
+            return kept[1]
+        picture = QPixmap(max(1, round(width * ratio)), max(1, round(rows.length() * ratio)))
+        picture.setDevicePixelRatio(ratio)
+        picture.fill(self.palette().base().color())
+        painter = QPainter(picture)
+        painter.setFont(self.font())
+        metrics = painter.fontMetrics()
+        grid = QColor(self.style().styleHint(QStyle.StyleHint.SH_Table_GridLineColor, None, self) & 0xFFFFFF)
+        for row in range(table.layers):
+            y, height = rows.sectionPosition(row), rows.sectionSize(row)
+            cell = QRect(0, y, width - 1, height - 1)  # the last pixel of each way is the grid line's, as in Qt's view
+            if looks is not None:
+                text, fill, ink = looks[row]
+                painter.fillRect(cell, fill)
+                painter.setPen(ink)
+                if metrics.horizontalAdvance(text) > cell.width() - 4:
+                    text = metrics.elidedText(text, Qt.TextElideMode.ElideRight, cell.width() - 4)
+                painter.drawText(cell, Qt.AlignmentFlag.AlignCenter, text)
+            painter.setPen(grid)
+            painter.drawLine(width - 1, y, width - 1, y + height - 1)
+            painter.drawLine(0, y + height - 1, width - 1, y + height - 1)
+        painter.end()
+        # A column no longer shown keeps no picture; each keeps its looks alive, so their id is never reused.
+        self.pictures = {c: v for c, v in self.pictures.items() if c < table.columnCount()}
+        self.pictures[column] = (key, picture, looks)
+        return picture
 
 
 class LensPanel(LanguageModelTab):
