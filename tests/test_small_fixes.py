@@ -117,6 +117,7 @@ def test_axis_ticks_are_round_numbers_within_the_range():
 
     assert nice_ticks(0.0, 100.0, 5) == [0.0, 20.0, 40.0, 60.0, 80.0, 100.0]
     assert nice_ticks(-3.6, 2.4, 4) == [-2.0, 0.0, 2.0]
+    assert nice_ticks(-1.5, 99.4, 2) == [0.0, 50.0]  # not 0 alone, with 100 just past the end
     assert nice_ticks(0.0, 0.0, 5) == [] and nice_ticks(0.0, 1.0, 0) == []
 
 

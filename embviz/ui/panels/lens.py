@@ -327,6 +327,7 @@ class LensPanel(LanguageModelTab):
         self.grid.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         # By pixel: by whole columns, the last one (the newest token) could not be scrolled fully into view.
         self.grid.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        style.flat_scroll_bars(self.grid)
         style.use_font(self.grid, style.BASE_POINT_SIZE)
         style.use_font(self.grid.horizontalHeader(), style.BASE_POINT_SIZE, bold=True)
         style.use_font(self.grid.verticalHeader(), style.BASE_POINT_SIZE, bold=True)

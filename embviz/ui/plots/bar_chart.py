@@ -25,16 +25,29 @@ TEXT_GAP = 4  # pixels between a bar's end and its value's text
 
 
 def nice_ticks(lo: float, hi: float, most: int) -> list[float]:
-    """At most `most` round values (1, 2 or 5 times a power of ten apart) from lo to hi."""
+    """Round values (1, 2 or 5 times a power of ten apart) from lo to hi: at most `most`,
+    and at least two where a finer step gives them (0 and 50 rather than 0 alone)."""
     span = hi - lo
     if span <= 0 or most < 1:
         return []
-    raw = span / most
-    power = 10.0 ** math.floor(math.log10(raw))
-    step = next((m * power for m in (1, 2, 5, 10) if m * power >= raw), 10 * power)
-    first = math.ceil(lo / step - 1e-9)
-    ticks = [round((first + i) * step, 12) for i in range(int(span / step + 1e-9) + 2)]
-    return [t for t in ticks if lo - 1e-9 * span <= t <= hi + 1e-9 * span]
+    ticks: list[float] = []
+    for asked in range(most, most + 3):
+        raw = span / asked
+        power = 10.0 ** math.floor(math.log10(raw))
+        step = next((m * power for m in (1, 2, 5, 10) if m * power >= raw), 10 * power)
+        first = math.ceil(lo / step - 1e-9)
+        ticks = [round((first + i) * step, 12) for i in range(int(span / step + 1e-9) + 2)]
+        ticks = [t for t in ticks if lo - 1e-9 * span <= t <= hi + 1e-9 * span]
+        if len(ticks) >= 2:
+            break
+    return ticks
+
+
+def luminance(color: QColor) -> float:
+    """WCAG's relative luminance: 0 for black, 1 for white (black text reads better above 0.18)."""
+    def linear(c: float) -> float:
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+    return 0.2126 * linear(color.redF()) + 0.7152 * linear(color.greenF()) + 0.0722 * linear(color.blueF())
 
 
 def tick_text(value: float, suffix: str) -> str:
@@ -47,8 +60,8 @@ class BarChart(QWidget):
     def __init__(self, title: str, color: QColor, parent=None, suffix: str = "") -> None:
         super().__init__(parent)
         self.color = QColor(color)
-        # Dark bars carry a value's text inside in white, light ones in black.
-        self.inside_ink = QColor("white") if self.color.lightnessF() < 0.5 else QColor("black")
+        # A value's text inside a bar in whichever of black and white contrasts more with it.
+        self.inside_ink = QColor("black") if luminance(self.color) > 0.18 else QColor("white")
         self.title = title
         self.suffix = suffix  # after each tick's number ("%" on a probability axis)
         self.count = 0
@@ -146,7 +159,8 @@ class BarChart(QWidget):
                 left = (x0 if v < 0 else x1) - TEXT_GAP - w
             texts.append(QRectF(left, middle - values_fm.height() / 2, w, values_fm.height()))
             inside.append(inner)
-        most = max(2, int(plot.width() // (1.8 * ticks_fm.horizontalAdvance(tick_text(-888.8, self.suffix)))))
+        widest = max(ticks_fm.horizontalAdvance(tick_text(round(v, 1), self.suffix)) for v in (lo, hi))
+        most = max(2, int(plot.width() // (2 * widest)))  # a label's width of room between two
         ticks = [(x_of(t), tick_text(t, self.suffix)) for t in nice_ticks(lo, hi, most)]
         return {"plot": plot, "x_range": x_range, "pitch": pitch, "bars": bars, "texts": texts,
                 "inside": inside, "ticks": ticks, "label_w": label_w, "title_h": title_h}
