@@ -156,9 +156,12 @@ def test_the_benchmark_window_shows_names_counts_and_bars_whole(qtbot):
             assert table.columnWidth(c) >= widest, (table.item(0, c).text(), table.columnWidth(c), widest)
     assert bench.sections.horizontalScrollBar().maximum() == 0  # every column in view
     # The legend lies outside the bars' plot: it covers none of them.
-    item = bench.chart.getPlotItem()
-    assert not item.vb.sceneBoundingRect().intersects(bench.legend.sceneBoundingRect())
-    assert len(bench.legend.items) == 2
+    layout = bench.chart.layout_now()
+    assert [name for _, _, name, _ in layout["legend"]] == ["inputs excluded", "inputs allowed"]
+    for swatch, text, _, _ in layout["legend"]:
+        assert not layout["plot"].intersects(swatch) and not layout["plot"].intersects(text)
+        assert bench.chart.rect().contains(text.toRect())
+    assert len(layout["drawn"]) == 2 * 14 and bench.chart.shown_range == (0.0, 100.0)
 
 
 # --- i: no progress bar from the first full-model build -------------------------------------------

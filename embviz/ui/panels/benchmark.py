@@ -4,7 +4,6 @@ and the questions it got wrong with what it answered instead."""
 
 from __future__ import annotations
 
-import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
@@ -12,6 +11,7 @@ from PySide6.QtWidgets import (
 )
 
 from embviz.ui import style
+from embviz.ui.plots.bar_chart import BarChart
 from embviz.ui.widgets import ResultsTable
 
 CHART_MIN_WIDTH = 300  # bars still comparable beside the section names
@@ -37,7 +37,6 @@ class BenchmarkWindow(QDialog):
         self.sections = ResultsTable(["section", "kept", "excluded", "+ variants", "allowed"])
         self.misses = ResultsTable(["section", "a", "is to b", "as c", "is to d", "answered instead"])
         self.misses_settled = False
-        self.shown = None  # the result on show, while its chart and misses are still to come
         # Every column as wide as its longest text ("capital-common-countries", "380 of 506"): the
         # sections' at every layout, the misses' once their cells are in (_fill_misses).
         self.sections.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
@@ -45,20 +44,9 @@ class BenchmarkWindow(QDialog):
         for table in (self.sections, self.misses):
             style.use_font(table, style.BASE_POINT_SIZE)  # five and six columns beside a chart: a size smaller
         self.misses.horizontalHeader().setStretchLastSection(True)
-        self.chart = pg.PlotWidget(background=style.BACKGROUND, enableMenu=False)
-        item = self.chart.getPlotItem()
-        item.setMenuEnabled(False)
-        item.hideButtons()
-        item.setMouseEnabled(x=False, y=False)
-        item.getViewBox().invertY(True)
-        item.setLabel("bottom", "% correct")
-        for name in ("left", "bottom"):
-            item.getAxis(name).setTextPen("k")
-            item.getAxis(name).setPen("k")
-        # Under the axis, in a row of the plot's own: inside the plot it covered the longest bars.
-        self.legend = pg.LegendItem(labelTextColor="k")
-        item.legend = self.legend  # named bars add themselves to it
-        item.layout.addItem(self.legend, 4, 0, 1, 3)  # under the axis's names too: the chart may be narrow
+        # A size smaller, as the tables beside it; section names may take most of its width.
+        self.chart = BarChart("", style.BAR_LOGIT, suffix="", axis_name="% correct", point_size=style.BASE_POINT_SIZE - 1,
+                              label_share=0.6, min_height=0)
         self.chart.hide()  # no empty axes before the first result
         running = QHBoxLayout()
         running.addWidget(self.progress, 1)
@@ -88,22 +76,18 @@ class BenchmarkWindow(QDialog):
     def set_text_scale(self, scale: float) -> None:
         # The section names beside the bars grow with the text: the chart's least width grows with them.
         self.chart.setMinimumWidth(round(CHART_MIN_WIDTH * scale))
-        for name in ("left", "bottom"):  # a size smaller, as the tables beside it
-            self.chart.getPlotItem().getAxis(name).setTickFont(style.font(style.BASE_POINT_SIZE - 1))
         if self.chart.isVisible():
             self._fit_table()
         self.misses.resizeColumnsToContents()
 
     def started(self) -> None:
-        self.shown = None
         self.summary.setText("Answering 19,544 questions…")
         self.progress.setValue(0)
         self.progress.show()
         self.cancel_button.show()
         self.sections.fill([], [])
         self.misses.fill([], [])
-        self.chart.getPlotItem().clear()
-        self.legend.clear()
+        self.chart.clear_bars()
         self.chart.hide()
 
     def on_progress(self, fraction: float, stage: str) -> None:
@@ -116,37 +100,19 @@ class BenchmarkWindow(QDialog):
         self.summary.setText(text)
 
     def show_result(self, result, summary: str) -> None:
-        """The summary and the sections' table now; the chart, the table's width and the
-        misses each in a turn of the event loop of their own: together they held the
-        window for 27 ms on a busy machine."""
+        """The summary, the sections' table and chart now; the table's width and the misses
+        each in a turn of the event loop of their own."""
         self.stopped(summary)
-        self.shown = result
         sections = [s for s in result.sections if s.kept]
         self.sections.fill([(s.name, f"{s.kept:,} of {s.total:,}", _pct(s.accuracy_excluded), _pct(s.accuracy_variants),
                              _pct(s.accuracy_included)) for s in sections], [])
         self.misses.fill([(m.section, *m.words, m.predicted) for m in result.misses], [], 0)
         self.misses_settled = False  # until every miss has its cells and its columns their widths
-        QTimer.singleShot(0, self, lambda: self._draw_chart(result, sections))
-
-    def _draw_chart(self, result, sections: list) -> None:
-        if self.shown is not result:
-            return
-        item = self.chart.getPlotItem()
-        item.clear()
-        self.legend.clear()
-        for offset, (name, attr, color) in zip((-0.2, 0.2), SERIES):
-            values = [100 * (getattr(s, attr) or 0.0) for s in sections]
-            bars = pg.BarGraphItem(x0=[0] * len(values), y=[i + offset for i in range(len(values))], height=0.38,
-                                   width=values, brush=color, pen=None, name=name)
-            item.addItem(bars)  # named: the legend lists it
-        item.getAxis("left").setTicks([[(i, s.name) for i, s in enumerate(sections)]])
-        # Few labels: a narrow chart (1024 × 700) ran 20, 40, 60, 80 into one another (pyqtgraph
-        # leaves out 0 and 100 where they would reach past the axis's ends).
-        item.getAxis("bottom").setTicks([[(0, "0"), (50, "50"), (100, "100")], [(25, ""), (75, "")]])
-        item.setXRange(0, 100, padding=0.02)
-        item.setYRange(-0.6, len(sections) - 0.4, padding=0)
+        self.chart.set_groups([s.name for s in sections],
+                              [(name, color, [100 * (getattr(s, attr) or 0.0) for s in sections])
+                               for name, attr, color in SERIES], (0.0, 100.0))
         self.chart.show()
-        QTimer.singleShot(0, self, lambda: self._fit_table() if self.shown is result else None)
+        QTimer.singleShot(0, self, self._fit_table)
         QTimer.singleShot(0, self, self._fill_misses)
 
     def _fill_misses(self, column: int = 0) -> None:

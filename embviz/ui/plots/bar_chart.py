@@ -1,5 +1,5 @@
-"""A horizontal bar chart with token labels, drawn with one QPainter; clicking a bar
-reports its row.
+"""A horizontal bar chart with a label per row, one bar per row (or a group of named
+bars and their legend), drawn with one QPainter; clicking a bar reports its row.
 
 Drawn by hand, not by pyqtgraph: the logits and lens charts are redrawn many times a
 second while a text is typed, and pyqtgraph's axis and text items measured every label
@@ -19,8 +19,10 @@ from embviz.ui.formatting import visible_token
 
 MIN_HEIGHT = 240  # pixels at 100 % text
 BAR_HEIGHT = 0.7  # of a row's height
+GROUP_HEIGHT = 0.8  # a row's group of bars, of its height
 TICK = 5  # pixels
-LABEL_SHARE = 0.4  # the token labels take at most this much of the width; longer ones are elided
+LABEL_SHARE = 0.4  # the labels take at most this much of the width; longer ones are elided
+SWATCH = 14  # a legend entry's colour square, pixels at 100 % text
 TEXT_GAP = 4  # pixels between a bar's end and its value's text
 
 
@@ -57,24 +59,26 @@ def tick_text(value: float, suffix: str) -> str:
 class BarChart(QWidget):
     barClicked = Signal(int)
 
-    def __init__(self, title: str, color: QColor, parent=None, suffix: str = "") -> None:
+    def __init__(self, title: str, color: QColor, parent=None, suffix: str = "", axis_name: str = "",
+                 point_size: float = style.LABEL_POINT_SIZE, label_share: float = LABEL_SHARE,
+                 min_height: int = MIN_HEIGHT) -> None:
         super().__init__(parent)
         self.color = QColor(color)
-        # A value's text inside a bar in whichever of black and white contrasts more with it.
-        self.inside_ink = QColor("black") if luminance(self.color) > 0.18 else QColor("white")
         self.title = title
         self.suffix = suffix  # after each tick's number ("%" on a probability axis)
+        self.axis_name = axis_name  # under the ticks
+        self.point_size, self.label_share, self.min_height = point_size, label_share, min_height
         self.count = 0
-        self.labels: list[str] = []  # each bar's token, as shown
-        self.texts: list[str] = []  # each bar's value, as shown
-        self._values: list[float] = []
+        self.labels: list[str] = []  # each row's label, as shown
+        self.texts: list[str] = []  # each bar's value, as shown (one bar a row)
+        self.series: list[tuple[str, QColor, list[float]]] = []  # (name, colour, a value per row)
         self._held: tuple[float, float] | None = None
         self.tick_font = QFont()
         self.value_font = QFont()
         self.title_font = QFont()
         self._layout: dict | None = None  # worked out when first needed after a change
         self._pressed: int | None = None
-        self.setAutoFillBackground(False)
+        self.swatch = SWATCH
         self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)  # every pixel is painted: Qt need not clear first
         style.follow_scale(self)
 
@@ -85,25 +89,34 @@ class BarChart(QWidget):
 
     def set_title(self, title: str) -> None:
         self.title = title
-        self.update()
+        self._changed()
 
     def set_text_scale(self, scale: float) -> None:
         # Ten bars and their labels stay readable; a short window scrolls the tab instead.
-        self.setMinimumHeight(round(MIN_HEIGHT * scale))
-        self.tick_font = style.font(style.LABEL_POINT_SIZE)
-        self.value_font = style.font(style.LABEL_POINT_SIZE - 1)
-        self.title_font = style.font(style.LABEL_POINT_SIZE)
+        self.setMinimumHeight(round(self.min_height * scale))
+        self.tick_font = style.font(self.point_size)
+        self.value_font = style.font(self.point_size - 1)
+        self.title_font = style.font(self.point_size)
+        self.swatch = round(SWATCH * scale)
         self._changed()
 
     def set_bars(self, labels: list[str], values: list[float], texts: list[str],
                  x_range: tuple[float, float] | None = None) -> None:
-        """Bars from zero (logits can be negative), each with its value's text; `x_range`
-        holds the axis (probabilities at 0–100 to compare temperatures)."""
-        self.count = len(values)
-        self.labels = [visible_token(label) for label in labels]
-        self.texts = list(texts)
-        self._values = [float(v) for v in values]
-        self._held = x_range
+        """A bar a row from zero (logits can be negative), each with its value's text (tokens
+        as labels: invisible ones by code point); `x_range` holds the axis (probabilities at
+        0–100 to compare temperatures)."""
+        self._set([visible_token(label) for label in labels], [("", self.color, [float(v) for v in values])],
+                  list(texts), x_range)
+
+    def set_groups(self, labels: list[str], series: list[tuple[str, QColor, list[float]]],
+                   x_range: tuple[float, float] | None = None) -> None:
+        """A group of bars a row, one of each named series (a legend names their colours)."""
+        self._set(list(labels), [(name, QColor(color), [float(v) for v in values]) for name, color, values in series],
+                  [], x_range)
+
+    def _set(self, labels: list[str], series: list, texts: list[str], x_range) -> None:
+        self.count = len(labels)
+        self.labels, self.series, self.texts, self._held = labels, series, texts, x_range
         self._changed()
 
     def clear_bars(self) -> None:
@@ -121,7 +134,7 @@ class BarChart(QWidget):
     # --- layout -------------------------------------------------------------------------------
     def layout_now(self) -> dict:
         """Where everything goes at the present size: the plot's rectangle, the x range, the
-        ticks and each bar's and value text's rectangle (widget pixels)."""
+        ticks, each bar's and value text's rectangle and the legend's entries (widget pixels)."""
         if self._layout is None:
             self._layout = self._work_out()
         return self._layout
@@ -130,12 +143,14 @@ class BarChart(QWidget):
         ticks_fm, values_fm, title_fm = (QFontMetricsF(f) for f in (self.tick_font, self.value_font, self.title_font))
         pad = ticks_fm.height() / 3
         width, height = float(self.width()), float(self.height())
+        named = [(name, color) for name, color, _ in self.series if name]
         title_h = title_fm.height() + pad if self.title else pad
-        axis_h = TICK + ticks_fm.height() + pad / 2
+        axis_h = TICK + ticks_fm.height() + pad / 2 + (ticks_fm.height() if self.axis_name else 0.0)
+        legend_h = max(ticks_fm.height(), self.swatch) + pad if named else 0.0
         label_w = min(max((ticks_fm.horizontalAdvance(s) for s in self.labels), default=0.0) + 2 * pad,
-                      LABEL_SHARE * width)
+                      self.label_share * width)
         plot = QRectF(label_w + TICK, title_h, max(width - label_w - TICK - 2 * pad, 1.0),
-                      max(height - title_h - axis_h, 1.0))
+                      max(height - title_h - axis_h - legend_h, 1.0))
         text_w = [values_fm.horizontalAdvance(t) for t in self.texts]
         x_range = self._held or self._fit_range(max(text_w, default=0.0), plot.width())
         lo, hi = x_range
@@ -145,30 +160,47 @@ class BarChart(QWidget):
             return plot.left() + (v - lo) * per_unit
 
         pitch = plot.height() / max(self.count, 1)
-        bars, texts, inside = [], [], []
-        for i, (v, w) in enumerate(zip(self._values, text_w)):
-            middle = plot.top() + (i + 0.5) * pitch
-            x0, x1 = sorted((x_of(0.0), x_of(v)))
-            bars.append(QRectF(x0, middle - BAR_HEIGHT * pitch / 2, x1 - x0, BAR_HEIGHT * pitch))
-            room = plot.right() - x1 if v >= 0 else x0 - plot.left()
+        group = (BAR_HEIGHT if len(self.series) == 1 else GROUP_HEIGHT) * pitch
+        each = group / max(len(self.series), 1)
+        drawn = []  # (rect, colour) of every bar
+        for s, (_, color, values) in enumerate(self.series):
+            for i, v in enumerate(values):
+                x0, x1 = sorted((x_of(0.0), x_of(v)))
+                top = plot.top() + (i + 0.5) * pitch - group / 2 + s * each
+                drawn.append((QRectF(x0, top, x1 - x0, each), color))
+        bars = [rect for rect, _ in drawn[:self.count]]  # the first series': what a click or a text is beside
+        texts, inside = [], []
+        for i, w in enumerate(text_w):
+            v, bar = self.series[0][2][i], bars[i]
+            room = plot.right() - bar.right() if v >= 0 else bar.left() - plot.left()
             # On a held axis a text that would run past its end goes inside its bar (the axis stops at 100 %).
             inner = self._held is not None and room < w + TEXT_GAP
             if (v >= 0) != inner:
-                left = x1 + TEXT_GAP if v >= 0 else x0 + TEXT_GAP
+                left = bar.right() + TEXT_GAP if v >= 0 else bar.left() + TEXT_GAP
             else:
-                left = (x0 if v < 0 else x1) - TEXT_GAP - w
-            texts.append(QRectF(left, middle - values_fm.height() / 2, w, values_fm.height()))
+                left = (bar.left() if v < 0 else bar.right()) - TEXT_GAP - w
+            texts.append(QRectF(left, bar.center().y() - values_fm.height() / 2, w, values_fm.height()))
             inside.append(inner)
         widest = max(ticks_fm.horizontalAdvance(tick_text(round(v, 1), self.suffix)) for v in (lo, hi))
         most = max(2, int(plot.width() // (2 * widest)))  # a label's width of room between two
         ticks = [(x_of(t), tick_text(t, self.suffix)) for t in nice_ticks(lo, hi, most)]
-        return {"plot": plot, "x_range": x_range, "pitch": pitch, "bars": bars, "texts": texts,
-                "inside": inside, "ticks": ticks, "label_w": label_w, "title_h": title_h}
+        legend = []  # (swatch, text rect, name, colour), centred in a row under the axis
+        if named:
+            widths = [self.swatch + pad / 2 + ticks_fm.horizontalAdvance(name) for name, _ in named]
+            x = max((width - sum(widths) - 2 * pad * (len(named) - 1)) / 2, 0.0)
+            y = height - legend_h + pad / 2
+            for (name, color), w in zip(named, widths):
+                swatch = QRectF(x, y + (ticks_fm.height() - self.swatch) / 2, self.swatch, self.swatch)
+                legend.append((swatch, QRectF(x + self.swatch + pad / 2, y, w - self.swatch - pad / 2 + 1,
+                                              ticks_fm.height()), name, color))
+                x += w + 2 * pad
+        return {"plot": plot, "x_range": x_range, "pitch": pitch, "bars": bars, "drawn": drawn, "texts": texts,
+                "inside": inside, "ticks": ticks, "label_w": label_w, "title_h": title_h, "legend": legend}
 
     def _fit_range(self, widest_text: float, plot_width: float) -> tuple[float, float]:
         """The bars, with room beyond the longest for its value's text (measured in pixels:
         at a large text size the texts take more of the plot)."""
-        values = self._values
+        values = [v for _, _, series in self.series for v in series]
         lo, hi = min([0.0] + values), max([0.0] + values)
         span = (hi - lo) or 1.0
         share = min((widest_text + 3 * TEXT_GAP) / plot_width, 0.6) if plot_width > 0 else 0.3
@@ -195,8 +227,8 @@ class BarChart(QWidget):
                        plot.top() + (row + 0.5) * layout["pitch"])
 
     def row_at(self, pos: QPointF) -> int | None:
-        """The row whose bar, value text or token label is at `pos`; None for the empty plot
-        beside a short bar, where a click should not append a token."""
+        """The row whose bar, value text or label is at `pos`; None for the empty plot beside
+        a short bar, where a click should not append a token."""
         if not self.count:
             return None
         layout = self.layout_now()
@@ -205,10 +237,9 @@ class BarChart(QWidget):
             return None
         row = min(int((pos.y() - plot.top()) / layout["pitch"]), self.count - 1)
         if pos.x() < plot.left():
-            return row  # its token's label
-        if layout["bars"][row].contains(pos) or layout["texts"][row].contains(pos):
-            return row
-        return None
+            return row  # its label
+        on_text = row < len(layout["texts"]) and layout["texts"][row].contains(pos)
+        return row if layout["bars"][row].contains(pos) or on_text else None
 
     def mousePressEvent(self, event) -> None:
         if event.button() == Qt.MouseButton.LeftButton:
@@ -234,8 +265,7 @@ class BarChart(QWidget):
             painter.setFont(self.title_font)
             painter.drawText(QRectF(0, 0, self.width(), layout["title_h"]), Qt.AlignmentFlag.AlignCenter,
                              self._elided(self.title, self.width(), self.title_font))
-        # The axes: the left one at the plot's edge, the bottom one with its ticks.
-        painter.setPen(QPen(ink, 1))
+        # The axes: the left one at the plot's edge, the bottom one with its ticks and name.
         painter.drawLine(QPointF(plot.left(), plot.top()), QPointF(plot.left(), plot.bottom()))
         painter.drawLine(QPointF(plot.left(), plot.bottom()), QPointF(plot.right(), plot.bottom()))
         painter.setFont(self.tick_font)
@@ -246,18 +276,23 @@ class BarChart(QWidget):
             left = min(max(x - w / 2, 0.0), self.width() - w)
             painter.drawText(QRectF(left, plot.bottom() + TICK, w + 1, metrics.height()),
                              Qt.AlignmentFlag.AlignCenter, text)
-        pitch = layout["pitch"]
-        label_w = layout["label_w"]
+        if self.axis_name:
+            painter.drawText(QRectF(plot.left(), plot.bottom() + TICK + metrics.height(), plot.width(),
+                                    metrics.height()), Qt.AlignmentFlag.AlignCenter, self.axis_name)
+        pitch, label_w = layout["pitch"], layout["label_w"]
         for i, label in enumerate(self.labels):
             row = QRectF(0, plot.top() + i * pitch, label_w, pitch)
             painter.drawText(row, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
                              self._elided(label, label_w - metrics.height() / 3, self.tick_font))
-        painter.setPen(Qt.PenStyle.NoPen)
-        for bar in layout["bars"]:
-            painter.fillRect(bar, self.color)
+        for rect, color in layout["drawn"]:
+            painter.fillRect(rect, color)
+        for swatch, text_rect, name, color in layout["legend"]:
+            painter.fillRect(swatch, color)
+            painter.drawText(text_rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, name)
         painter.setFont(self.value_font)
+        inside_ink = QColor("black") if luminance(self.color) > 0.18 else QColor("white")  # whichever contrasts more
         for text, rect, inner in zip(self.texts, layout["texts"], layout["inside"]):
-            painter.setPen(self.inside_ink if inner else ink)
+            painter.setPen(inside_ink if inner else ink)
             painter.drawText(rect.adjusted(0, 0, 1, 0), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, text)
         painter.end()
 
