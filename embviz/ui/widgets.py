@@ -13,6 +13,16 @@ from PySide6.QtWidgets import (
 from embviz.ui.tables import rows_to_text
 from embviz.ui import style
 
+FRAME_MS = 16  # one frame at 60 Hz
+
+
+def next_frame(receiver: QObject, step) -> None:
+    """`step` a frame from now, once this frame's paint is done: a big change to the screen
+    made a piece a frame. (A zero timer can run in the same turn of the event loop as the
+    step before it and its paint.)"""
+    QTimer.singleShot(FRAME_MS, receiver, step)
+
+
 def hide_special_switch() -> QCheckBox:
     """The neighbours' and analogies' switch, on by default as in the window's answers."""
     box = QCheckBox("Hide special and partial tokens")
@@ -30,6 +40,7 @@ class ResultsTable(QTableWidget):
     def __init__(self, headers: list[str], parent=None) -> None:
         super().__init__(0, len(headers), parent)
         self.setHorizontalHeaderLabels(headers)
+        style.flat_scroll_bars(self)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.verticalHeader().setVisible(False)

@@ -17,7 +17,7 @@ from embviz.ui.formatting import percent_labels
 from embviz.state.tabs import LensState
 from embviz.ui import style
 from embviz.ui.plots.bar_chart import BarChart
-from embviz.ui.widgets import side_by_side
+from embviz.ui.widgets import next_frame, side_by_side
 from embviz.ui.binding import Bindings
 from embviz.ui.panels.language_model import HIDDEN_SPACE_STRETCH, LanguageModelLoader, LanguageModelTab
 
@@ -422,11 +422,11 @@ class LensPanel(LanguageModelTab):
         self._fit_columns(result, self.table.fresh_from)
         QTimer.singleShot(0, self._settle)  # again once the scroll bars have settled
         self.caption.setText(caption(result.final_norm))
-        # The chosen cell framed now; its bars (pyqtgraph: a few milliseconds) in a turn of the
-        # event loop of their own, so the grid and the bars are never drawn in the same frame.
+        # The chosen cell framed now; its bars a frame later, so the grid and the bars are not
+        # both drawn in one frame.
         layer, position = self.cell = self._cell_to_show(previous, result)
         self.grid.frame((self._row_of(layer), position))
-        QTimer.singleShot(0, self, lambda: self.show_cell(*self.cell) if self.result is result else None)
+        next_frame(self, lambda: self.show_cell(*self.cell) if self.result is result else None)
 
     def _start_grid(self, result) -> int:
         """A grid of the result's shape, with its row and column names, empty but for the

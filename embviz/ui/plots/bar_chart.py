@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter
 from PySide6.QtWidgets import QWidget
 
 from embviz.ui import style
@@ -265,6 +265,9 @@ class BarChart(QWidget):
             painter.setFont(self.title_font)
             painter.drawText(QRectF(0, 0, self.width(), layout["title_h"]), Qt.AlignmentFlag.AlignCenter,
                              self._elided(self.title, self.width(), self.title_font))
+        if not self.count:  # no empty axes before the first bars
+            painter.end()
+            return
         # The axes: the left one at the plot's edge, the bottom one with its ticks and name.
         painter.drawLine(QPointF(plot.left(), plot.top()), QPointF(plot.left(), plot.bottom()))
         painter.drawLine(QPointF(plot.left(), plot.bottom()), QPointF(plot.right(), plot.bottom()))
