@@ -105,6 +105,24 @@ def test_a_cancelled_tsne_brings_the_last_map_back_with_its_colours(qtbot, smol)
     assert panel.colour_by.currentData() == "kind"
 
 
+@pytest.mark.default_model
+def test_a_tsne_behind_another_tab_draws_its_latest_picture_when_the_map_is_shown(qtbot, smol):
+    panel = smol.map_panel
+    view = panel.view
+    panel.method.setCurrentIndex(panel.method.findData("tsne"))
+    panel.run_projection()
+    smol.tabs.setCurrentWidget(smol.logits)
+    for rows in (300, 400):  # two steps behind the logits tab: neither is drawn there
+        panel.on_progress(panel.request_id, 0.1, "t-SNE", (np.arange(rows), np.zeros((rows, 2), np.float32)))
+    assert view.ids.size == 49152
+    smol.tabs.setCurrentWidget(panel)
+    assert view.ids.size == 400  # the latest, at once
+    panel.on_progress(panel.request_id, 0.2, "t-SNE", (np.arange(500), np.zeros((500, 2), np.float32)))
+    assert view.ids.size == 500  # on screen: every step
+    qtbot.mouseClick(panel.cancel_button, Qt.MouseButton.LeftButton)
+    wait_for(qtbot, lambda: "Cancelled" in panel.status.text(), 60_000)
+
+
 # --- completion popups --------------------------------------------------------------------------
 def type_keys(window, text: str) -> None:
     """Keys through the window, as the keyboard sends them (an open popup gets them first)."""

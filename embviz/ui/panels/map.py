@@ -52,6 +52,9 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         self.summary_ready = False  # no model yet: changing Rows has nothing to redraw
         self._first_map = None  # a bridge.first_map.FirstMap drawn from the cache while the model opens
         self._taking_over = False  # the open model's first map is on its way, its kept copy on screen
+        # t-SNE's latest live picture while the tab is not on screen: drawn when it is shown,
+        # not at every step (20,000 points a step cost the tab on screen its frames).
+        self._unseen_preview: tuple[int, tuple] | None = None
         self.table_shape = (0, 0, 0, False)  # rows, dimensions, whole-word rows, on a GPU: what a long map is asked of
         self.bindings = Bindings(self.state)
         self.view = MapView()
@@ -403,13 +406,27 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         self.progress.setValue(int(fraction * 1000))
         self.status.setText(f"{stage} — {fraction:.0%}")
         if isinstance(preview, tuple) and not self._taking_over:  # (row ids, coordinates so far): t-SNE's live picture
-            self.clear_selection()  # its rings would scatter over the new layout
-            self.view.set_points(*preview, autorange=True)
+            if self.isVisible():
+                self._draw_preview(preview)
+            else:
+                self._unseen_preview = (rid, preview)
+
+    def _draw_preview(self, preview: tuple) -> None:
+        self._unseen_preview = None
+        self.clear_selection()  # its rings would scatter over the new layout
+        self.view.set_points(*preview, autorange=True)
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        unseen = self._unseen_preview
+        if unseen is not None and unseen[0] == self.request_id and not self._taking_over:
+            self._draw_preview(unseen[1])
 
     def on_result(self, rid: int, projection) -> None:
         if rid != self.request_id:
             return
         taking_over, self._taking_over = self._taking_over, False
+        self._unseen_preview = None
         if not (taking_over and np.array_equal(projection.ids, self.view.ids)
                 and np.array_equal(projection.coords, self.view.coords)):
             self.view.set_points(projection.ids, projection.coords)  # (the same map stays as it is, zoom and all)
