@@ -155,3 +155,22 @@ def test_the_grid_paints_each_cell_its_colour_and_frames_the_chosen_one(qtbot):
             else:
                 assert pixel.name() == want.name() == cell_color(0.5).name(), (row, column)
     assert grid.framed == (0, 2)  # the top row (the output) at the newest token
+
+
+def test_the_grid_keeps_pictures_only_for_the_columns_near_the_view(qtbot):
+    from embviz.ui.panels.language_model import LanguageModelLoader
+    from embviz.ui.panels.lens import KEPT_PICTURES, LensPanel
+
+    panel = LensPanel(lambda _r, _reply: 7, lambda _c: None, LanguageModelLoader(lambda _r, _reply: 0))
+    qtbot.addWidget(panel)
+    panel.resize(700, 500)
+    panel.show()
+    panel.request_id = 7
+    panel.on_result(7, _grid_result(list(range(1, 61))))
+    wait_for(qtbot, lambda: panel.bars.count)
+    grid = panel.grid
+    for column in (0, 59, 30):  # scrolled across the whole text
+        grid.scrollTo(panel.table.index(0, column))
+        grid.viewport().grab()
+    shown = range(grid.columnAt(0), grid.columnAt(grid.viewport().width() - 1) + 1)
+    assert 30 in shown and set(grid.pictures) <= set(range(shown[0] - KEPT_PICTURES, shown[-1] + KEPT_PICTURES + 1))

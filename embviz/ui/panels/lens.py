@@ -27,6 +27,7 @@ NORM_WHY = ("The model's last block goes through a final norm before the output 
             "the same way is what makes the early ones readable. Untick to see the raw residual stream.")
 # White to dark blue: one hue, so the order reads without colour vision; text turns white on dark cells.
 LIGHT, DARK = QColor("#f7fbff"), QColor("#08306b")
+KEPT_PICTURES = 8  # columns either side of the ones in view whose pictures are kept
 FRAME = QColor("#E69F00")  # Okabe–Ito orange: visible on white and on dark blue
 
 
@@ -104,17 +105,16 @@ class LensTable(QAbstractTableModel):
             self.endResetModel()
             return 0
         old, new = len(self.shown), len(heads)
+        self.heads = heads
         if new < old:
             self.beginRemoveColumns(QModelIndex(), new, old - 1)
-            del self.shown[new:], self.looks[new:], self.heads[new:]
+            del self.shown[new:], self.looks[new:]
             self.endRemoveColumns()
         elif new > old:
             self.beginInsertColumns(QModelIndex(), old, new - 1)
             self.shown += [None] * (new - old)
             self.looks += [None] * (new - old)
-            self.heads += heads[old:]
             self.endInsertColumns()
-        self.heads = heads
         for p in range(kept, new):
             self.shown[p] = self.looks[p] = None
         if kept < new:
@@ -246,6 +246,10 @@ class LensGrid(QTableView):
             for column in range(first, last + 1):
                 if not self.isColumnHidden(column):
                     painter.drawPixmap(self.columnViewportPosition(column), top, self._picture(table, column))
+            # Pictures kept for the columns in view and a few either side, not for all 64 a text may have.
+            seen = self.columnAt(0), self.columnAt(self.viewport().width() - 1)
+            near = range(max(seen[0], 0) - KEPT_PICTURES, (columns - 1 if seen[1] < 0 else seen[1]) + KEPT_PICTURES + 1)
+            self.pictures = {c: kept for c, kept in self.pictures.items() if c in near and c < columns}
         if self.framed is not None:
             rect = self.visualRect(table.index(*self.framed))
             if rect.isValid() and rect.intersects(area):
@@ -282,9 +286,7 @@ class LensGrid(QTableView):
             painter.drawLine(width - 1, y, width - 1, y + height - 1)
             painter.drawLine(0, y + height - 1, width - 1, y + height - 1)
         painter.end()
-        # A column no longer shown keeps no picture; each keeps its looks alive, so their id is never reused.
-        self.pictures = {c: v for c, v in self.pictures.items() if c < table.columnCount()}
-        self.pictures[column] = (key, picture, looks)
+        self.pictures[column] = (key, picture, looks)  # its looks kept alive, so their id is not reused
         return picture
 
 
