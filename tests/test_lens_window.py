@@ -9,6 +9,7 @@ from embviz.state.session import load_session, save_session
 from embviz.state.tabs import DriftState, LensState
 
 from test_gui import smol, wait_for  # noqa: F401 - smol is a fixture
+from test_lm_process import _lens_panel
 
 
 @pytest.mark.default_model
@@ -130,14 +131,9 @@ def test_an_edit_at_the_end_keeps_and_does_not_repaint_the_columns_before_it(qtb
 
 
 def test_the_grid_paints_each_cell_its_colour_and_frames_the_chosen_one(qtbot):
-    from embviz.ui.panels.language_model import LanguageModelLoader
-    from embviz.ui.panels.lens import FRAME, LensPanel, cell_color
+    from embviz.ui.panels.lens import FRAME, cell_color
 
-    panel = LensPanel(lambda _r, _reply: 7, lambda _c: None, LanguageModelLoader(lambda _r, _reply: 0))
-    qtbot.addWidget(panel)
-    panel.resize(900, 600)
-    panel.show()
-    panel.request_id = 7
+    panel = _lens_panel(qtbot)
     result = _grid_result([1, 2, 3])
     panel.on_result(7, result)
     wait_for(qtbot, lambda: panel.bars.count)
@@ -158,14 +154,10 @@ def test_the_grid_paints_each_cell_its_colour_and_frames_the_chosen_one(qtbot):
 
 
 def test_the_grid_keeps_pictures_only_for_the_columns_near_the_view(qtbot):
-    from embviz.ui.panels.language_model import LanguageModelLoader
-    from embviz.ui.panels.lens import KEPT_PICTURES, LensPanel
+    from embviz.ui.panels.lens import KEPT_PICTURES
 
-    panel = LensPanel(lambda _r, _reply: 7, lambda _c: None, LanguageModelLoader(lambda _r, _reply: 0))
-    qtbot.addWidget(panel)
+    panel = _lens_panel(qtbot)
     panel.resize(700, 500)
-    panel.show()
-    panel.request_id = 7
     panel.on_result(7, _grid_result(list(range(1, 61))))
     wait_for(qtbot, lambda: panel.bars.count)
     grid = panel.grid
