@@ -115,3 +115,18 @@ def test_a_target_beyond_its_baseline_is_judged_on_the_sum():
     assert met(row) == "met"
     assert met({**row, "value": 1.2}) == "missed"
     assert met({**row, "value": 900, "unit": "ms", "baseline": 50}) == "met"
+
+
+def test_the_gap_trace_lists_what_ran_in_each_long_gap():
+    from bench.trace_gaps import report
+
+    ticks = [0.000, 0.005, 0.010, 0.040, 0.045, 0.070]  # gaps of 30 and 25 ms after two short ones
+    events = [(0.012, 0.020, 0, "LensGrid", "Paint"), (0.013, 0.004, 1, "QScrollBar", "Paint"),
+              (0.047, 0.015, 0, "ComputeWorker", "MetaCall"), (0.001, 0.002, 0, "QTimer", "Timer")]
+    text = report(events, ticks, [0.0, 0.07], over_ms=16, top=5)
+    assert text.splitlines()[0] == "2 gaps over 16 ms among 6 ticks"
+    first = text.index("gap 30.0 ms")
+    assert first < text.index("gap 25.0 ms") < text.index("ComputeWorker MetaCall")  # the longest first
+    assert "    20.0 ms  LensGrid Paint" in text and "QScrollBar" not in text.split("outermost")[1]
+    assert "QTimer" not in text  # it ran before the long gaps
+    assert report(events, ticks, [None, None], 16, 5) == "figure 9 did not run"
