@@ -12,7 +12,7 @@ import weakref
 import shiboken6
 
 from PySide6.QtGui import QColor, QFont
-from PySide6.QtWidgets import QApplication, QGraphicsItem, QWidget
+from PySide6.QtWidgets import QAbstractScrollArea, QApplication, QGraphicsItem, QWidget
 
 BASE_POINT_SIZE = 13
 LABEL_POINT_SIZE = 14
@@ -76,7 +76,7 @@ def font(size: float = BASE_POINT_SIZE, bold: bool = False) -> QFont:
     return f
 
 
-def flat_scroll_bars(view) -> None:
+def flat_scroll_bars(view: QAbstractScrollArea) -> None:
     """A scroll area's (a table's) scroll bars drawn from FLAT_SCROLL_BARS."""
     for bar in (view.horizontalScrollBar(), view.verticalScrollBar()):
         bar.setStyleSheet(FLAT_SCROLL_BARS)

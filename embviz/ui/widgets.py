@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import shiboken6
 from PySide6.QtCore import QEvent, QObject, QPoint, QRect, QSize, QStringListModel, Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QMouseEvent
@@ -16,7 +18,7 @@ from embviz.ui import style
 FRAME_MS = 16  # one frame at 60 Hz
 
 
-def next_frame(receiver: QObject, step) -> None:
+def next_frame(receiver: QObject, step: Callable[[], object]) -> None:
     """`step` a frame from now, once this frame's paint is done: a big change to the screen
     made a piece a frame. (A zero timer can run in the same turn of the event loop as the
     step before it and its paint.)"""

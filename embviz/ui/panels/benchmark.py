@@ -45,7 +45,7 @@ class BenchmarkWindow(QDialog):
             style.use_font(table, style.BASE_POINT_SIZE)  # five and six columns beside a chart: a size smaller
         self.misses.horizontalHeader().setStretchLastSection(True)
         # A size smaller, as the tables beside it; section names may take most of its width.
-        self.chart = BarChart("", style.BAR_LOGIT, suffix="", axis_name="% correct", point_size=style.BASE_POINT_SIZE - 1,
+        self.chart = BarChart("", style.BAR_LOGIT, axis_name="% correct", point_size=style.BASE_POINT_SIZE - 1,
                               label_share=0.6, min_height=0)
         self.showing = None  # the result being put on screen, a piece a frame
         running = QHBoxLayout()
