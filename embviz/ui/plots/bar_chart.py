@@ -64,6 +64,8 @@ class BarChart(QWidget):
                  min_height: int = MIN_HEIGHT) -> None:
         super().__init__(parent)
         self.color = QColor(color)
+        # A value's text inside its bar in whichever of black and white contrasts more with the bar.
+        self.inside_ink = QColor("black") if luminance(self.color) > 0.18 else QColor("white")
         self.title = title
         self.suffix = suffix  # after each tick's number ("%" on a probability axis)
         self.axis_name = axis_name  # under the ticks
@@ -183,7 +185,12 @@ class BarChart(QWidget):
             inside.append(inner)
         widest = max(ticks_fm.horizontalAdvance(tick_text(round(v, 1), self.suffix)) for v in (lo, hi))
         most = max(2, int(plot.width() // (2 * widest)))  # a label's width of room between two
-        ticks = [(x_of(t), tick_text(t, self.suffix)) for t in nice_ticks(lo, hi, most)]
+        ticks = []  # (x, its label's rectangle, the label), the label kept inside the widget
+        for value in nice_ticks(lo, hi, most):
+            x, text = x_of(value), tick_text(value, self.suffix)
+            w = ticks_fm.horizontalAdvance(text)
+            ticks.append((x, QRectF(min(max(x - w / 2, 0.0), width - w), plot.bottom() + TICK, w + 1,
+                                    ticks_fm.height()), text))
         legend = []  # (swatch, text rect, name, colour), centred in a row under the axis
         if named:
             widths = [self.swatch + pad / 2 + ticks_fm.horizontalAdvance(name) for name, _ in named]
@@ -194,8 +201,12 @@ class BarChart(QWidget):
                 legend.append((swatch, QRectF(x + self.swatch + pad / 2, y, w - self.swatch - pad / 2 + 1,
                                               ticks_fm.height()), name, color))
                 x += w + 2 * pad
+        # Elided here, once per change, not at every paint.
+        labels = [ticks_fm.elidedText(label, Qt.TextElideMode.ElideRight, max(label_w - pad, 0.0)) for label in self.labels]
+        title = title_fm.elidedText(self.title, Qt.TextElideMode.ElideRight, width)
         return {"plot": plot, "x_range": x_range, "pitch": pitch, "bars": bars, "drawn": drawn, "texts": texts,
-                "inside": inside, "ticks": ticks, "label_w": label_w, "title_h": title_h, "legend": legend}
+                "inside": inside, "ticks": ticks, "label_w": label_w, "labels": labels, "title": title,
+                "title_h": title_h, "tick_h": ticks_fm.height(), "legend": legend}
 
     def _fit_range(self, widest_text: float, plot_width: float) -> tuple[float, float]:
         """The bars, with room beyond the longest for its value's text (measured in pixels:
@@ -264,7 +275,7 @@ class BarChart(QWidget):
         if self.title:
             painter.setFont(self.title_font)
             painter.drawText(QRectF(0, 0, self.width(), layout["title_h"]), Qt.AlignmentFlag.AlignCenter,
-                             self._elided(self.title, self.width(), self.title_font))
+                             layout["title"])
         if not self.count:  # no empty axes before the first bars
             painter.end()
             return
@@ -272,33 +283,24 @@ class BarChart(QWidget):
         painter.drawLine(QPointF(plot.left(), plot.top()), QPointF(plot.left(), plot.bottom()))
         painter.drawLine(QPointF(plot.left(), plot.bottom()), QPointF(plot.right(), plot.bottom()))
         painter.setFont(self.tick_font)
-        metrics = QFontMetricsF(self.tick_font)
-        for x, text in layout["ticks"]:
+        for x, rect, text in layout["ticks"]:
             painter.drawLine(QPointF(x, plot.bottom()), QPointF(x, plot.bottom() + TICK))
-            w = metrics.horizontalAdvance(text)
-            left = min(max(x - w / 2, 0.0), self.width() - w)
-            painter.drawText(QRectF(left, plot.bottom() + TICK, w + 1, metrics.height()),
-                             Qt.AlignmentFlag.AlignCenter, text)
+            painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
         if self.axis_name:
-            painter.drawText(QRectF(plot.left(), plot.bottom() + TICK + metrics.height(), plot.width(),
-                                    metrics.height()), Qt.AlignmentFlag.AlignCenter, self.axis_name)
+            line = layout["tick_h"]
+            painter.drawText(QRectF(plot.left(), plot.bottom() + TICK + line, plot.width(), line),
+                             Qt.AlignmentFlag.AlignCenter, self.axis_name)
         pitch, label_w = layout["pitch"], layout["label_w"]
-        for i, label in enumerate(self.labels):
+        for i, label in enumerate(layout["labels"]):
             row = QRectF(0, plot.top() + i * pitch, label_w, pitch)
-            painter.drawText(row, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
-                             self._elided(label, label_w - metrics.height() / 3, self.tick_font))
+            painter.drawText(row, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, label)
         for rect, color in layout["drawn"]:
             painter.fillRect(rect, color)
         for swatch, text_rect, name, color in layout["legend"]:
             painter.fillRect(swatch, color)
             painter.drawText(text_rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, name)
         painter.setFont(self.value_font)
-        inside_ink = QColor("black") if luminance(self.color) > 0.18 else QColor("white")  # whichever contrasts more
         for text, rect, inner in zip(self.texts, layout["texts"], layout["inside"]):
-            painter.setPen(inside_ink if inner else ink)
+            painter.setPen(self.inside_ink if inner else ink)
             painter.drawText(rect.adjusted(0, 0, 1, 0), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, text)
         painter.end()
-
-    @staticmethod
-    def _elided(text: str, width: float, font: QFont) -> str:
-        return QFontMetricsF(font).elidedText(text, Qt.TextElideMode.ElideRight, max(width, 0.0))
