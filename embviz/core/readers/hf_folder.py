@@ -180,7 +180,9 @@ def open_hf_folder(
 def _check_config(config: dict[str, Any], shape: torch.Size, notes: list[str]) -> None:
     vocab = config.get("vocab_size")
     width = config.get("hidden_size", config.get("n_embd", config.get("d_model")))
-    if isinstance(width, int) and width != shape[1]:
+    # OPT's and ALBERT's tables are narrower than the blocks, projected in and out.
+    narrower = {config.get(key) for key in ("word_embed_proj_dim", "embedding_size")}
+    if isinstance(width, int) and width != shape[1] and shape[1] not in narrower:
         raise EmbvizError(
             f"config.json says the model width is {width}, but the embedding table is {shape[0]:,} × {shape[1]:,}: "
             "the config and the weights do not belong together."
