@@ -161,3 +161,27 @@ def test_the_default_model_built_fast_is_transformers_own_load():
     ids = torch.tensor([[504, 3458, 282, 4649, 314]])  # "The capital of France is"
     with torch.no_grad():
         assert torch.allclose(fast(ids).logits, reference(ids).logits, rtol=0, atol=1e-5)
+
+
+@pytest.mark.parametrize("qtype", ["Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K",
+                                   "IQ4_NL", "IQ4_XS", "IQ2_XXS", "IQ3_S", "BF16", "F16", "F32"])
+def test_dequantising_many_rows_a_step_gives_the_gguf_packages_values(tmp_path, qtype, monkeypatch):
+    import numpy as np
+    from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
+    from gguf.quants import dequantize
+
+    from embviz.core.readers import gguf_model
+    from embviz.core.readers.gguf_file import TensorInfo
+
+    monkeypatch.setattr(gguf_model, "_STEP_VALUES", 1024)  # several steps, the last one short
+    kind = GGMLQuantizationType[qtype]
+    block, size = GGML_QUANT_SIZES[kind]
+    rows, cols = 37, 2 * 256
+    raw = np.random.default_rng(0).integers(0, 256, (rows, cols // block * size), dtype=np.uint8)
+    path = tmp_path / "raw.bin"
+    raw.tofile(path)
+    with np.errstate(all="ignore"):  # random scales make infinities and NaNs, the same on both sides
+        values = gguf_model.dequantized(path, TensorInfo("t", (cols, rows), kind.value, 0, raw.nbytes))
+        expected = dequantize(raw, kind)
+    assert values.shape == (rows, cols) and values.dtype == np.float32
+    assert np.array_equal(values, expected, equal_nan=True)

@@ -15,7 +15,7 @@ transformers can build still go through its own loader.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +79,25 @@ def gguf_config(fields: dict[str, Any], tensor_names: list[str]) -> dict[str, An
 
 def build_gguf_model(path: Path, header: GGUFHeader) -> Any:
     """The float32 transformers causal LM of a GGUF file whose architecture is in FAST_ARCHITECTURES."""
+    # The de-quantising starts first, on two threads: numpy lets go of the interpreter in its
+    # array steps, so it runs beside transformers' imports (2 s and more) instead of after them.
+    pool = ThreadPoolExecutor(max_workers=2)
+    try:
+        pending = [(info.name, pool.submit(dequantized, path, info)) for info in header.tensors.values()]
+        model, processor = _empty_model(path, header)
+        state = _state_dict(pending, processor, gguf_to_hf_names(model, processor))
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)  # after a failure, nothing more is de-quantised
+    _check_complete(path, model, state)
+    model.load_state_dict(state, strict=False, assign=True)
+    model.tie_weights()  # the head was tied to the meta embedding the state dict replaced
+    model.eval()
+    return model
+
+
+def _empty_model(path: Path, header: GGUFHeader) -> tuple[Any, Any]:
+    """The model with its parameters on the meta device (its buffers, the rotary frequencies, are
+    real), and transformers' TensorProcessor for its architecture."""
     from accelerate import init_empty_weights
     from transformers import AutoModelForCausalLM, CONFIG_MAPPING
     from transformers.modeling_gguf_pytorch_utils import TENSOR_PROCESSORS, TensorProcessor
@@ -88,19 +107,12 @@ def build_gguf_model(path: Path, header: GGUFHeader) -> Any:
     try:
         config = CONFIG_MAPPING[config_dict["model_type"]].from_dict(config_dict)
         config.dtype = torch.float32
-        with init_empty_weights():  # parameters on the meta device; buffers (rotary frequencies) real
+        with init_empty_weights():
             model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
     except (KeyError, ValueError, TypeError, RuntimeError) as exc:
         raise EmbvizError(f"{shown(path.name)}: transformers cannot build its {architecture} model "
                           f"({first_line(exc)}).") from exc
-    processor = TENSOR_PROCESSORS.get(architecture, TensorProcessor)(config=config_dict)
-    names = gguf_to_hf_names(model, processor)
-    state = _state_dict(path, header, processor, names)
-    _check_complete(path, model, state)
-    model.load_state_dict(state, strict=False, assign=True)
-    model.tie_weights()  # the head was tied to the meta embedding the state dict replaced
-    model.eval()
-    return model
+    return model, TENSOR_PROCESSORS.get(architecture, TensorProcessor)(config=config_dict)
 
 
 def gguf_to_hf_names(model: Any, processor: Any) -> dict[str, str]:
@@ -136,32 +148,48 @@ def gguf_to_hf_names(model: Any, processor: Any) -> dict[str, str]:
     return walk(model, "")
 
 
-def _state_dict(path: Path, header: GGUFHeader, processor: Any, names: dict[str, str]) -> dict[str, torch.Tensor]:
+def _state_dict(pending: list[tuple[str, Future]], processor: Any, names: dict[str, str]) -> dict[str, torch.Tensor]:
+    """The model's tensors, each undone by transformers' TensorProcessor as its values arrive."""
     parsed: dict[str, dict[str, torch.Tensor]] = {"tensors": {}}
-    # numpy's de-quantisers let go of the interpreter between their array steps: two threads
-    # use two cores (1.0 → 0.6 s on SmolLM2).
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        values = pool.map(lambda info: dequantized(path, info), header.tensors.values())
-        for info, weights in zip(header.tensors.values(), values):
-            result = processor.process(weights=weights, name=info.name, tensor_key_mapping=names,
-                                       parsed_parameters=parsed)
-            if result.name in names:
-                parsed["tensors"][names[result.name]] = torch.from_numpy(writable(result.weights))
+    for name, values in pending:
+        result = processor.process(weights=values.result(), name=name, tensor_key_mapping=names,
+                                   parsed_parameters=parsed)
+        if result.name in names:
+            parsed["tensors"][names[result.name]] = torch.from_numpy(writable(result.weights))
     return parsed["tensors"]
 
 
 def dequantized(path: Path, info: TensorInfo) -> np.ndarray:
     """The tensor as float32 values in numpy's order (GGUF lists the fastest axis first)."""
+    import gguf.quants
     from gguf.constants import GGMLQuantizationType
-    from gguf.quants import dequantize
 
     qtype = GGMLQuantizationType(info.type_id)
+    raw = tensor_bytes(path, info)
+    quant = getattr(gguf.quants, qtype.name, None)
     try:
-        values = dequantize(tensor_bytes(path, info), qtype)
+        if hasattr(quant, "dequantize_rows"):
+            values = _by_rows(raw, quant, info.shape[0])
+        else:  # F32 and F16: a view and a cast
+            values = gguf.quants.dequantize(raw, qtype)
     except (NotImplementedError, ValueError, TypeError) as exc:
         raise EmbvizError(f"{shown(path.name)}: the tensor {shown(info.name)[:80]} is stored as {qtype.name}, "
                           f"which embviz cannot de-quantise ({first_line(exc)}).") from exc
     return values.reshape(tuple(reversed(info.shape)))
+
+
+_STEP_VALUES = 1 << 22  # 16 MB of float32: the temporaries of one step stay small
+
+
+def _by_rows(raw: np.ndarray, quant: Any, cols: int) -> np.ndarray:
+    """gguf's own block arithmetic over many rows a step: `gguf.quants.dequantize` takes 16 rows a
+    step, and its per-step overhead was a third of SmolLM2's 0.8 s of de-quantising here."""
+    quant.init_grid()  # the lattice of the IQ types; nothing for the others
+    out = np.empty((raw.shape[0], cols), dtype=np.float32)
+    step = max(1, _STEP_VALUES // cols)
+    for start in range(0, raw.shape[0], step):
+        out[start : start + step] = quant.dequantize_rows(raw[start : start + step])
+    return out
 
 
 def writable(values: np.ndarray) -> np.ndarray:
