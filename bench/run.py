@@ -1067,6 +1067,10 @@ def main(argv=None) -> int:
         from bench.big_maps import fig_big_maps
 
         timed(fig_big_maps, args, record)
+    if want(18):
+        from bench.gguf_first_logits import fig_gguf_first_logits
+
+        timed(fig_gguf_first_logits, args, record)
     summary = {
         "date": time.strftime("%Y-%m-%d", time.gmtime(started)),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.python_version()}, torch {torch.__version__}"

@@ -24,11 +24,11 @@ def test_quick_benchmark_reports_every_figure(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     report = json.loads(proc.stdout)
     figures = report["figures"]
-    assert {f["figure"] for f in figures} == set(range(1, 11)) | {12, 13, 14, 15, 16, 17}
+    assert {f["figure"] for f in figures} == set(range(1, 11)) | {12, 13, 14, 15, 16, 17, 18}
     for f in figures:
         assert f["value"] is not None and f["value"] > 0, f
     with_baseline = [f for f in figures if f["baseline"] is not None]
-    assert {f["figure"] for f in with_baseline} >= {2, 3, 4, 5, 6, 7, 8, 10, 13, 14}
+    assert {f["figure"] for f in with_baseline} >= {2, 3, 4, 5, 6, 7, 8, 10, 13, 14, 18}
     assert all(abs(f["ratio"] - f["value"] / f["baseline"]) < 1e-9 for f in with_baseline)
     assert report["device"] == "cpu" and report["date"]
 

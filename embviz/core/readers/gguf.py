@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-import numpy as np
 import torch
 
 from embviz.core.cache import DamagedEntry, cache_root, content_key, discard_damaged, keep_in_cache
@@ -24,7 +23,8 @@ from embviz.core.errors import EmbvizError, ProgressFn, first_line, no_progress
 from embviz.core.model import EmbeddingModel
 from embviz.core.readers.assemble import assemble
 from embviz.core.readers.cached_table import GGUF_FOLDER, GGUF_FORMAT as CACHE_FORMAT
-from embviz.core.readers.gguf_file import TensorInfo, read_header, tensor_bytes, vocabulary_from_gguf
+from embviz.core.readers.gguf_file import TensorInfo, read_header, vocabulary_from_gguf
+from embviz.core.readers.gguf_model import FAST_ARCHITECTURES, build_gguf_model, dequantized, placed_language_model, writable
 from embviz.core.readers.regular_file import open_regular, shown
 
 GGUF_MAGIC = b"GGUF"
@@ -71,19 +71,7 @@ _KIND_WORDS = {str: "text", int: "number", list: "a list", bool: "true or false"
 
 
 def _dequantize(path: Path, info: TensorInfo) -> torch.Tensor:
-    from gguf.constants import GGMLQuantizationType
-    from gguf.quants import dequantize
-
-    qtype = GGMLQuantizationType(info.type_id)
-    cols = int(info.shape[0])
-    rows = info.n_elements // cols
-    try:
-        values = dequantize(tensor_bytes(path, info), qtype)
-    except (NotImplementedError, ValueError, TypeError) as exc:
-        raise EmbvizError(f"{shown(path.name)}: the tensor {info.name} is stored as {qtype.name}, "
-                          f"which embviz cannot de-quantise ({first_line(exc)}).") from exc
-    # Owned and writable: an F32 tensor comes back as a view of the mapped file.
-    return torch.from_numpy(np.require(values, np.float32, ["C", "W", "O"]).reshape(rows, cols))
+    return torch.from_numpy(writable(dequantized(path, info)))
 
 
 def read_gguf_table(path: Path, progress: ProgressFn = no_progress) -> GGUFTable:
@@ -178,19 +166,16 @@ def _write_model(model: Any) -> Callable[[Path], None]:
     return write
 
 
-def _tokenizer_loader(path: Path, folder: Path):
-    """The transformers tokenizer, built from the GGUF once and then kept beside the cached table."""
+def _tokenizer_loader(path: Path):
+    """The transformers tokenizer, converted from the file's own metadata (0.4 s for SmolLM2)."""
 
     def load() -> Any:
-        from transformers import AutoTokenizer
+        from transformers import TokenizersBackend
 
-        saved = folder / "tokenizer"
-        for kept in (saved, folder / "model"):
-            if (kept / "tokenizer_config.json").is_file():
-                return AutoTokenizer.from_pretrained(str(kept))
-        tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
-        keep_in_cache(folder, "tokenizer", lambda scratch: tokenizer.save_pretrained(str(scratch)))
-        return tokenizer
+        # The backend class itself: AutoTokenizer first rebuilds the model's config with
+        # gguf.GGUFReader (7 s here) only to choose a class, which for GGUF is this one's
+        # conversion all the same (tests/test_gguf_families.py compares their encodings).
+        return TokenizersBackend.from_pretrained(str(path.parent), gguf_file=path.name)
 
     return load
 
@@ -203,20 +188,23 @@ def _language_model(path: Path, meta: dict[str, Any], device: torch.device, fold
     if architecture not in GGUF_CONFIG_MAPPING:
         return None, (f"Next-token logits are off: transformers cannot run the GGUF architecture '{architecture}'. "
                       "The map, neighbours and analogies work.")
+    total = meta.get("total_params")
     try:
-        ensure_fits_in_ram(int(meta.get("total_params") or 0) * 4, "The full model, as float32,")
+        ensure_fits_in_ram(int(total or 0) * 4, "The full model, as float32,")
     except EmbvizError as exc:
         return None, f"Next-token logits are off: {exc} The map, neighbours and analogies work."
+    if architecture in FAST_ARCHITECTURES:
+        return lambda: placed_language_model(build_gguf_model(path, read_header(path)), device, total), None
 
     def load():
         from embviz.core.readers.hf_folder import load_hf_language_model
 
         saved = folder / "model"
         if (saved / "config.json").is_file():
-            return load_hf_language_model(saved, device, meta.get("total_params"))
-        lm = load_hf_language_model(path.parent, device, meta.get("total_params"), gguf_file=path.name)
-        # transformers needs ~40 s here to de-quantise a GGUF (it parses the file twice and
-        # maps every tensor name); kept as safetensors, the next session loads it in seconds.
+            return load_hf_language_model(saved, device, total)
+        lm = load_hf_language_model(path.parent, device, total, gguf_file=path.name)
+        # transformers' own GGUF load takes tens of seconds (it parses the file twice and maps
+        # every tensor name once per module); kept as safetensors, the next session loads it in seconds.
         keep_in_cache(folder, "model", _write_model(lm.model))
         return lm
 
@@ -239,7 +227,7 @@ def open_gguf(path: Path, device: torch.device, progress: ProgressFn = no_progre
         cache_note = keep_in_cache(folder.parent, folder.name, _write_table(parts))
     progress(0.9, "Reading the token labels", None)
     meta = parts.meta
-    vocab = vocabulary_from_gguf(meta, parts.table.shape[0], _tokenizer_loader(path, folder))
+    vocab = vocabulary_from_gguf(meta, parts.table.shape[0], _tokenizer_loader(path))
     notes = [note for note in (cache_note, damage) if note]
     if meta.get("tokens") and len(meta["tokens"]) != parts.table.shape[0]:
         notes.append(f"The tokenizer lists {len(meta['tokens']):,} tokens; the table has {parts.table.shape[0]:,} rows.")

@@ -109,6 +109,11 @@ def load_hf_language_model(
     except _MODEL_ERRORS as exc:
         raise EmbvizError(f"The full model could not be loaded for logits: {first_line(exc)}") from exc
     model.eval()
+    return place_language_model(model, target)
+
+
+def place_language_model(model: Any, target: torch.device) -> HFLanguageModel:
+    """The model on `target`, or on the CPU when the move runs out of the device's memory."""
     try:
         model.to(target)
     except (RuntimeError, torch.OutOfMemoryError):
