@@ -18,14 +18,15 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from embviz.core.cache import DamagedEntry, cache_root, content_key, discard_damaged, keep_in_cache
+from embviz.core.cache import DamagedEntry, Source, cache_root, discard_damaged, entry_folder, keep_in_cache
 from embviz.core.device import ensure_fits_in_ram
 from embviz.core.errors import EmbvizError, ProgressFn, first_line, no_progress
 from embviz.core.model import EmbeddingModel
 from embviz.core.readers.assemble import assemble
-from embviz.core.readers.cached_table import GGUF_FOLDER, GGUF_FORMAT as CACHE_FORMAT
+from embviz.core.readers.cached_table import GGUF_FOLDER, GGUF_FORMAT as CACHE_FORMAT, check_meta
 from embviz.core.readers.gguf_file import TensorInfo, read_header, tensor_bytes, vocabulary_from_gguf
 from embviz.core.readers.regular_file import open_regular, shown
+from embviz.core.seal import Sealed
 
 GGUF_MAGIC = b"GGUF"
 TABLE_NAME = "token_embd.weight"
@@ -125,23 +126,29 @@ def read_gguf_table(path: Path, progress: ProgressFn = no_progress) -> GGUFTable
     return GGUFTable(table, head, meta)
 
 
-def _load_cached(folder: Path) -> GGUFTable | None:
-    """The entry's table (mapped by safetensors, copy-on-write) and metadata; None when there is
-    no entry, DamagedEntry when its files do not hold what they should."""
+def _load_cached(folder: Path, source: Source) -> GGUFTable | None:
+    """The entry's table (mapped by safetensors, copy-on-write) and metadata, checked against the
+    entry's seal; None when there is no entry, DamagedEntry when it does not hold what it should."""
     from safetensors import SafetensorError
     from safetensors.torch import load_file
 
-    if not (folder / "table.safetensors").exists() and not (folder / "meta.json").exists():
+    if not folder.is_dir() and not folder.is_symlink():
         return None
     try:
-        meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
-        tensors = load_file(str(folder / "table.safetensors"))
-    except (OSError, ValueError, SafetensorError) as exc:
+        sealed = Sealed(folder, source.sha256)
+        meta = sealed.json("meta.json")
+        why = check_meta(meta) if isinstance(meta, dict) else "its metadata is not a record"
+        if why is not None:
+            raise DamagedEntry(why)
+        tensors = load_file(str(sealed.check("table.safetensors")))
+    except (OSError, ValueError, SafetensorError) as exc:  # DamagedEntry is a ValueError
         raise DamagedEntry(first_line(exc)) from exc
     table, head = tensors.get("table"), tensors.get("head")
-    if (not isinstance(meta, dict) or table is None or table.ndim != 2 or table.dtype != torch.float32
+    if (table is None or table.ndim != 2 or table.dtype != torch.float32
             or (head is not None and head.shape != table.shape)):
         raise DamagedEntry("it does not hold a float32 table")
+    if source.hashed_now:
+        sealed.add_stamp(source.stamp)
     return GGUFTable(table, head, meta)
 
 
@@ -184,10 +191,16 @@ def _tokenizer_loader(path: Path, folder: Path):
     def load() -> Any:
         from transformers import AutoTokenizer
 
-        saved = folder / "tokenizer"
-        for kept in (saved, folder / "model"):
-            if (kept / "tokenizer_config.json").is_file():
-                return AutoTokenizer.from_pretrained(str(kept))
+        for kept in (folder / "tokenizer", folder / "model"):
+            try:
+                sealed = Sealed(kept, None)
+            except DamagedEntry:
+                continue
+            if "tokenizer_config.json" in sealed:
+                try:
+                    return AutoTokenizer.from_pretrained(str(sealed.check_all()))
+                except DamagedEntry as exc:
+                    discard_damaged(kept, shown(path.name), exc)
         tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
         keep_in_cache(folder, "tokenizer", lambda scratch: tokenizer.save_pretrained(str(scratch)))
         return tokenizer
@@ -227,16 +240,16 @@ def open_gguf(path: Path, device: torch.device, progress: ProgressFn = no_progre
     path = Path(path)
     _check_magic(path)
     progress(0.02, "Checking the file", None)
-    folder = cache_root() / GGUF_FOLDER / content_key(path, CACHE_FORMAT)
+    folder, source = entry_folder(path, cache_root() / GGUF_FOLDER, CACHE_FORMAT)
     try:
-        parts, damage = _load_cached(folder), None
+        parts, damage = _load_cached(folder, source), None
     except DamagedEntry as exc:
         parts, damage = None, discard_damaged(folder, shown(path.name), exc)
     cache_note = None
     if parts is None:
         parts = read_gguf_table(path, progress)
         progress(0.8, "Caching the table for the next open", None)
-        cache_note = keep_in_cache(folder.parent, folder.name, _write_table(parts))
+        cache_note = keep_in_cache(folder.parent, folder.name, _write_table(parts), source)
     progress(0.9, "Reading the token labels", None)
     meta = parts.meta
     vocab = vocabulary_from_gguf(meta, parts.table.shape[0], _tokenizer_loader(path, folder))
