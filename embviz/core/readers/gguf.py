@@ -252,12 +252,21 @@ def open_gguf(path: Path, device: torch.device, progress: ProgressFn = no_progre
         cache_note = keep_in_cache(folder.parent, folder.name, _write_table(parts), source)
     progress(0.9, "Reading the token labels", None)
     meta = parts.meta
-    vocab = vocabulary_from_gguf(meta, parts.table.shape[0], _tokenizer_loader(path, folder))
+    rows, listed = parts.table.shape[0], len(meta.get("tokens") or [])
+    # A tokenizer with more tokens than the table has rows would give ids the table lacks (and
+    # building it from a hostile list of millions takes a minute and gigabytes): text is not typed.
+    typed = 0 < listed <= rows
+    vocab = vocabulary_from_gguf(meta, rows, _tokenizer_loader(path, folder) if typed else None)
     notes = [note for note in (cache_note, damage) if note]
-    if meta.get("tokens") and len(meta["tokens"]) != parts.table.shape[0]:
-        notes.append(f"The tokenizer lists {len(meta['tokens']):,} tokens; the table has {parts.table.shape[0]:,} rows.")
-    lm_loader, lm_reason = (None, "This GGUF has no tokenizer, so text cannot be typed.") if not meta.get("tokens") \
-        else _language_model(path, meta, device, folder)
+    if listed and listed != rows:
+        notes.append(f"The tokenizer lists {listed:,} tokens; the table has {rows:,} rows."
+                     + ("" if typed else " Its tokenizer is not used, so text cannot be typed."))
+    if not listed:
+        lm_loader, lm_reason = None, "This GGUF has no tokenizer, so text cannot be typed."
+    elif not typed:
+        lm_loader, lm_reason = None, f"The tokenizer lists {listed:,} tokens but the table has {rows:,} rows, so text cannot be typed."
+    else:
+        lm_loader, lm_reason = _language_model(path, meta, device, folder)
     return assemble(
         name=path.name, source=str(path), table=parts.table, vocab=vocab, device=device, kind="transformer",
         head=parts.head, total_params=meta.get("total_params"),
