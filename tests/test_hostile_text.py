@@ -16,7 +16,7 @@ from embviz.core import EmbvizError, open_checkpoint
 from embviz.core.lm.logits import next_token_logits, softmax
 from embviz.core.model import EmbeddingModel
 from embviz.core.table.compare import linear_cka
-from embviz.core.table.vocab import vocabulary_from_tokenizer
+from embviz.core.table.vocab import vocabulary_from_tokenizer, vocabulary_from_words
 from tests.conftest import make_tiny_model
 
 SURROGATE = "the king\ud800 and"
@@ -98,3 +98,18 @@ def test_the_cka_of_identical_rows_is_undefined_not_nan(tmp_path, capsys):
     assert cli_main(args) == 0
     text = capsys.readouterr().out
     assert "linear CKA undefined" in text and "Linear CKA is undefined here" in text
+
+
+def test_a_fingerprint_of_a_table_with_nan_and_inf_rows_is_json():
+    from embviz.core.fingerprint import model_fingerprint, same_model
+
+    table = torch.randn(20, 4)
+    table[0], table[19] = math.nan, math.inf
+    model = EmbeddingModel(name="t", source="t", table=table, vocab=vocabulary_from_words([f"w{i}" for i in range(20)]),
+                           device=torch.device("cpu"), storage_dtype="float32", kind="table")
+    fingerprint = json.loads(json.dumps(model_fingerprint(model), allow_nan=False))
+    assert fingerprint["probe_norms"][0] is None and fingerprint["probe_norms"][-1] is None
+    assert same_model(fingerprint, model_fingerprint(model))
+    older = {**fingerprint, "probe_norms": [math.nan, *fingerprint["probe_norms"][1:-1], math.inf]}  # as files held them
+    assert same_model(older, model_fingerprint(model))
+    assert not same_model({**fingerprint, "probe_norms": [1.0, *fingerprint["probe_norms"][1:]]}, model_fingerprint(model))
