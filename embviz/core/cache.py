@@ -290,20 +290,27 @@ def map_table(path: Path, rows: int, read_only: bool = False) -> np.ndarray:
     otherwise, before anything is mapped."""
     import numpy as np
 
-    from embviz.core.readers.regular_file import npy_header
+    from embviz.core.errors import EmbvizError
+    from embviz.core.mapped_guard import guard
+    from embviz.core.readers.regular_file import npy_header, open_regular
 
-    with path.open("rb") as f:
+    try:
+        f = open_regular(path, follow_links=False)
+    except EmbvizError as exc:
+        raise DamagedEntry(str(exc).rstrip(".")) from None
+    with f:
         try:
             shape, fortran, dtype = npy_header(f)
         except ValueError as exc:
             raise DamagedEntry(f"{path.name} has no readable .npy header") from exc
         offset = f.tell()
         size = os.fstat(f.fileno()).st_size
-    if dtype != np.dtype("<f4") or fortran or len(shape) != 2 or shape[0] != rows or shape[1] < 1:
-        raise DamagedEntry(f"{path.name} holds {dtype} {list(shape)}, not {rows:,} float32 rows")
-    if size != offset + rows * shape[1] * 4:
-        raise DamagedEntry(f"{path.name} is {size:,} bytes, not the {offset + rows * shape[1] * 4:,} its header says")
-    mapped = np.memmap(path, dtype="<f4", mode="r" if read_only else "c", offset=offset, shape=tuple(shape))
+        if dtype != np.dtype("<f4") or fortran or len(shape) != 2 or shape[0] != rows or shape[1] < 1:
+            raise DamagedEntry(f"{path.name} holds {dtype} {list(shape)}, not {rows:,} float32 rows")
+        if size != offset + rows * shape[1] * 4:
+            raise DamagedEntry(f"{path.name} is {size:,} bytes, not the {offset + rows * shape[1] * 4:,} its header says")
+        mapped = np.memmap(f, dtype="<f4", mode="r" if read_only else "c", offset=offset, shape=tuple(shape))
+        guard(f.fileno(), mapped._mmap, read_only)  # cut short by another process, the map keeps its numbers
     return mapped.view(np.ndarray)  # a plain array; the map stays open as long as it is used
 
 
