@@ -3,7 +3,10 @@ tokenizers built from GGUF files, and big maps' neighbour graphs, each keyed on 
 
 A file is hashed once; its size, modification and change times and inode are remembered
 beside the hash, so an unchanged file is not read again to find its entry, and a touched or
-replaced one is hashed anew (and finds its old entry if its bytes did not change)."""
+replaced one is hashed anew (and finds its old entry if its bytes did not change). That index
+is only a hint: an entry is sealed (embviz.core.seal) with its source's hash, the stamps it was
+hashed under and every file's digest, and is used only when all of them hold; anything else
+costs a hash or a rebuild, never an answer."""
 
 from __future__ import annotations
 
@@ -91,13 +94,6 @@ def remembered_source(path: Path) -> Source | None:
     return None if known is None else Source(known, stamp, False)
 
 
-def remembered_hash(path: Path) -> str | None:
-    """The sha256 file_hash remembers for this file while its stamp is unchanged, or None:
-    never hashed here (for what is only worth keeping when the hash comes free)."""
-    source = remembered_source(path)
-    return None if source is None else source.sha256
-
-
 def source_of(path: Path, trust_index: bool = True) -> Source:
     """The file's sha256: remembered by size, mtime, ctime and inode, or (without `trust_index`,
     or when the index has none) read in full and remembered."""
@@ -131,13 +127,6 @@ def content_key(path: Path, producer: str) -> str:
     """The cache key of what `producer` makes of this file: its content, the producer's
     format, and the versions of the libraries that read it."""
     return key_of(file_hash(path), producer)
-
-
-def remembered_key(path: Path, producer: str) -> str | None:
-    """content_key while the file's hash is remembered (its stamp unchanged), else None:
-    for a look into the cache that must not read the file."""
-    known = remembered_hash(path)
-    return None if known is None else key_of(known, producer)
 
 
 def entry_folder(path: Path, parent: Path, producer: str) -> tuple[Path, Source]:

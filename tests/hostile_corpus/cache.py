@@ -258,3 +258,9 @@ def meta_tokens_number(entry: Path, other: Path, cache: Path) -> None:
 def meta_params_text(entry: Path, other: Path, cache: Path) -> None:
     meta = json.loads((entry / "meta.json").read_text(encoding="utf-8"))
     (entry / "meta.json").write_text(json.dumps({**meta, "total_params": "x"}), encoding="utf-8")
+
+
+@cache_case("cache_knn_graph_of_another_table", "knn", note=None)
+def knn_of_another_table(entry: Path, other: Path, cache: Path) -> None:
+    for name in ("graph.npz", "seal.json"):  # whole and sealed, but another table's
+        (entry / name).write_bytes((other / name).read_bytes())

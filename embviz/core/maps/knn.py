@@ -18,7 +18,7 @@ import numpy as np
 import torch
 from scipy.spatial import cKDTree
 
-from embviz.core.cache import cache_root, keep_in_cache, remove_entry
+from embviz.core.cache import Source, cache_root, keep_in_cache, remove_entry
 from embviz.core.device import every_idle_core
 from embviz.core.errors import ProgressFn, no_progress
 from embviz.core.model import EmbeddingModel
@@ -122,7 +122,9 @@ def keep_knn(model: EmbeddingModel, ids: np.ndarray, positions: np.ndarray, cosi
         def write(scratch: Path) -> None:
             np.savez(scratch / GRAPH_FILE, positions=positions.astype(np.int32), cosines=cosines.astype(np.float32))
 
-        keep_in_cache(cache_root() / "knn", f"{_disk_key(model, ids)}-k{positions.shape[1]}", write)
+        key = _disk_key(model, ids)
+        # Sealed with its key as its source: an entry moved under another table's key is not read.
+        keep_in_cache(cache_root() / "knn", f"{key}-k{positions.shape[1]}", write, Source(key, "", True))
 
 
 def _disk_key(model: EmbeddingModel, ids: np.ndarray) -> str:
@@ -138,7 +140,8 @@ def _disk_key(model: EmbeddingModel, ids: np.ndarray) -> str:
 def _read_disk(model: EmbeddingModel, ids: np.ndarray, k: int) -> tuple | None:
     if len(ids) < DISK_ROWS:
         return None
-    prefix = _disk_key(model, ids) + "-k"
+    key = _disk_key(model, ids)
+    prefix = key + "-k"
     folder = cache_root() / "knn"
     for entry in sorted(folder.glob(prefix + "*")) if folder.is_dir() else []:
         try:
@@ -146,7 +149,7 @@ def _read_disk(model: EmbeddingModel, ids: np.ndarray, k: int) -> tuple | None:
             if kept < k:
                 continue
             # Every byte as written (a shuffled graph is not this table's), no more than the arrays take.
-            graph = Sealed(entry, None).arrays(GRAPH_FILE, len(ids) * kept * 8 + (1 << 16))
+            graph = Sealed(entry, key).arrays(GRAPH_FILE, len(ids) * kept * 8 + (1 << 16))
             positions, cosines = graph["positions"], graph["cosines"]
         except (OSError, ValueError, KeyError):  # DamagedEntry is a ValueError
             remove_entry(entry)  # damaged: the graph is computed again, and kept anew
