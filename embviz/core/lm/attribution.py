@@ -349,7 +349,10 @@ def _head_writes(out_proj: torch.nn.Module, z: torch.Tensor, mask: torch.Tensor,
     """(each head's write (H, D), the projection's bias (D,)): the projection of the heads'
     outputs with all but one zeroed, less the bias, which no head wrote."""
     with torch.inference_mode():
-        written = _first(out_proj((z * mask).to(dtype))).float()
+        if isinstance(out_proj, torch.nn.Linear):  # in float32 from the stored weights, whatever they are stored in
+            written = (z * mask) @ out_proj.weight.float().T + (0 if out_proj.bias is None else out_proj.bias.float())
+        else:
+            written = _first(out_proj((z * mask).to(dtype))).float()
         bias = getattr(out_proj, "bias", None)
         if not isinstance(bias, torch.Tensor):
             bias = _first(out_proj(torch.zeros_like(z[None]).to(dtype)))[0]  # a projection of no known kind
