@@ -16,6 +16,8 @@ from typing import Any, Callable
 
 import torch
 
+from embviz.core.lm.anatomy import find_layers
+
 TEXT = "paris is the capital of france . the king and the queen"
 SMALL = dict(
     hidden_size=32, n_embd=32, d_model=32, intermediate_size=64, ffn_dim=64, n_inner=64,
@@ -25,7 +27,8 @@ SMALL = dict(
     shared_expert_intermediate_size=32, word_embed_proj_dim=32, rotary_dim=4,
 )
 MAX_PARAMS = 3_000_000  # a family whose config keeps other sizes large is not built
-MLA = dict(kv_lora_rank=16, q_lora_rank=16, qk_rope_head_dim=4, qk_nope_head_dim=4, v_head_dim=8, qk_head_dim=8)
+MLA = dict(kv_lora_rank=16, q_lora_rank=16, qk_rope_head_dim=4, qk_nope_head_dim=4, v_head_dim=8, qk_head_dim=8,
+           num_key_value_heads=4, head_dim=4)
 # What a family's config needs beyond SMALL to build small and run.
 OVERRIDES: dict[str, dict[str, Any]] = {
     "deepseek_v2": MLA, "deepseek_v3": MLA, "deepseek_v32": MLA, "minicpm3": MLA, "longcat_flash": MLA,
@@ -35,6 +38,7 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     "granitemoe": dict(logits_scaling=4.0, residual_multiplier=0.5),
     "granitemoeshared": dict(logits_scaling=4.0, residual_multiplier=0.5),
     "opt": dict(word_embed_proj_dim=16),
+    "gpt_neo": dict(attention_types=[[["global", "local"], 1]]),
     "dbrx": dict(d_model=32, n_heads=4, n_layers=2, attn_config=dict(kv_n_heads=2, rope_theta=10000.0),
                  ffn_config=dict(ffn_hidden_size=64, moe_num_experts=4, moe_top_k=2)),
 }
@@ -89,9 +93,10 @@ def build(family: str, folder: Path, make_tokenizer: Callable[[Path], Any]) -> S
     tok = make_tokenizer(folder)
     defaults = AutoConfig.for_model(family)
     wanted = {**SMALL, **OVERRIDES.get(family, {}), "vocab_size": len(tok)}
-    kwargs = {k: v for k, v in wanted.items() if k in defaults.to_dict() or hasattr(defaults, k)}
+    kwargs = {k: v for k, v in wanted.items() if (k in defaults.to_dict() or hasattr(defaults, k))
+              and not isinstance(getattr(type(defaults), k, None), property)}  # derived, read-only
     layer_types = getattr(defaults, "layer_types", None)
-    if isinstance(layer_types, list) and layer_types:
+    if isinstance(layer_types, list) and layer_types and not isinstance(getattr(type(defaults), "layer_types", None), property):
         n = 2
         kinds = list(dict.fromkeys(layer_types))  # every kind of layer the family has, in a 2-block model
         kwargs["layer_types"] = (kinds + layer_types)[:n] if len(kinds) <= n else layer_types[:n]
@@ -132,7 +137,9 @@ def reference_lens(hf: Any, layers: list[torch.nn.Module], ids: list[int], layer
     input unchanged): transformers' own readout of the residual stream after that layer."""
     def skip(_module: torch.nn.Module, args: tuple, kwargs: dict, output: object) -> object:
         given = args[0] if args else kwargs["hidden_states"]
-        return (given,) + tuple(output[1:]) if isinstance(output, tuple) else given
+        if isinstance(output, (tuple, list)):  # GPT-1's blocks return a list
+            return type(output)([given, *output[1:]])
+        return given
 
     handles = [block.register_forward_hook(skip, with_kwargs=True) for block in layers[layer:]]
     try:
@@ -153,7 +160,7 @@ def reference_blocks(hf: Any, layers: list[torch.nn.Module], ids: list[int]) -> 
         rows.append(given[0, -1].float().clone())
 
     def keep_out(_m: torch.nn.Module, _args: tuple, output: object) -> None:
-        out = output[0] if isinstance(output, tuple) else output
+        out = output[0] if isinstance(output, (tuple, list)) else output
         rows.append(out[0, -1].float().clone())
 
     handles = [layers[0].register_forward_pre_hook(keep_in, with_kwargs=True)]
@@ -187,8 +194,6 @@ def ratio_linear(norm_out: torch.Tensor, bias: torch.Tensor, x: torch.Tensor, ce
 
 def hf_layers(hf: Any) -> list[torch.nn.Module]:
     """The reference model's own blocks: its module list at the path embviz found in its copy."""
-    from embviz.core.lm.anatomy import find_layers
-
     found = find_layers(hf)
     assert found is not None, "no blocks"
     return list(found[1])
@@ -311,10 +316,22 @@ def check(specimen: Specimen, open_model: Callable[[Path], Any]) -> Row:
     view("heads", heads_view)
 
     def attention_view() -> None:
-        result = attention_pattern(model, TEXT, block=1)
-        want = reference_attention(hf, ids, 1)
-        assert tuple(result.weights.shape) == tuple(want.shape), f"shape {result.weights.shape} vs {tuple(want.shape)}"
-        assert torch.allclose(torch.tensor(result.weights), want, atol=1e-5), "weights differ"
+        # The first block whose attention forms weights (a hybrid's first may be linear attention).
+        if find_layers(hf) is None:
+            attention_pattern(model, TEXT, block=1)  # refuses: no blocks found
+        skipped = 0
+        for block in range(1, len(hf_layers(hf)) + 1):
+            try:
+                result = attention_pattern(model, TEXT, block=block)
+            except EmbvizError as exc:
+                if "does not return its weights" in str(exc) and block < len(hf_layers(hf)):
+                    skipped += 1
+                    continue
+                raise
+            want = reference_attention(hf, ids, block - skipped)  # `attentions` lists the blocks that form weights
+            assert tuple(result.weights.shape) == tuple(want.shape), f"shape {result.weights.shape} vs {tuple(want.shape)}"
+            assert torch.allclose(torch.tensor(result.weights), want, atol=1e-5), "weights differ"
+            return
 
     view("attention", attention_view)
     return row

@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 import torch
 
-from embviz.core.lm.norms import tolerance
+from embviz.core.lm.norms import sums_to, tolerance
 
 PROBE_IDS = (1, 2, 3, 4)
 MIXER_PATTERN = re.compile(r"attention|attn|mixer", re.IGNORECASE)
@@ -64,7 +64,13 @@ LOGIT_FACTS: tuple[tuple[str, Callable[[float], LogitMap]], ...] = (
     ("logit_scale", lambda v: LogitMap(scale=v)),  # Cohere, Cohere 2
     ("logits_scaling", lambda v: LogitMap(scale=v, divide=True)),  # Granite (and MiniCPM3's, before the head)
 )
-WRITE_FACTS = ("residual_multiplier",)  # Granite: residual + write × m
+# Each block's writes are added × a number the config gives: Granite's residual_multiplier,
+# MiniCPM's scale_depth / √(number of blocks).
+WRITE_FACTS: tuple[Callable[[Any], Any], ...] = (
+    lambda c: getattr(c, "residual_multiplier", None),
+    lambda c: (c.scale_depth / c.num_hidden_layers ** 0.5
+               if isinstance(getattr(c, "scale_depth", None), (int, float)) and getattr(c, "num_hidden_layers", 0) else None),
+)
 
 
 @dataclass(frozen=True)
@@ -95,6 +101,7 @@ class Anatomy:
     blocks: list[BlockAnatomy] = field(default_factory=list)
     lens_why_not: str | None = None  # why the lens cannot be exact
     dtype: torch.dtype = torch.float32
+    runs_once: bool = True  # each block runs once a pass, in order (a looped model's cached pass is not its own)
 
     @property
     def family_name(self) -> str:
@@ -248,7 +255,7 @@ def probe(model: Any, call: Callable[[list[int]], Any]) -> Anatomy:
     if [id(c.module) for c in block_calls] != [id(layer) for layer in layers]:
         return Anatomy(family, layers, head, None, [], 1.0, LogitMap(), [],
                        f"{family} models run their blocks other than once each in order, so no layer can be read "
-                       "as one step of the residual stream.", dtype)
+                       "as one step of the residual stream.", dtype, runs_once=False)
     anatomy = _readout(family, model, config, layers, head, calls, block_calls[-1], logits, dtype)
     # A block's own calls come after the one before it ended and before it ends.
     ends = [next(n for n, c in enumerate(calls) if c is b) for b in block_calls]
@@ -370,7 +377,7 @@ def _block(config: Any, block: _Call, calls: list[_Call], dtype: torch.dtype) ->
     projections = [c for c in calls[:_at(calls, mixer_call)] if c.name.startswith(mixer_call.name + ".")]
     proj_call = projections[-1] if projections else None
     written = block.out - block.inp
-    multiplier = next((float(v) for name in WRITE_FACTS if isinstance(v := getattr(config, name, None), (int, float))
+    multiplier = next((float(v) for fact in WRITE_FACTS if isinstance(v := fact(config), (int, float))
                        and not isinstance(v, bool)), 1.0)
 
     def paths(start: _Call, raw: torch.Tensor) -> tuple[tuple[torch.nn.Module, ...], torch.Tensor]:
@@ -379,7 +386,9 @@ def _block(config: Any, block: _Call, calls: list[_Call], dtype: torch.dtype) ->
         for c in inside[_at(inside, start) + 1:]:
             if c is mixer_call or c is mlp_call:
                 continue
-            if _same(c.inp, current, dtype) and c.out is not None:
+            # A module that changes the write alone (a post-norm); an identity (dropout at
+            # inference) is left out: the same one may serve both writes (Phi's resid_dropout).
+            if _same(c.inp, current, dtype) and c.out is not None and not _same(c.out, current, dtype):
                 chain.append(c.module)
                 current = c.out
         return tuple(chain), current
@@ -401,8 +410,8 @@ def _block(config: Any, block: _Call, calls: list[_Call], dtype: torch.dtype) ->
         path_a, a = paths(mixer_call, raw_a)
         for raw_m, minus_m in mlp_options:
             path_m, m = paths(mlp_call, raw_m)
-            for mult in {multiplier, 1.0}:
-                if _close((a + m) * mult, written, dtype, scale):
+            for mult in dict.fromkeys((multiplier, 1.0)):
+                if sums_to((a + m) * mult, written, dtype, scale):
                     return BlockAnatomy(layer, mixer, proj_call.module if proj_call else None, path_a, from_proj,
                                         minus_a, mlp_call.module, path_m, minus_m, mult, _n_heads(config, mixer), None)
     return refuse(f"The attention and MLP outputs of {family} blocks do not add up to what the block writes to "

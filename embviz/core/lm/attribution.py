@@ -22,7 +22,7 @@ from embviz.core.errors import EmbvizError
 from embviz.core.lm.anatomy import Anatomy, BlockAnatomy, last_row, tensor_args
 from embviz.core.lm.causal_lm import Hook
 from embviz.core.lm.lens import MAX_LENS_CONTEXT, check_has_layers, exact_stream, layer_names
-from embviz.core.lm.norms import LinearNorm, first_output as _first, linearise, tolerance
+from embviz.core.lm.norms import LinearNorm, first_output as _first, linearise, sums_to, tolerance
 from embviz.core.lm.logits import Prompt, prompt_ids
 from embviz.core.model import EmbeddingModel
 
@@ -389,7 +389,7 @@ def _writes(anatomy: Anatomy, rows: dict) -> _Writes:
             ends[kind] = rows[(kind + " path out", n, len(path) - 1)] if path else raw
         attention, mlp = ends["mixer"] * b.multiplier, ends["mlp"] * b.multiplier
         written = rows[("out", n)] - rows[("in", n)]
-        if not _close(attention + mlp, written, dtype, float(rows[("in", n)].norm() + rows[("out", n)].norm())):
+        if not sums_to(attention + mlp, written, dtype, float(rows[("in", n)].norm() + rows[("out", n)].norm())):
             raise EmbvizError(f"Block {n + 1}'s attention and MLP outputs do not add up to what it writes to the "
                               f"residual stream (the {family} model changes them on the way), so it cannot be split.")
         writes += [attention, mlp]

@@ -87,11 +87,15 @@ class HFLanguageModel:
 
     @property
     def anatomy(self) -> Anatomy:
-        """Where this model keeps its blocks, readout and writes (one probe pass, once)."""
+        """Where this model keeps its blocks, readout and writes (one probe pass, once). A
+        model that loops through its blocks is run whole each time: its cached pass (Dory's)
+        is not the same arithmetic as its uncached one."""
         if self._anatomy is None:
             with self._lock:
                 if self._anatomy is None:
                     self._anatomy = probe(self.model, self._probe_call)
+                    if not self._anatomy.runs_once:
+                        self._cache_arg = None
         return self._anatomy
 
     def _probe_call(self, ids: list[int]) -> Any:
@@ -119,6 +123,8 @@ class HFLanguageModel:
 
     def uncached_residual_stream(self, ids: list[int]) -> torch.Tensor:
         """The same, for text that should not replace the typing cache (drift's sentences)."""
+        if not self.anatomy.layers:
+            raise EmbvizError(self.anatomy.lens_why_not or "This model's blocks were not found.")
         with self._lock:
             residuals = self._forward(ids, None, True)[1]
         assert residuals is not None
@@ -130,6 +136,7 @@ class HFLanguageModel:
         With hooks, at least the last token runs again, so that they see it."""
         if not ids:
             raise EmbvizError("The text produced no tokens.")
+        self.anatomy  # noqa: B018 - probed before the first pass, which may not use the cache
         with self._lock:
             old = self._prefix
             if old is not None and residuals and old.residuals is None:
@@ -184,8 +191,20 @@ class HFLanguageModel:
             extra[self._cache_arg] = cache
         if self._keep_arg:
             extra["logits_to_keep"] = 1
-        with _hooked(hooks):
-            out = self.model(input_ids=torch.tensor([ids], dtype=torch.long, device=self.device), **extra)
+        input_ids = torch.tensor([ids], dtype=torch.long, device=self.device)
+        try:
+            with _hooked(hooks):
+                out = self.model(input_ids=input_ids, **extra)
+        except (ValueError, RuntimeError, AttributeError, TypeError):
+            if self._cache_arg is None or cache is not None:
+                raise
+            # Some hybrid and recurrent families fail with a cache of their own kind (transformers'
+            # get_seq_length on linear-attention layers); they run whole, every time, from here on.
+            self._cache_arg = None
+            captured.clear()
+            extra = {k: v for k, v in extra.items() if k not in ("cache", "past_key_values")} | {"use_cache": False}
+            with _hooked(hooks):
+                out = self.model(input_ids=input_ids, **extra)
         self.tokens_run += len(ids)
         stream = torch.stack(captured) if residuals else None
         kept = getattr(out, self._cache_arg, None) if self._cache_arg else None

@@ -47,6 +47,16 @@ def tolerance(dtype: torch.dtype) -> float:
     return NORM_TOLERANCE.get(dtype, 1e-4)
 
 
+def sums_to(parts: torch.Tensor, whole: torch.Tensor, dtype: torch.dtype, rounded: float) -> bool:
+    """Whether `parts` (a sum of writes) is `whole` (a difference of residuals): to the
+    dtype's tolerance of the write itself, beyond the rounding of residuals of norm
+    `rounded` (a few units in the last place): a write a hundred times smaller than the
+    residual it lands in is still checked to its own precision."""
+    ulp = torch.finfo(dtype).eps if dtype.is_floating_point else 1e-7
+    bound = tolerance(dtype) * float(whole.norm()) + 16 * ulp * rounded
+    return float((parts - whole).norm()) <= bound + 1e-7
+
+
 @torch.inference_mode()
 def linearise(norm: torch.nn.Module, x: torch.Tensor) -> LinearNorm | None:
     """The norm's linear map at x (a (D,) row, in the dtype the model runs in), or None when

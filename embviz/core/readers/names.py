@@ -12,6 +12,8 @@ EMBEDDING_SUFFIXES = (
     "embed_tokens.weight", "wte.weight", "word_embeddings.weight", "embed_in.weight",
     "tok_embeddings.weight", "token_embedding.weight", "tok_emb.weight", "token_embd.weight",
     "embedding.weight", "embeddings.weight", "embed.weight", "emb.weight",
+    "tokens_embed.weight",  # GPT-1
+    "transformer.w.weight",  # CTRL
 )
 HEAD_SUFFIXES = ("lm_head.weight", "embed_out.weight", "output.weight", "head.weight", "linear.weight", "unembed.weight")
 
