@@ -357,25 +357,39 @@ def markdown(rows: list[Row], unbuilt: dict[str, str]) -> str:
         "tokens, attribution (each block's parts against its write through the final norm made linear from the",
         "norm's own output; the parts add up to the logit), heads (they add up to their block's attention part)",
         "and attention patterns (against `output_attentions`). ✓ is exact; anything else is the one sentence the",
-        "view refuses with.",
+        "view refuses with. GGUF: ✓ where a `.gguf` of the family builds its full model in seconds",
+        "(`embviz.core.readers.gguf_model`, tested tensor for tensor against transformers' own GGUF load in",
+        "tests/test_gguf_families.py); \"transformers\" where transformers' own GGUF loader builds it; — where",
+        "neither can (the window says so in one sentence and the map, neighbours and analogies still work).",
         "",
         f"**{len(exact)} of {len(rows)} families fully exact, {len(wrong)} wrong, "
         f"{len(rows) - len(exact) - len(wrong)} refused somewhere in one sentence.**",
         "",
-        "| family | " + " | ".join(VIEWS) + " |",
-        "| --- | " + " | ".join("---" for _ in VIEWS) + " |",
+        "| family | " + " | ".join(VIEWS) + " | GGUF |",
+        "| --- | " + " | ".join("---" for _ in VIEWS) + " | --- |",
     ]
     for row in rows:
         cells = ["✓" if row.views.get(v) == "exact" else (row.views.get(v) or "—").replace("|", "/") for v in VIEWS]
         if "open" in row.views:
             cells = [row.views["open"].replace("|", "/")] + [""] * (len(VIEWS) - 1)
-        lines.append(f"| {row.family} | " + " | ".join(cells) + " |")
+        lines.append(f"| {row.family} | " + " | ".join(cells) + f" | {gguf_support(row.family)} |")
     lines += ["", "Not in the zoo: transformers itself cannot build or run these small offline "
               "(the error it gives):", ""]
     lines += [f"- {family}: {why}" for family, why in unbuilt.items()]
     lines += ["", "Left out as not decoder-only causal LMs of text: "
               + ", ".join(sorted(NOT_IN_ZOO)) + ".", ""]
     return "\n".join(lines)
+
+
+def gguf_support(family: str) -> str:
+    from transformers.integrations.ggml import GGUF_CONFIG_MAPPING
+
+    from embviz.core.readers.gguf_model import FAST_ARCHITECTURES
+
+    name = {"gemma3_text": "gemma3"}.get(family, family)
+    if name in FAST_ARCHITECTURES:
+        return "✓"
+    return "transformers" if name in GGUF_CONFIG_MAPPING else "—"
 
 
 def main(args: list[str]) -> None:

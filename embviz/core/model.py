@@ -31,7 +31,7 @@ class EmbeddingModel:
     device: torch.device
     storage_dtype: str  # how the checkpoint stores the table, e.g. "bfloat16"
     kind: str  # "transformer", "embedding+linear" or "table"
-    head: torch.Tensor | None = None  # (V, D) when the output head is not tied
+    head: torch.Tensor | None = None  # (V, D) when the output head is not tied, in its stored dtype
     head_bias: torch.Tensor | None = None  # (V,)
     total_params: int | None = None
     context_length: int | None = None

@@ -172,8 +172,9 @@ class HFLanguageModel:
             self.model.set_attn_implementation("eager")
             try:
                 with _hooked(hooks):
+                    # output_attentions: some families (Falcon, Jamba) return their weights only when asked.
                     self.model(input_ids=torch.tensor([ids], dtype=torch.long, device=self.device), use_cache=False,
-                               **({"logits_to_keep": 1} if self._keep_arg else {}))
+                               output_attentions=True, **({"logits_to_keep": 1} if self._keep_arg else {}))
             finally:
                 self.model.set_attn_implementation(before)
 

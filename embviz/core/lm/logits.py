@@ -70,7 +70,7 @@ def direct_logits(model: EmbeddingModel, vector: torch.Tensor) -> torch.Tensor:
     h = torch.as_tensor(vector, dtype=torch.float32, device=model.device).flatten()
     if h.numel() != model.dim:
         raise EmbvizError(f"The vector has {h.numel()} values; this model's width is {model.dim}.")
-    logits = model.output_head @ h
+    logits = model.output_head.to(torch.float32) @ h
     if model.head_bias is not None:
         logits = logits + model.head_bias
     return logits

@@ -67,7 +67,9 @@ def assemble(
         notes.append(_row_report(zero.nonzero().flatten().cpu(), ("is all zeros", "are all zeros"), vocab,
                                  " Padding and end-of-text rows are often zero on purpose."))
     if head is not None:
-        head = head.to(device=device, dtype=torch.float32)
+        # Kept as stored (a bfloat16 head widened would cost as much as a quarter of a small model's
+        # weights again); the direct path widens it when it is used.
+        head = head.to(device=device, dtype=head.dtype if head.dtype.is_floating_point else torch.float32)
     if head_bias is not None:
         head_bias = head_bias.to(device=device, dtype=torch.float32)
     model = EmbeddingModel(
