@@ -22,6 +22,7 @@ SPACE_MARK = "␣"
 WORD, CONTINUATION, NUMBER, PUNCTUATION, BYTE, SPECIAL = range(6)
 _VISIBLE = {"\n": "↵", "\t": "⇥", "\r": "⏎"}
 _SP_BYTE = re.compile(r"^<0x([0-9A-Fa-f]{2})>$")
+_STRAY_BYTES = re.compile("([\udc80-\udcff]+)")
 
 
 # Half of a UTF-16 pair, alone: what a terminal or a clipboard can hand over and no UTF-8 holds.
@@ -83,6 +84,17 @@ def visible(text: str) -> str:
     if not core.isprintable():  # rare: the per-character pass only when something needs it
         core = "".join(_visible_char(ch) for ch in core)
     return SPACE_MARK * lead + core + SPACE_MARK * trail
+
+
+def bytes_label(raw: bytes) -> str:
+    """A token's bytes as one label: what decodes as text, as text (spaces as ␣), and each
+    run of bytes that is part of a character only, as its hex ("␣⟨E6⟩" for a space and the
+    first byte of 東, "⟨F0 9F⟩" for half an emoji): the rule every tab, label and export shows."""
+    text = raw.decode("utf-8", errors="surrogateescape")  # a stray byte b becomes U+DC00 + b
+    segments = _STRAY_BYTES.split(text)  # text, bytes, text, bytes, …, text
+    return "".join(
+        ("⟨" + " ".join(f"{ord(c) - 0xDC00:02X}" for c in segment) + "⟩") if n % 2 else visible(segment)
+        for n, segment in enumerate(segments) if segment)
 
 
 def kind_of_text(text: str, space_prefixed: bool) -> int:
@@ -370,7 +382,7 @@ def decode_pieces(
                 # A piece of a multi-byte character: show its bytes, keep it out of lookups.
                 partial.add(i)
                 texts.append(raw.decode("utf-8", errors="replace"))
-                labels.append("⟨" + " ".join(f"{b:02X}" for b in raw) + "⟩")
+                labels.append(bytes_label(raw))
                 continue
         else:
             text = decode_one(i) if decode_one is not None else piece
