@@ -67,3 +67,32 @@ def test_each_view_is_exact_or_one_sentence(family, zoo_folder):
             assert "\n" not in result and result.endswith("."), (view, result)
     if family in EXACT:
         assert row.status() == "exact", row.views
+
+
+@pytest.mark.zoo
+@pytest.mark.parametrize("family", ["gemma2", "rwkv", "opt"])
+def test_the_command_line_answers_in_json_or_one_line_on_each_family(family, zoo_folder):
+    """The CLI's language-model commands on a family whose logits are capped (Gemma 2, every view
+    exact) and two that refuse a view (RWKV: attribution; OPT: drift)."""
+    import json
+    import subprocess
+    import sys
+
+    folder = zoo_folder / f"cli-{family}"
+    zoo.build(family, folder, make_tokenizer)
+    text = "paris is the capital of"
+    commands = [["logits", text], ["lens", text], ["attribute", text], ["attention", text, "--block", "1"],
+                ["pin", text, " the"], ["drift", "king", "the king and the queen", "a king of france"]]
+    refused = set()
+    for command in commands:
+        proc = subprocess.run([sys.executable, "-m", "embviz", "--model", str(folder), "--device", "cpu", *command,
+                               "--json"], capture_output=True, text=True, timeout=600)
+        if proc.returncode == 0:
+            json.loads(proc.stdout)
+        else:
+            lines = [line for line in proc.stderr.splitlines() if line.startswith("embviz: ")]
+            assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+            assert family in lines[0], lines[0]
+            refused.add(command[0])
+    want = {"gemma2": set(), "rwkv": {"attribute", "attention"}, "opt": {"drift"}}[family]
+    assert refused == want
