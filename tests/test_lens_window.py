@@ -87,8 +87,8 @@ def test_lens_and_drift_inputs_round_trip_through_a_session(qtbot, window, tmp_p
     window.lens.state.text, window.lens.state.final_norm = "river", False
     window.drift.state.word, window.drift.state.sentences, window.drift.state.layer = "cat", "a cat\nthe cat", 4
     session = load_session(save_session(window.session_state(), tmp_path / "s.embviz"))
-    assert session.lens == LensState(text="river", final_norm=False)
-    assert session.drift == DriftState(word="cat", sentences="a cat\nthe cat", layer=4)
+    assert session["lens"] == LensState(text="river", final_norm=False)
+    assert session["drift"] == DriftState(word="cat", sentences="a cat\nthe cat", layer=4)
 
 
 def _grid_result(ids: list[int], final_norm: bool = True, truncated: int = 0, seed: int = 0):

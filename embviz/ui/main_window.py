@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import fields
 from pathlib import Path
+from typing import Any, cast
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QGuiApplication
@@ -31,7 +32,8 @@ from embviz.ui.window_files import FilesMixin
 from embviz.ui.window_lessons import LessonsMixin
 from embviz.ui.window_menus import MenusMixin
 from embviz.ui.window_sessions import SessionsMixin
-from embviz.ui.window_tabs import SHORT_TAB_NAMES, TAB_NAMES, PanelTabs
+from embviz.ui.tab_list import TABS, TabServices
+from embviz.ui.window_tabs import PanelTabs
 
 STATUS_BAR_SLACK = 60  # pixels of the status bar that are not the two labels
 
@@ -39,9 +41,8 @@ STATUS_BAR_SLACK = 60  # pixels of the status bar that are not the two labels
 def _built(name: str) -> property:
     """A tab's panel, the tabs built first if they are not yet (MainWindow.build_tabs)."""
 
-    def panel(self) -> QWidget:
-        self.build_tabs()
-        return self._tab_panels[name]
+    def panel(self) -> Any:
+        return self.panel_named(name)
 
     return property(panel)
 
@@ -78,7 +79,8 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
             self.show_message(self.settings.problem)
 
     # The tabs behind the map, built by build_tabs: once the window is on screen (run_app), or
-    # when one is first shown or asked for, whichever comes first.
+    # when one is first shown or asked for, whichever comes first. (The window's own handles on
+    # the tabs it wires to each other; a new tab needs none: panel_named finds every tab.)
     neighbours = _built("neighbours")
     analogies = _built("analogies")
     logits = _built("logits")
@@ -89,49 +91,48 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
     compare = _built("compare")
 
     def _build_panels(self) -> None:
-        submit, cancel = self.submit, self.worker.cancel
-        self.map_panel = MapPanel(submit, cancel, self.settings, preset_word_sets())
-        self.language_model = LanguageModelLoader(submit)
+        self.language_model = LanguageModelLoader(self.submit)
+        self._services = TabServices(self.submit, self.worker.cancel, self.language_model, self.settings,
+                                     preset_word_sets())
+        first, *rest = TABS
+        self.map_panel = cast(MapPanel, first.make(self._services))
         self.tabs = PanelTabs()
-        self.tabs.add_panel(self.map_panel, TAB_NAMES[0], SHORT_TAB_NAMES[0])
-        self._pages = [self.tabs.add_panel(None, name, short) for name, short in zip(TAB_NAMES[1:], SHORT_TAB_NAMES[1:])]
-        self._tab_panels: dict[str, QWidget] | None = None
+        self.tabs.add_panel(self.map_panel, first.title, first.short)
+        self._pages = {spec.key: self.tabs.add_panel(None, spec.title, spec.short) for spec in rest}
+        self._tab_panels: dict[str, Any] | None = None
         self.tabs.currentChanged.connect(self.build_tabs)
         self.tabs.currentChanged.connect(self._drop_other_tabs_message)
         self.setCentralWidget(self.tabs)
 
     def build_tabs(self, *_args) -> None:
         """The tabs other than the map (a third of the window's making, mostly their plots): not
-        needed to show the window and its first map, so built after, once."""
+        needed to show the window and its first map, so built after, once (their modules too)."""
         if self._tab_panels is not None:
             return
-        # Their modules too are imported here, not with the window.
-        from embviz.ui.panels.analogies import AnalogyPanel
-        from embviz.ui.panels.attribution import AttributionPanel
-        from embviz.ui.panels.compare import ComparePanel
-        from embviz.ui.panels.drift import DriftPanel
-        from embviz.ui.panels.lens import LensPanel
-        from embviz.ui.panels.logits import LogitsPanel
-        from embviz.ui.panels.neighbours import NeighboursPanel
-        from embviz.ui.panels.vectors import VectorsPanel
-
-        submit, cancel, lm = self.submit, self.worker.cancel, self.language_model
-        self._tab_panels = panels = {
-            "neighbours": NeighboursPanel(submit), "analogies": AnalogyPanel(submit, cancel),
-            "logits": LogitsPanel(submit, cancel, lm), "vectors": VectorsPanel(submit),
-            "lens": LensPanel(submit, cancel, lm), "drift": DriftPanel(submit, cancel, lm),
-            "attribution": AttributionPanel(submit, cancel, lm), "compare": ComparePanel(submit, cancel),
-        }
-        for page, panel in zip(self._pages, panels.values()):
-            page.set_panel(panel)
+        self._tab_panels = {}
+        for spec in TABS[1:]:
+            self._tab_panels[spec.key] = panel = spec.make(self._services)
+            self._pages[spec.key].set_panel(panel)
             self._keep_window_keys(panel)
+            self._connect_panel(panel)
         self._connect_tab_panels()
 
-    def panel_named(self, name: str) -> QWidget:
-        """A tab's panel by the name lesson steps use ("map", "logits", "compare"…)."""
-        return {"map": self.map_panel, "neighbours": self.neighbours, "analogies": self.analogies,
-                "logits": self.logits, "vectors": self.vectors, "lens": self.lens, "drift": self.drift,
-                "attribution": self.attribution, "compare": self.compare}[name]
+    def panels(self) -> dict[str, Any]:
+        """Every tab's panel by its key, in the tabs' order (the tabs built if they are not yet)."""
+        self.build_tabs()
+        assert self._tab_panels is not None
+        return {TABS[0].key: self.map_panel, **self._tab_panels}
+
+    def panel_named(self, name: str) -> Any:
+        """A tab's panel by its key, as lesson steps and sessions name it ("map", "logits", "compare"…)."""
+        return self.map_panel if name == TABS[0].key else self.panels()[name]
+
+    def tab_key(self) -> str:
+        """The key of the tab shown."""
+        return TABS[self.tabs.currentIndex()].key
+
+    def show_tab(self, key: str) -> None:
+        self.tabs.setCurrentIndex(next(i for i, spec in enumerate(TABS) if spec.key == key))
 
     def _build_lessons_dock(self) -> None:
         self.tour = TourState()
@@ -145,17 +146,21 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
         self.lessons_dock.visibilityChanged.connect(lambda visible: visible and self._size_lessons())
 
     def _connect_panels(self) -> None:
+        self._connect_panel(self.map_panel)
         self.map_panel.tokenClicked.connect(self._token_clicked)
-        self.map_panel.statusMessage.connect(lambda text: self._tab_message(self.map_panel, text))
         self.map_panel.neighboursOf.connect(self._neighbours_of_selection)
 
+    def _connect_panel(self, panel: QWidget) -> None:
+        """The signals every tab may have (tab_list's docstring): connected where it has them."""
+        if (highlight := getattr(panel, "highlight", None)) is not None:
+            highlight.connect(self._highlight)
+        if (message := getattr(panel, "statusMessage", None)) is not None:
+            message.connect(lambda text: self._tab_message(panel, text))
+        if (focus := getattr(panel, "focusToken", None)) is not None:
+            focus.connect(self.focus_token)
+
     def _connect_tab_panels(self) -> None:
-        self.neighbours.highlight.connect(self._highlight)
-        self.neighbours.statusMessage.connect(lambda text: self._tab_message(self.neighbours, text))
-        self.analogies.highlight.connect(self._highlight)
-        self.compare.highlight.connect(self._highlight)
-        self.compare.focusToken.connect(self.focus_token)
-        self.compare.statusMessage.connect(lambda text: self._tab_message(self.compare, text))
+        """The few tabs that hand work to another."""
         self.lens.attributionAsked.connect(self._attribution_of)
         self.analogies.showArrows.connect(
             lambda pairs: self.map_panel.view.set_arrows([(a, b, style.ARROW_COLORS[i % 2]) for i, (a, b) in enumerate(pairs)])
@@ -316,16 +321,9 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
         self.message.clear_message()  # messages belong to the model they were about
         self.set_model_text(self._model_text())
         self.setWindowTitle(f"embviz — {summary.info['name']}")
-        self.map_panel.on_model(summary, session and session.map)
-        self.neighbours.on_model(summary, session and session.neighbours)
-        self.analogies.on_model(summary, session and session.analogies)
         self.language_model.on_model(summary)  # before the tabs, which may ask for it at once
-        self.logits.on_model(summary, session and session.logits)
-        self.vectors.on_model(summary, session and session.vectors)
-        self.lens.on_model(summary, session and session.lens)
-        self.drift.on_model(summary, session and session.drift)
-        self.compare.on_model(summary, session and session.compare)
-        self.attribution.on_model(summary, session and session.attribution)
+        for key, panel in self.panels().items():
+            panel.on_model(summary, session[key] if session is not None else None)
         if summary.info["notes"]:
             self.show_message("   •   ".join(summary.info["notes"]), 30000)
         if self.loading_source:

@@ -4,8 +4,6 @@ A part of `MainWindow` (see main_window.py), kept in a room of its own."""
 
 from __future__ import annotations
 
-import os
-from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtGui import QAction
@@ -14,7 +12,6 @@ from PySide6.QtWidgets import QFileDialog, QMenu
 from embviz.bridge import requests as rq
 from embviz.bridge.worker import Reply
 from embviz.core.lessons import EXAMPLES
-from embviz.state.tabs import CompareState
 from embviz.ui.window_files import ask_folder, ask_hub_id
 
 DEFAULT_SOURCE = ""  # how LoadComparison names the default model (None means no second model)
@@ -36,13 +33,6 @@ class CompareMixin:
             action = QAction(title, self)
             action.triggered.connect(lambda _checked=False, n=name: self.open_comparison(n))
             menu.addAction(action)
-
-    def compare_snapshot(self) -> CompareState:
-        """The Compare tab's state for a session: a file's path made absolute, to re-open from anywhere."""
-        source = self.compare.state.source
-        if source and os.path.exists(source):
-            source = os.path.abspath(source)
-        return replace(self.compare.state, source=source)
 
     def compare_file_dialog(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Compare with a model file", str(Path.home()))

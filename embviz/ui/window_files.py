@@ -16,7 +16,7 @@ from embviz.state.settings import atomic_write_text
 from embviz.ui.tables import rows_to_text
 from embviz.ui.export import export_picture
 from embviz.bridge.worker import Reply
-from embviz.ui.window_tabs import TAB_NAMES
+from embviz.ui.tab_list import TABS
 
 
 
@@ -48,7 +48,7 @@ class FilesMixin:
         return path
 
     def _tab_slug(self) -> str:
-        return TAB_NAMES[self.tabs.currentIndex()].lower().replace(" ", "-")
+        return TABS[self.tabs.currentIndex()].title.lower().replace(" ", "-")
 
     def _save_as(self, what: str, name: str, filters: str, write, title: str | None = None) -> None:
         """Ask where, write there, say how it went."""

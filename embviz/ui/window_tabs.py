@@ -10,12 +10,9 @@ from PySide6.QtWidgets import QFrame, QScrollArea, QTabWidget, QWidget
 from embviz.ui import style
 
 
-TAB_NAMES = ("Map", "Neighbours", "Analogies", "Next-token logits", "Vectors", "Logit lens", "Drift", "Attribution",
-             "Compare")
-# The titles used when the full ones do not fit the tab bar (large text, a narrow screen,
-# the lessons open): every tab stays in sight, with no scroll arrows to find the last ones.
-SHORT_TAB_NAMES = ("Map", "Nearest", "Analogy", "Logits", "Vectors", "Lens", "Drift", "Who", "A vs B")
-# The tab bar's titles, tried in turn until they fit: (short titles, point size, bold).
+# The tab bar's titles, tried in turn until they fit: (short titles, point size, bold). The
+# short titles (large text, a narrow screen, the lessons open) keep every tab in sight, with
+# no scroll arrows to find the last ones.
 TAB_TITLE_STEPS = (
     (False, style.BASE_POINT_SIZE + 1, True), (True, style.BASE_POINT_SIZE + 1, True),
     (True, style.BASE_POINT_SIZE, False),

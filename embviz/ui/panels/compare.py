@@ -5,7 +5,8 @@ neighbours in both, only in A and only in B; a double-click makes it the focus e
 
 from __future__ import annotations
 
-from dataclasses import fields
+import os
+from dataclasses import fields, replace
 
 import numpy as np
 from PySide6.QtCore import Qt, Signal
@@ -140,6 +141,13 @@ class ComparePanel(QWidget):
         self.dominoes.clear("Click a token in the list to see its neighbours in both models.")
         self.go.setEnabled(False)
         self._busy(False)
+
+    def snapshot(self) -> CompareState:
+        """The state for a session: a file's path made absolute, to re-open from anywhere."""
+        source = self.state.source
+        if source and os.path.exists(source):
+            source = os.path.abspath(source)
+        return replace(self.state, source=source)
 
     def on_model(self, summary, restore: CompareState | None = None) -> None:
         """A new first model: any comparison belonged to the old one (the worker dropped it)."""
