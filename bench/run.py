@@ -848,7 +848,7 @@ def fig_window(args) -> None:
             t = time.perf_counter()
             lens.set_text(lens_text)  # what the debounce timer ends in; the debounce itself is not counted
             rid = lens.request_id
-            wait(app, lambda: (lens.preview_id == rid and bool(lens.drawn)) or drawn(rid), 120)
+            wait(app, lambda: (lens.asking.id == rid and lens.preview_started and bool(lens.drawn)) or drawn(rid), 120)
             shown = time.perf_counter()
             wait(app, lambda: drawn(rid), 120)
             cold.append(time.perf_counter() - t)

@@ -281,9 +281,8 @@ def test_a_sampled_maps_caption_says_how_many_rows_were_placed(qapp):
     panel = map_panel.MapPanel(lambda request, reply: sent.append(request) or len(sent), lambda channel: None,
                                SimpleNamespace(word_sets={}), {})
     panel.view.set_labels([f"w{i}" for i in range(300)])
-    panel.request_id = 7
     coords = np.random.default_rng(0).normal(size=(300, 2)).astype(np.float32)
-    panel.on_result(7, Projection("tsne", np.arange(300), coords, sampled=90))
+    panel.on_result(Projection("tsne", np.arange(300), coords, sampled=90))
     assert panel.status.text() == "t-SNE of 90 sampled rows, 210 more placed beside them"
     assert panel.state.projection.caption == panel.status.text()  # a saved session keeps it
 

@@ -217,7 +217,7 @@ def test_a_long_comparison_shows_its_progress_and_cancel_stops_it(qtbot, smol):
     panel = smol.compare
     smol.open_comparison("glove-6b-50d")
     # The Compare itself running, past the opening of GloVe:
-    wait_for(qtbot, lambda: panel.request_id and "neighbours" in panel.progress.format(), 120_000)
+    wait_for(qtbot, lambda: panel.comparing.id and "neighbours" in panel.progress.format(), 120_000)
     assert panel.progress.isVisible() and panel.stop.isVisible()
     qtbot.mouseClick(panel.stop, Qt.MouseButton.LeftButton)
     wait_for(qtbot, lambda: panel.message.text() == "The comparison was cancelled.", 30_000)

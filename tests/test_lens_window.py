@@ -15,10 +15,10 @@ from test_lm_process import _lens_panel
 @pytest.mark.default_model
 def test_the_tabs_ask_nothing_until_they_are_shown(qtbot, smol):
     assert smol.lens.stale and smol.drift.stale
-    assert smol.lens.request_id == smol.drift.request_id == 0  # no forward pass for a tab nobody looks at
+    assert smol.lens.asking.id == smol.drift.asking.id == 0  # no forward pass for a tab nobody looks at
     smol.tabs.setCurrentWidget(smol.drift)
     wait_for(qtbot, lambda: smol.drift.result is not None, 300_000)
-    assert not smol.drift.stale and smol.lens.stale and smol.lens.request_id == 0
+    assert not smol.drift.stale and smol.lens.stale and smol.lens.asking.id == 0
 
 
 @pytest.mark.default_model
@@ -78,7 +78,7 @@ def test_lesson_models_explain_that_they_have_no_layers(qtbot, window):
         assert not panel.enabled and "no blocks" in panel.message.text()
         assert not panel.message.isHidden() and panel.splitter.isHidden()  # no empty axes
     window.lens.set_text("I cast")
-    assert window.lens.request_id == 0  # nothing is asked of a model without layers
+    assert window.lens.asking.id == 0  # nothing is asked of a model without layers
 
 
 def test_lens_and_drift_inputs_round_trip_through_a_session(qtbot, window, tmp_path):
@@ -135,7 +135,7 @@ def test_the_grid_paints_each_cell_its_colour_and_frames_the_chosen_one(qtbot):
 
     panel = _lens_panel(qtbot)
     result = _grid_result([1, 2, 3])
-    panel.on_result(7, result)
+    panel.on_result(result)
     wait_for(qtbot, lambda: panel.bars.count)
     grid, table = panel.grid, panel.table
     picture = grid.viewport().grab().toImage()
@@ -158,7 +158,7 @@ def test_the_grid_keeps_pictures_only_for_the_columns_near_the_view(qtbot):
 
     panel = _lens_panel(qtbot)
     panel.resize(700, 500)
-    panel.on_result(7, _grid_result(list(range(1, 61))))
+    panel.on_result(_grid_result(list(range(1, 61))))
     wait_for(qtbot, lambda: panel.bars.count)
     grid = panel.grid
     for column in (0, 59, 30):  # scrolled across the whole text

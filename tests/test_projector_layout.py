@@ -95,7 +95,7 @@ def test_the_map_keys_leave_the_map_and_its_markers_in_sight(qtbot, smol, width,
     for name in ("weekdays", "months", "numbers"):
         panel.show_word_set(name)
     panel.colour_by.setCurrentIndex(panel.colour_by.findData("kind"))
-    wait_for(qtbot, lambda: not panel.set_ids and len(view.word_set_names()) == 3 and view.colour_codes() is not None,
+    wait_for(qtbot, lambda: not panel.sets_waiting() and len(view.word_set_names()) == 3 and view.colour_codes() is not None,
              30_000)
     view.fit()
     settle(qtbot)

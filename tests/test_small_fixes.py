@@ -215,7 +215,7 @@ def test_the_drift_tabs_error_line_follows_the_text_size(qtbot):
 
     panel = DriftPanel(lambda request: 1, lambda channel: None, LanguageModelLoader(lambda request: 1))
     qtbot.addWidget(panel)
-    panel.on_failed(panel.request_id, "The word is not one token.")
+    panel.on_failed("The word is not one token.")
     try:
         style.set_text_scale(2.0)
         assert panel.message.font().pointSize() == style.pt(style.BASE_POINT_SIZE)

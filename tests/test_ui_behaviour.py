@@ -96,7 +96,7 @@ def test_a_cancelled_tsne_brings_the_last_map_back_with_its_colours(qtbot, smol)
     panel.run_projection()
     # t-SNE's live picture of other rows (as its first preview would be), then Cancel.
     preview_ids = np.arange(500)
-    panel.on_progress(panel.request_id, 0.1, "t-SNE", (preview_ids, np.zeros((500, 2), np.float32)))
+    panel.on_progress(0.1, "t-SNE", (preview_ids, np.zeros((500, 2), np.float32)))
     assert view.ids.size == 500
     qtbot.mouseClick(panel.cancel_button, Qt.MouseButton.LeftButton)
     wait_for(qtbot, lambda: "Cancelled" in panel.status.text(), 60_000)
@@ -113,11 +113,11 @@ def test_a_tsne_behind_another_tab_draws_its_latest_picture_when_the_map_is_show
     panel.run_projection()
     smol.tabs.setCurrentWidget(smol.logits)
     for rows in (300, 400):  # two steps behind the logits tab: neither is drawn there
-        panel.on_progress(panel.request_id, 0.1, "t-SNE", (np.arange(rows), np.zeros((rows, 2), np.float32)))
+        panel.on_progress(0.1, "t-SNE", (np.arange(rows), np.zeros((rows, 2), np.float32)))
     assert view.ids.size == 49152
     smol.tabs.setCurrentWidget(panel)
     assert view.ids.size == 400  # the latest, at once
-    panel.on_progress(panel.request_id, 0.2, "t-SNE", (np.arange(500), np.zeros((500, 2), np.float32)))
+    panel.on_progress(0.2, "t-SNE", (np.arange(500), np.zeros((500, 2), np.float32)))
     assert view.ids.size == 500  # on screen: every step
     qtbot.mouseClick(panel.cancel_button, Qt.MouseButton.LeftButton)
     wait_for(qtbot, lambda: "Cancelled" in panel.status.text(), 60_000)

@@ -9,14 +9,24 @@ every layer, up to seconds), so that none of them waits behind another.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from typing import Any, TypeVar
 
-from embviz.state.tabs import CLUSTERS_K, FIRST_ROWS, SEARCH_LIMIT
+from embviz.state.tab_state import field_default
+from embviz.state.tabs import CLUSTERS_K, FIRST_ROWS, SEARCH_LIMIT, AnalogyState, NeighboursState
 
 WORDSET_PREFIX = "wordset:"
 
 
 QUICK, LONG, MODELS, LAYERS = "quick", "long", "models", "layers"
+R = TypeVar("R", bound="Request")
+
+
+def from_state(request_type: type[R], state: Any, **given: Any) -> R:
+    """A request of a tab's state: each of its fields the state has too takes the state's value;
+    `given` names the others (and overrides)."""
+    shared = {f.name for f in fields(request_type) if f.init} & {f.name for f in fields(state)}
+    return request_type(**{name: getattr(state, name) for name in shared - given.keys()}, **given)
 
 
 @dataclass
@@ -88,11 +98,13 @@ class CompareToken(Request):
 
 @dataclass
 class Neighbours(Request):
+    """The options are NeighboursState's (its fields say what they mean); `from_state` makes one."""
+
     query: int | str | list[int] = ""  # typed text, a token id, or the ids whose mean unit row is asked (a map selection)
-    k: int = 10
-    centered: bool = False
-    hide_special: bool = True  # hide special tokens and byte pieces that are not whole characters
-    by: str = "cosine"  # or "dot": the rows' lengths count too
+    k: int = field_default(NeighboursState, "k")
+    centered: bool = field_default(NeighboursState, "centered")
+    hide_special: bool = field_default(NeighboursState, "hide_special")
+    by: str = field_default(NeighboursState, "by")
     channel = "neighbours"
 
 
@@ -115,14 +127,16 @@ class Similarity(Request):
 
 @dataclass
 class Analogy(Request):
+    """The words and options are AnalogyState's (its fields say what they mean); `from_state` makes one."""
+
     a: int | str = ""
     b: int | str = ""
     c: int | str = ""
-    k: int = 10
-    exclude_inputs: bool = True
-    exclude_variants: bool = False  # also the inputs' case and space variants (␣Paris, Paris, paris…)
-    method: str = "add"
-    hide_special: bool = True
+    k: int = field_default(AnalogyState, "k")
+    exclude_inputs: bool = field_default(AnalogyState, "exclude_inputs")
+    exclude_variants: bool = field_default(AnalogyState, "exclude_variants")
+    method: str = field_default(AnalogyState, "method")
+    hide_special: bool = field_default(AnalogyState, "hide_special")
     plane: bool = True  # also the analogy's own plane (the window draws it; the command line does not)
     channel = "analogy"
 

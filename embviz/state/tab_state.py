@@ -40,6 +40,11 @@ def _field(cls: type, name: str) -> Field[Any]:
     return next(f for f in fields(cls) if f.name == name)
 
 
+def field_default(cls: type, name: str) -> Any:
+    """A field's default, for a request that shares the field (the state is its one home)."""
+    return _field(cls, name).default
+
+
 def field_range(cls: type, name: str) -> tuple[float, float] | None:
     return _field(cls, name).metadata.get("range")
 

@@ -24,6 +24,7 @@ from embviz.ui.panels.lessons import LessonsPanel
 from embviz.ui.panels.language_model import LanguageModelLoader
 from embviz.ui.panels.map import MapPanel
 from embviz.ui.widgets import ElidedLabel, MessageLabel
+from embviz.bridge.latest import Latest
 from embviz.bridge.worker import ComputeWorker, Reply
 from embviz.state.word_sets import preset_word_sets
 from embviz.ui.window_lessons import LESSONS_MAX_SHARE
@@ -58,15 +59,17 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
         self.worker = worker or ComputeWorker(self)
         self.summary = None
         self.generation = 0  # the model generation on screen
-        self.load_id = 0
-        self.compare_id = 0  # the newest LoadComparison
         self.loading_source: str | None = None
         self.model_source: str | None = None  # how the model on screen was opened
-        self._session: tuple[int, Session, str] | None = None  # (load id, session, file name) being opened
-        self._lesson_step: tuple[int, LessonStep] | None = None  # (load id, step) waiting for its model
+        # What the newest load opens the model for, if more than to show it:
+        self._session: tuple[Session, str] | None = None  # (session, file name) being opened
+        self._lesson_step: LessonStep | None = None  # a lesson step waiting for its model
+        self.opening = Latest(self.worker.submit, self._model_loaded, self._load_ended,
+                              lambda: self._load_ended(None), self._load_progress)
         self.last_error: str | None = None
         self._message_tab: QWidget | None = None  # the tab whose panel said the message on show
         self._build_panels()
+        self._build_comparison_opening()
         self._build_lessons_dock()
         self._connect_panels()
         self._build_status_bar()
@@ -136,7 +139,7 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
 
     def _build_lessons_dock(self) -> None:
         self.tour = TourState()
-        self.lessons = LessonsPanel(self.tour)
+        self.lessons = LessonsPanel(self.tour, self.submit)
         self.lessons.stepChosen.connect(self.go_to_step)
         self.lessons_dock = QDockWidget("Lessons", self)
         self.lessons_dock.setWidget(self.lessons)
@@ -235,10 +238,7 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
             if expect is None and self.map_panel.show_first_map(source, self.device):
                 first_map = True
                 self.map_panel.view.viewport().repaint()  # on screen now, before the worker's imports take the interpreter
-        self.load_id = self.worker.submit(
-            rq.LoadModel(source=source, device=self.device, expect=expect),
-            Reply(self._load_finished, lambda rid, message: self._load_ended(rid, message),
-                  lambda rid: self._load_ended(rid, None), self._load_progress))
+        self.opening.ask(rq.LoadModel(source=source, device=self.device, expect=expect))
         self.load_progress.setValue(0)
         self._show_load_progress(True)
         self.set_model_text(f"Opening {Path(source).name if source else 'the default model'}…")
@@ -278,19 +278,12 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
             self._message_tab = None
 
     # --- the model's own requests ---------------------------------------------------------------
-    def _load_progress(self, rid: int, fraction: float, stage: str, _preview: object) -> None:
-        if rid == self.load_id:
-            self.load_progress.setValue(int(fraction * 1000))
-            self.load_progress.setFormat(stage)
+    def _load_progress(self, fraction: float, stage: str, _preview: object) -> None:
+        self.load_progress.setValue(int(fraction * 1000))
+        self.load_progress.setFormat(stage)
 
-    def _load_finished(self, rid: int, summary) -> None:
-        if rid == self.load_id:
-            self._model_loaded(summary)
-
-    def _load_ended(self, rid: int, message: str | None) -> None:
+    def _load_ended(self, message: str | None) -> None:
         """A load that failed (with its message) or was cancelled (None)."""
-        if rid != self.load_id:  # an older load, superseded by the newest
-            return
         self._show_load_progress(False)
         self.set_model_text(self._model_text() if self.summary else "No model")
         if self.summary is None:
@@ -303,13 +296,13 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
             self._open_failed(f"Could not open {what}", message)
 
     def _model_loaded(self, summary) -> None:
-        if self._session is not None and self._session[0] == self.load_id:
-            _, session, name = self._session
+        if self._session is not None:
+            session, name = self._session
             self._restore(summary, session, name)
         else:
             self._show_model(summary)
-            if self._lesson_step is not None and self._lesson_step[0] == self.load_id:
-                step, self._lesson_step = self._lesson_step[1], None
+            if self._lesson_step is not None:
+                step, self._lesson_step = self._lesson_step, None
                 self._run_step(step)
 
     def _show_model(self, summary, session: Session | None = None) -> None:

@@ -10,7 +10,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QMenu
 
 from embviz.bridge import requests as rq
-from embviz.bridge.worker import Reply
+from embviz.bridge.latest import Latest
 from embviz.core.lessons import EXAMPLES
 from embviz.ui.window_files import ask_folder, ask_hub_id
 
@@ -56,22 +56,21 @@ class CompareMixin:
         if show:
             self.tabs.setCurrentWidget(self.compare)
         self.compare.opening(source_name(source))
-        self.compare_id = self.submit(
-            rq.LoadComparison(source=source, device=self.device),
-            Reply(lambda rid, summary: self._comparison_opened(rid, source, summary), self._comparison_failed,
-                  lambda rid: self._comparison_failed(rid, "Opening the model to compare with was cancelled."),
-                  lambda rid, *rest: rid == self.compare_id and self.compare.progressed(rid, *rest)))
-        return self.compare_id
+        self._comparison_source = source
+        return self.comparison_opening.ask(rq.LoadComparison(source=source, device=self.device))
 
-    def _comparison_opened(self, rid: int, source: str, summary) -> None:
-        if rid == self.compare_id:
-            self.compare.on_comparison(source, summary)
+    def _build_comparison_opening(self) -> None:
+        self._comparison_source = ""  # of the newest LoadComparison
+        self.comparison_opening = Latest(
+            self.submit, lambda summary: self.compare.on_comparison(self._comparison_source, summary),
+            self._comparison_failed,
+            lambda: self._comparison_failed("Opening the model to compare with was cancelled."),
+            lambda *progress: self.compare.progressed(*progress))
 
-    def _comparison_failed(self, rid: int, message: str) -> None:
-        if rid == self.compare_id:
-            self.last_error = message
-            self.compare.open_failed(message)
-            self.show_message(message, 30000)
+    def _comparison_failed(self, message: str) -> None:
+        self.last_error = message
+        self.compare.open_failed(message)
+        self.show_message(message, 30000)
 
     def lesson_compare(self, source: str, k: int, focus: str) -> None:
         """A lesson's comparison, its whole list and its word in focus; what is already

@@ -65,7 +65,7 @@ class SessionsMixin:
             self._restore(self.summary, session, name)
             return True
         self.open_model(session.model.source, expect=session.model.expect())
-        self._session = (self.load_id, session, name)
+        self._session = (session, name)
         return True
 
     def _open_failed(self, title: str, message: str) -> None:

@@ -5,13 +5,12 @@ prompts side by side with their difference."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import (
     QCheckBox, QGridLayout, QLabel, QLineEdit, QSpinBox, QTabWidget, QVBoxLayout, QWidget,
 )
 
 from embviz.bridge import requests as rq
-from embviz.bridge.worker import Reply
+from embviz.bridge.latest import Latest
 from embviz.state.tabs import AttributionState
 from embviz.ui import style
 from embviz.ui.binding import Bindings
@@ -19,7 +18,6 @@ from embviz.ui.panels import attribution_text as say
 from embviz.ui.panels.attribution_views import AttentionView, BlocksView, PinnedView
 from embviz.ui.panels.language_model import HIDDEN_SPACE_STRETCH, LanguageModelLoader, LanguageModelTab
 
-DEBOUNCE_MS = 300
 MAX_POSITION = 511  # the spin box's top; the core names a position past the text's end
 
 
@@ -28,10 +26,11 @@ class AttributionPanel(LanguageModelTab):
         super().__init__(submit, cancel, language_model, parent)
         self.state = AttributionState()
         self.result = None  # prompt A's AttributionResult on screen
-        self.result_b = None
         self.pattern = None  # the AttentionResult on screen
         self.pinned = None  # the PinnedResult on screen
-        self.ids = {"b": 0, "attention": 0, "pinned": 0}  # the newest request of each kind
+        self.asking_b = Latest(submit, self.on_result_b, self.on_failed)
+        self.asking_attention = Latest(submit, self.on_pattern, self.on_failed)
+        self.asking_pinned = Latest(submit, self.on_pinned, self.on_failed)
         self.blocks, self.attention, self.pinned_view = BlocksView(), AttentionView(), PinnedView()
         self.pin = self.pinned_view.pin  # on its page: the tab's top rows are the split's inputs
         self._build_inputs()
@@ -69,10 +68,6 @@ class AttributionPanel(LanguageModelTab):
         for widget, name in ((self.text, "text"), (self.token, "token"), (self.pin, "pinned"),
                              (self.text_b, "text_b"), (self.position, "position"), (self.compare, "compare")):
             self.bindings.bind(widget, name)
-        self.timer = QTimer(self)
-        self.timer.setSingleShot(True)
-        self.timer.setInterval(DEBOUNCE_MS)
-        self.timer.timeout.connect(self.run)
         for edit in (self.text, self.token, self.pin, self.text_b):
             edit.textChanged.connect(self.timer.start)
         self.position.valueChanged.connect(self.timer.start)
@@ -95,7 +90,8 @@ class AttributionPanel(LanguageModelTab):
 
     # --- model, text and choices -------------------------------------------------------------------
     def on_model(self, summary, restore: AttributionState | None = None) -> None:
-        self.request_id = 0
+        for asking in (self.asking, self.asking_b, self.asking_attention, self.asking_pinned):
+            asking.forget()
         self._clear()
         self.loading.show_loading(False)
         if restore is None:
@@ -138,8 +134,7 @@ class AttributionPanel(LanguageModelTab):
             "Type a prompt: the bars show which blocks wrote the model's guess for the token after it."
 
     def ask(self) -> None:
-        self.request_id = self.submit(rq.Attribution(self.state.text, self._token(), self._position()),
-                                      Reply(self.on_result, self.on_failed))
+        self.asking.ask(rq.Attribution(self.state.text, self._token(), self._position()))
         self._ask_pinned()
 
     def _ask_pinned(self) -> None:
@@ -148,20 +143,16 @@ class AttributionPanel(LanguageModelTab):
             self.pinned = None
             self.pinned_view.clear()
             return
-        self.ids["pinned"] = self.submit(rq.PinnedTokens(self.state.text, tokens, self._position()),
-                                         Reply(self.on_pinned, self.on_failed))
+        self.asking_pinned.ask(rq.PinnedTokens(self.state.text, tokens, self._position()))
 
     def _ask_attention(self) -> None:
         result = self.result
-        self.ids["attention"] = self.submit(
-            rq.Attention(self.state.text, self.state.head_block, self.state.head, result.target_id, result.position),
-            Reply(self.on_pattern, self.on_failed))
+        self.asking_attention.ask(
+            rq.Attention(self.state.text, self.state.head_block, self.state.head, result.target_id, result.position))
 
     # --- results ----------------------------------------------------------------------------------
-    def on_result(self, rid: int, result) -> None:
-        if rid != self.request_id:
-            return
-        self.result, self.result_b = result, None
+    def on_result(self, result) -> None:
+        self.result = result
         self.views.show()
         self._say("  ".join(result.notes))
         self.token.setPlaceholderText(say.label(result.target) if not self._token() else "")
@@ -171,40 +162,32 @@ class AttributionPanel(LanguageModelTab):
         self.attention.show_ranking(result, (self.state.head_block, self.state.head))
         self._ask_attention()
         if self.state.compare and self.state.text_b.strip():
-            self.ids["b"] = self.submit(rq.Attribution(self.state.text_b, result.target_id, None),
-                                        Reply(self.on_result_b, self.on_failed))
+            self.asking_b.ask(rq.Attribution(self.state.text_b, result.target_id, None))
         else:
             self.blocks.show_one(result)
             self._tell()
 
-    def on_result_b(self, rid: int, result) -> None:
-        if rid == self.ids["b"] and self.result is not None:
-            self.result_b = result
+    def on_result_b(self, result) -> None:
+        if self.result is not None:
             self.blocks.show_two(self.result, result)
             self._tell()
 
-    def on_pattern(self, rid: int, pattern) -> None:
-        if rid == self.ids["attention"]:
-            self.pattern = pattern
-            self.attention.show_pattern(pattern)
-            self._tell()
+    def on_pattern(self, pattern) -> None:
+        self.pattern = pattern
+        self.attention.show_pattern(pattern)
+        self._tell()
 
-    def on_pinned(self, rid: int, result) -> None:
-        if rid == self.ids["pinned"]:
-            self.pinned = result
-            self.pinned_view.show_pinned(result)
-            self._tell()
+    def on_pinned(self, result) -> None:
+        self.pinned = result
+        self.pinned_view.show_pinned(result)
+        self._tell()
 
     def _tell(self) -> None:
         """The sentence of the page on screen, under the pages: one line of room for all three."""
         self.sentence.setText(self.views.currentWidget().sentence if self.result is not None else "")
 
-    def on_failed(self, rid: int, message: str) -> None:
-        if rid == self.request_id or rid in self.ids.values():
-            self._say(message, error=True)
-
     def _clear(self) -> None:
-        self.result = self.result_b = self.pattern = self.pinned = None
+        self.result = self.pattern = self.pinned = None
         self.views.hide()  # no empty axes before an answer
         self.sentence.setText("")
         self._say("")

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from embviz.bridge import requests as rq
-from embviz.bridge.worker import Reply
+from embviz.bridge.latest import Latest
 from embviz.state.tabs import COMPARE_K_RANGE, CompareState
 from embviz.ui import style
 from embviz.ui.binding import Bindings
@@ -41,7 +41,9 @@ class ComparePanel(QWidget):
         self.view = None  # the last CompareView, None until one is computed
         self.labels: list[str] = []
         self.names = ("", "")  # A's and B's model names
-        self.request_id = self.token_id = 0
+        self.comparing = Latest(submit, self.on_result, self._ended,
+                                lambda: self._ended("The comparison was cancelled."), self.progressed)
+        self.asking_token = Latest(submit, self._token_result, self._token_failed)
         self._build_controls()
         self._build_body()
         self._lay_out()
@@ -130,7 +132,8 @@ class ComparePanel(QWidget):
     def reset(self, text: str) -> None:
         """No comparison on screen (none yet, or the one shown was dropped): `text` says why."""
         self.view = None
-        self.request_id = self.token_id = 0
+        self.comparing.forget()
+        self.asking_token.forget()
         self.source.setText(text)
         self.rule = ""
         self.show_rule.setVisible(False)
@@ -192,7 +195,7 @@ class ComparePanel(QWidget):
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.open()  # not modal: the window stays usable
 
-    def progressed(self, rid: int, fraction: float, stage: str, _preview=None) -> None:
+    def progressed(self, fraction: float, stage: str, _preview: object = None) -> None:
         self.progress.setValue(int(fraction * 1000))
         self.progress.setFormat(stage or "%p%")
 
@@ -203,17 +206,13 @@ class ComparePanel(QWidget):
         self.message.setText("")
         self.progress.setValue(0)
         self._busy(True)
-        self.request_id = self.submit(rq.Compare(k=self.state.k), Reply(
-            self.on_result, self._ended, lambda rid: self._ended(rid, "The comparison was cancelled."),
-            lambda rid, *rest: rid == self.request_id and self.progressed(rid, *rest)))
+        self.comparing.ask(rq.Compare(k=self.state.k))
 
     def cancel_running(self) -> None:
         for channel in (rq.Compare.channel, rq.LoadComparison.channel):
             self.cancel(channel)
 
-    def on_result(self, rid: int, view) -> None:
-        if rid != self.request_id:
-            return
+    def on_result(self, view) -> None:
         self._busy(False)
         self.view = view
         self.histogram.set_scores(view.jaccard)
@@ -228,25 +227,21 @@ class ComparePanel(QWidget):
         """A shared word's dominoes (as matched: "march"); it becomes the tab's focused token."""
         self.state.token = word
         k = self.view.k if self.view is not None else self.state.k  # the k of the scores listed
-        self.token_id = self.submit(rq.CompareToken(token=word, k=k),
-                                    Reply(self._token_result, self._token_failed))
+        self.asking_token.ask(rq.CompareToken(token=word, k=k))
 
     def _token_clicked(self, token_id: int) -> None:
         self.show_token(self.view.words[self._position[token_id]])
         self.highlight.emit([token_id])
 
-    def _token_result(self, rid: int, found) -> None:
-        if rid == self.token_id:
-            self.dominoes.show_view(found, self.view.k if self.view is not None else self.state.k)
+    def _token_result(self, found) -> None:
+        self.dominoes.show_view(found, self.view.k if self.view is not None else self.state.k)
 
-    def _token_failed(self, rid: int, message: str) -> None:
-        if rid == self.token_id:
-            self.dominoes.clear(message)
+    def _token_failed(self, message: str) -> None:
+        self.dominoes.clear(message)
 
-    def _ended(self, rid: int, message: str) -> None:
-        if rid == self.request_id:
-            self._busy(False)
-            self.message.setText(message)
+    def _ended(self, message: str) -> None:
+        self._busy(False)
+        self.message.setText(message)
 
     # --- the list ---------------------------------------------------------------------------------
     def set_range(self, low: float, high: float) -> None:

@@ -12,7 +12,6 @@ from PySide6.QtWidgets import (
 )
 
 from embviz.bridge import requests as rq
-from embviz.bridge.worker import Reply
 from embviz.ui.formatting import percent_labels
 from embviz.state.tabs import LensState
 from embviz.ui import style
@@ -21,7 +20,6 @@ from embviz.ui.widgets import next_frame, side_by_side
 from embviz.ui.binding import Bindings
 from embviz.ui.panels.language_model import HIDDEN_SPACE_STRETCH, LanguageModelLoader, LanguageModelTab
 
-DEBOUNCE_MS = 150
 CELL_CHARS = 9  # a cell shows this many characters of its token; the tooltip has all of it
 NORM_WHY = ("The model's last block goes through a final norm before the output head; reading every layer "
             "the same way is what makes the early ones readable. Untick to see the raw residual stream.")
@@ -291,17 +289,19 @@ class LensGrid(QTableView):
 
 
 class LensPanel(LanguageModelTab):
+    DEBOUNCE_MS = 150
     # (text, position, token): a double-clicked cell, to be split by the Attribution tab. A double
     # click, so that clicking through cells for their bars keeps the lens on screen.
     attributionAsked = Signal(str, int, str)
 
     def __init__(self, submit, cancel, language_model: LanguageModelLoader, parent=None) -> None:
         super().__init__(submit, cancel, language_model, parent)
-        self.shown_id = 0  # the request whose grid is on screen
+        self.shown_id = 0  # the request whose grid is on screen (what the benchmark waits for)
         self.result = None  # the LensResult on screen
-        # The request whose columns are being drawn as they come (previews), the grid
-        # positions drawn so far, and the result that was on screen before them.
-        self.preview_id = 0
+        # Whether columns are being drawn as they come (previews) and whether the newest request's
+        # are among them yet, the grid positions drawn so far, and the result on screen before them.
+        self.previewing = False
+        self.preview_started = False
         self.drawn: set[int] = set()
         self.before_preview = None
         self.cell: tuple[int, int] | None = None  # (layer, position) whose bars are shown
@@ -315,10 +315,6 @@ class LensPanel(LanguageModelTab):
         self.bindings = Bindings(self.state)
         self.bindings.bind(self.text, "text")
         self.bindings.bind(self.final_norm, "final_norm")
-        self.timer = QTimer(self)
-        self.timer.setSingleShot(True)
-        self.timer.setInterval(DEBOUNCE_MS)
-        self.timer.timeout.connect(self.run)
         self.text.textChanged.connect(self.timer.start)
         self.final_norm.toggled.connect(self.run)
         self.table = LensTable(self)
@@ -377,7 +373,7 @@ class LensPanel(LanguageModelTab):
 
     # --- model and text -------------------------------------------------------------------------
     def on_model(self, summary, restore: LensState | None = None) -> None:
-        self.request_id = 0
+        self.asking.forget()
         self._clear()
         self.loading.show_loading(False)
         if restore is not None:
@@ -393,30 +389,30 @@ class LensPanel(LanguageModelTab):
             "Type some text: each layer's guess for the token after each of its tokens appears here."
 
     def ask(self) -> None:
-        self.request_id = self.submit(rq.Lens(text=self.state.text, final_norm=self.state.final_norm),
-                                      Reply(self.on_result, self.on_failed, progress=self.on_columns))
+        self.preview_started = False
+        self.asking.ask(rq.Lens(text=self.state.text, final_norm=self.state.final_norm))
 
     # --- results ------------------------------------------------------------------------------
-    def on_columns(self, rid: int, _fraction: float, _stage: str, preview) -> None:
+    def on_progress(self, _fraction: float, _stage: str, preview) -> None:
         """Columns of the grid as they are read, the last position's (the model's own
         answer through every layer) first: a few at a time, each drawn between two frames."""
         cells = getattr(preview, "cells", None)
-        if rid != self.request_id or cells is None:
+        if cells is None:
             return
-        if self.preview_id != rid:
-            self.before_preview = self.result if self.preview_id == 0 else self.before_preview
-            self.result, self.preview_id, self.drawn = None, rid, set()
+        if not self.preview_started:
+            self.before_preview = self.before_preview if self.previewing else self.result
+            self.result, self.drawn = None, set()
+            self.previewing = self.preview_started = True
             kept = self._start_grid(preview)
             self._fit_columns(None, kept)  # once: a preview changes no width, so no layout while the grid fills in
         self.table.put(cells, preview.positions)
         self.drawn.update(preview.positions)
 
-    def on_result(self, rid: int, result) -> None:
-        if rid != self.request_id:
-            return
-        previewed = self.preview_id == rid
-        previous = self.before_preview if self.preview_id else self.result
-        self.result, self.shown_id, self.preview_id, self.before_preview = result, rid, 0, None
+    def on_result(self, result) -> None:
+        previewed = self.preview_started
+        previous = self.before_preview if self.previewing else self.result
+        self.result, self.shown_id, self.before_preview = result, self.asking.id, None
+        self.previewing = self.preview_started = False
         self._say("  ".join(result.notes))
         if not (previewed and len(self.drawn) == len(result.tokens)):  # else every cell is drawn already
             self._start_grid(result)
@@ -517,13 +513,9 @@ class LensPanel(LanguageModelTab):
         if self.result is not None:
             QTimer.singleShot(0, self._share_width)  # after the grid has its new width
 
-    def on_failed(self, rid: int, message: str) -> None:
-        if rid == self.request_id:
-            self._say(message, error=True)
-
     def _clear(self) -> None:
         self.result = None
-        self.preview_id, self.drawn, self.before_preview = 0, set(), None
+        self.previewing, self.preview_started, self.drawn, self.before_preview = False, False, set(), None
         self.splitter.hide()  # no empty grid or axes before an answer
         self.grid.frame(None)
         self.table.clear()
