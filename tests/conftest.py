@@ -101,13 +101,30 @@ def window(qapp, tmp_path):
     win.close()
 
 
+@pytest.fixture
+def smol(qtbot, window):
+    """The window (a fresh one per test) with the default model's map drawn."""
+    window.open_model(None)
+    qtbot.waitUntil(lambda: "PCA of 49,152 rows" in window.map_panel.status.text(), timeout=120_000)
+    return window
+
+
+@pytest.fixture
+def normal_text_size():
+    """The text size a test changes is put back after it."""
+    from embviz.ui import style
+
+    yield
+    style.set_text_scale(1.0)
+
+
 @pytest.fixture(scope="session")
 def default_model():
     from embviz.core import open_checkpoint
 
     try:
         return open_checkpoint(None, "cpu")
-    except Exception as exc:  # pragma: no cover - only without the package
+    except Exception as exc:  # noqa: BLE001 - only without the package  # pragma: no cover
         pytest.fail(f"the default model could not be opened: {exc}")
 
 

@@ -10,8 +10,10 @@ from PySide6.QtCore import QRect
 
 from embviz.state.lesson_tour import STEPS
 
-from test_gui import smol, wait_for  # noqa: F401 - smol is a fixture
-from test_projector_layout import normal_text_size, on_screen  # noqa: F401 - a fixture
+from helpers import wait_for
+from test_projector_layout import on_screen
+
+pytestmark = pytest.mark.usefixtures("normal_text_size")
 
 TEXT = "The capital of France is"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from test_gui import smol, wait_for  # noqa: F401 - smol is a fixture
+from helpers import wait_for
 
 
 @pytest.mark.default_model

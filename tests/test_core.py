@@ -381,7 +381,7 @@ def test_torch_tsne_gradient_matches_opentsne():
     from embviz.core.maps.tsne_gradient import TorchObjective
 
     rng = np.random.default_rng(0)
-    P = _tsne_affinities(rng.normal(size=(1500, 10))).P
+    P = _tsne_affinities(rng.normal(size=(1500, 10))).P  # noqa: N806 - t-SNE's name for the affinities
     y = rng.normal(size=(1500, 2)) * 5  # a span under 50 units: both use the 50-box grid
     fft = {"n_interpolation_points": 3, "min_num_intervals": 50, "ints_in_interval": 1}
     kl_ref, g_ref = kl_divergence_fft(y, P, 1, fft, should_eval_error=True)

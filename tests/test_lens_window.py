@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt
 from embviz.state.session import load_session, save_session
 from embviz.state.tabs import DriftState, LensState
 
-from test_gui import smol, wait_for  # noqa: F401 - smol is a fixture
+from helpers import wait_for
 from test_lm_process import _lens_panel
 
 

@@ -7,7 +7,7 @@ from PySide6.QtCore import Qt
 
 from embviz.state.lesson_tour import STEPS, TourState
 
-from test_gui import menu_action, wait_for
+from helpers import menu_action, wait_for
 
 
 def test_the_tour_walks_back_and_forth_within_its_steps():

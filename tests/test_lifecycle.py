@@ -15,7 +15,7 @@ from embviz.bridge import requests as rq
 from embviz.bridge import registry
 from embviz.bridge import worker as worker_module
 from embviz.bridge.worker import ComputeWorker
-from test_gui import wait_until_idle
+from helpers import wait_until_idle
 
 END_SIGNALS = ("finished", "failed", "cancelled")
 

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QLineEdit
 
 from embviz.ui import style, window_files
 
-from test_gui import smol, wait_for  # noqa: F401 - smol is a fixture
+from helpers import wait_for
 
 SCREENS = [(1024, 700, 1.0), (1024, 700, 1.5), (1920, 1080, 2.5)]
 MIN_TABLE_ROWS = 3
@@ -20,10 +20,7 @@ LESSONS_MAX_SHARE = 0.3
 PLANE_MIN_HEIGHT = 90  # pixels at 100 % text
 
 
-@pytest.fixture(autouse=True)
-def normal_text_size():
-    yield
-    style.set_text_scale(1.0)
+pytestmark = pytest.mark.usefixtures("normal_text_size")
 
 
 def settle(qtbot) -> None:

@@ -21,7 +21,7 @@ from embviz.state.tabs import (
 from embviz.ui import style
 
 from conftest import make_tiny_model
-from test_gui import menu_action, smol, wait_for  # noqa: F401 - smol is a fixture
+from helpers import menu_action, wait_for
 
 
 @pytest.fixture(autouse=True)

@@ -9,7 +9,7 @@ from PySide6.QtCore import QPointF, Qt
 
 from embviz.ui.formatting import percent_labels
 from embviz.ui import style
-from test_gui import wait_for
+from helpers import wait_for
 
 
 def _decimals(label: str) -> int:

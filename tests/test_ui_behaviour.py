@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QApplication
 from embviz.state.tabs import MapState
 from embviz.ui.panels.map_names import SELECTION_SET
 from embviz.ui.plots.map_select import rectangle
-from test_gui import smol, wait_for  # noqa: F401 - smol is a fixture
+from helpers import wait_for
 
 
 def collect(signal) -> list[str]:

@@ -6,7 +6,7 @@ import pytest
 
 from embviz.bridge import requests as rq
 from embviz.bridge.worker import ComputeWorker
-from test_gui import wait_until_idle
+from helpers import wait_until_idle
 
 
 @pytest.fixture

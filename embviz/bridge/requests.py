@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar
 
+import numpy as np
+
 from embviz.state.tab_state import field_default
 from embviz.state.tabs import CLUSTERS_K, FIRST_ROWS, SEARCH_LIMIT, AnalogyState, NeighboursState
 
@@ -49,7 +51,7 @@ class LoadModel(Request):
 
     source: str | None = None
     device: str = "auto"
-    expect: dict | None = None  # a saved session's model fingerprint (and name) it must match
+    expect: dict[str, Any] | None = None  # a saved session's model fingerprint (and name) it must match
     channel = "load"
     lane = MODELS
     needs_model = False  # it makes the next model; the one it was asked of does not matter
@@ -243,8 +245,8 @@ class Faithfulness(Request):
     """How many of each row's 10 nearest rows in the table a drawn map keeps. Asked
     after the map is drawn, on the long lane: a lookup never waits for it."""
 
-    ids: object = None  # the map's row ids (numpy)
-    coords: object = None  # and its coordinates
+    ids: np.ndarray | None = None  # the map's row ids
+    coords: np.ndarray | None = None  # and its coordinates
     channel = "faithfulness"
     lane = LONG
 
@@ -257,8 +259,8 @@ class Clusters(Request):
 
     method: str = "graph"  # or "kmeans", or "hdbscan"
     k: int = CLUSTERS_K
-    ids: object = None  # the map's row ids (numpy)
-    coords: object = None  # and its coordinates (HDBSCAN clusters those)
+    ids: np.ndarray | None = None  # the map's row ids
+    coords: np.ndarray | None = None  # and its coordinates (HDBSCAN clusters those)
     channel = "clusters"
     lane = LONG
 
@@ -268,7 +270,7 @@ class PointValues(Request):
     """A value per map point to colour it by: its token kind, its id or its row's length."""
 
     by: str = "kind"  # or "id", "norm"
-    ids: object = None  # the map's row ids (numpy)
+    ids: np.ndarray | None = None  # the map's row ids
     channel = "point-values"
 
 

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from PySide6.QtCore import QObject, Signal
 
 from embviz.bridge import requests as rq
-from embviz.core.errors import Cancelled, EmbvizError, first_line
+from embviz.core.errors import Cancelled, EmbvizError, ProgressFn, first_line
 
 if TYPE_CHECKING:  # the handlers import torch: the first job imports them, so the window shows first
     from embviz.core.model import EmbeddingModel
@@ -264,7 +264,7 @@ class ComputeWorker(QObject):
         except Cancelled:
             self.cancelled.emit(channel, rid)
             return
-        except Exception as exc:  # a bug must not kill the lane; the user still gets a message
+        except Exception as exc:  # noqa: BLE001 - a bug must not kill the lane; the user still gets a message
             if job.cancel.is_set():
                 self.cancelled.emit(channel, rid)  # it failed because it was stopped
             else:
@@ -303,7 +303,7 @@ class ComputeWorker(QObject):
                 self.finished.emit(channel, rid, result)
 
 
-def run_request(model, request: rq.Request, progress) -> Any:
+def run_request(model: EmbeddingModel | ModelPair | None, request: rq.Request, progress: ProgressFn) -> Any:
     """The handler registered for the request's type, run on `model`; the handlers are
     imported by the first request, on its lane, not by the window."""
     from embviz.bridge.handlers import run_request as run

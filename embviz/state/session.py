@@ -22,7 +22,7 @@ import numpy as np
 from embviz.core.errors import EmbvizError
 from embviz.core.readers.regular_file import npy_from_bytes, open_regular, shown
 from embviz.state.settings import atomic_write_bytes
-from embviz.state.tab_state import TAB_STATES, field_choices, field_range
+from embviz.state.tab_state import TAB_STATES, field_choices, field_range, key_of
 from embviz.state.tabs import (
     FIRST_ROWS, CompareState, LogitsState, MapState, NeighboursState, ProjectionState, PromptState, WordSetsState,
 )
@@ -157,7 +157,7 @@ def load_session(path: str | Path) -> Session:
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         raise SessionError(f"{name} is damaged: its session.json is not valid JSON.") from None
     except (OSError, ValueError, EOFError, NotImplementedError, zipfile.LargeZipFile) as exc:
-        raise SessionError(f"{name} could not be read: {shown(exc)}") from None
+        raise SessionError(f"{name} could not be read: {shown(str(exc))}") from None
     try:
         return _from_json(doc, arrays)
     except SessionError as exc:
@@ -225,11 +225,11 @@ class _Reading(NamedTuple):
     arrays: dict[str, np.ndarray] | None
 
 
-def _simple_state(cls: type, data: dict, _reading: _Reading) -> Any:
-    return cls(**_simple_fields(cls, data, cls.tab_key))
+def _simple_state(cls: type, data: dict[str, Any], _reading: _Reading) -> Any:
+    return cls(**_simple_fields(cls, data, key_of(cls)))
 
 
-def _map_state(cls: type, m: dict, reading: _Reading) -> MapState:
+def _map_state(cls: type, m: dict[str, Any], reading: _Reading) -> MapState:
     state = MapState(**_simple_fields(MapState, m, "map"))
     ticked = m.get("word_sets", [])
     if not isinstance(ticked, list) or not all(isinstance(n, str) for n in ticked):
@@ -241,13 +241,13 @@ def _map_state(cls: type, m: dict, reading: _Reading) -> MapState:
     return state
 
 
-def _logits_state(cls: type, logits: dict, reading: _Reading) -> LogitsState:
+def _logits_state(cls: type, logits: dict[str, Any], reading: _Reading) -> LogitsState:
     state = LogitsState(**_simple_fields(LogitsState, logits, "logits"))
     state.prompt = _prompt(logits.get("prompt", []), reading.vocab_size)
     return state
 
 
-def _neighbours_state(cls: type, neighbours: dict, reading: _Reading) -> NeighboursState:
+def _neighbours_state(cls: type, neighbours: dict[str, Any], reading: _Reading) -> NeighboursState:
     state = NeighboursState(**_simple_fields(NeighboursState, neighbours, "neighbours"))
     query = neighbours.get("query")
     if isinstance(query, list):
@@ -260,7 +260,7 @@ def _neighbours_state(cls: type, neighbours: dict, reading: _Reading) -> Neighbo
     return state
 
 
-def _compare_state(cls: type, compare: dict, _reading: _Reading) -> CompareState:
+def _compare_state(cls: type, compare: dict[str, Any], _reading: _Reading) -> CompareState:
     state = CompareState(**_simple_fields(CompareState, compare, "compare"))
     state.source = compare.get("source")
     if state.source is not None and not isinstance(state.source, str):
@@ -269,7 +269,7 @@ def _compare_state(cls: type, compare: dict, _reading: _Reading) -> CompareState
 
 
 # The states with fields beyond plain numbers, switches and text: read and checked by hand.
-READERS: dict[type, Callable[[type, dict, _Reading], Any]] = {
+READERS: dict[type, Callable[[type, dict[str, Any], _Reading], Any]] = {
     MapState: _map_state, LogitsState: _logits_state, NeighboursState: _neighbours_state, CompareState: _compare_state,
 }
 
@@ -283,14 +283,14 @@ def _tab(value: Any) -> str:
     raise SessionError(f"tab has an unusable value ({_short(value)})")
 
 
-def _obj(doc: dict, key: str, where: str | None = None) -> dict:
+def _obj(doc: dict[str, Any], key: str, where: str | None = None) -> dict[str, Any]:
     value = doc.get(key, {})
     if not isinstance(value, dict):
         raise SessionError(f"{where or key} is not an object")
     return value
 
 
-def _simple_fields(cls, data: dict, where: str) -> dict[str, Any]:
+def _simple_fields(cls: type, data: dict[str, Any], where: str) -> dict[str, Any]:
     """The fields of `cls` whose defaults are a bool, int, float or text, taken from
     `data` where present and checked to be of that kind (and one of its choices, within its range)."""
     out: dict[str, Any] = {}

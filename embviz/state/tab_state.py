@@ -20,10 +20,14 @@ def tab_state(key: str) -> Callable[[T], T]:
         if key in TAB_STATES and TAB_STATES[key] is not cls:
             raise ValueError(f"the tab {key!r} already has a state ({TAB_STATES[key].__name__})")
         TAB_STATES[key] = cls
-        cls.tab_key = key  # type: ignore[attr-defined]
         return cls
 
     return register
+
+
+def key_of(cls: type) -> str:
+    """The key the tab state class `cls` was registered under."""
+    return next(key for key, state in TAB_STATES.items() if state is cls)
 
 
 def ranged(default: Any, low: float, high: float) -> Any:

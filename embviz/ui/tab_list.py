@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 from PySide6.QtWidgets import QWidget
 
+from embviz.state.tab_state import key_of
 from embviz.state.tabs import (
     AnalogyState, AttributionState, CompareState, DriftState, LensState, LogitsState, MapState, NeighboursState,
     VectorsState,
@@ -51,7 +52,7 @@ class TabSpec:
 
     @property
     def key(self) -> str:
-        return str(self.state.tab_key)  # type: ignore[attr-defined]
+        return key_of(self.state)
 
     def make(self, services: TabServices) -> QWidget:
         return self.panel()(*(getattr(services, name) for name in self.takes))

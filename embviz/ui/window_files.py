@@ -85,7 +85,9 @@ class FilesMixin:
         self.recent_menu.setEnabled(bool(self.settings.recent_models))
 
     def open_file_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open a checkpoint", "", "Checkpoints and word vectors (*.gguf *.safetensors *.pt *.pth *.bin *.gz *.txt *.vec *.npy *.kv *.model);;embviz sessions (*.embviz);;All files (*)")
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Open a checkpoint", "", "Checkpoints and word vectors (*.gguf *.safetensors *.pt *.pth *.bin *.gz *.txt *.vec "
+            "*.npy *.kv *.model);;embviz sessions (*.embviz);;All files (*)")
         if path:
             self.open_path(path)
 

@@ -25,7 +25,10 @@ from embviz.ui.panels.map_colour import ColourByMixin
 from embviz.ui.panels.map_selecting import SelectionMixin
 from embviz.ui.panels.map_sets import WordSetsMixin
 from embviz.state.word_sets import parse_word_list
-from embviz.ui.panels.map_names import DRAG_MODES, HOVER_HINT, INSTANT, METHOD_NAMES, METHOD_SHORT, SEARCH_DEBOUNCE_MS, SEARCH_SET, SEARCH_WIDTH, SIDE_WIDTH, SUBSETS, combo
+from embviz.ui.panels.map_names import (
+    DRAG_MODES, HOVER_HINT, INSTANT, METHOD_NAMES, METHOD_SHORT, SEARCH_DEBOUNCE_MS, SEARCH_SET, SEARCH_WIDTH, SIDE_WIDTH, SUBSETS,
+    combo,
+)
 
 FIRST_MAP_LABELS = 200_000
 

@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from bench.run import median_time
+from bench.figures import Context, Figure
+from bench.measure import median_time
 from bench.synthetic import BIG_QUICK, BIG_ROWS, write_word2vec_clusters
 
 FIGURE = 17
@@ -121,8 +122,8 @@ def search_seconds(args, model, record) -> None:
            f"the first search of a vocabulary joins its lowered texts: {first:.2f} s")
 
 
-def fig_big_maps(args, record) -> None:
-    """Records its rows through `record` (bench.run.record)."""
+def run(ctx: Context) -> None:
+    args, record = ctx.args, ctx.record
     from embviz.core.device import every_idle_core
     from embviz.state.map_estimate import map_seconds, place_seconds
     from embviz.core.maps.knn import neighbour_preservation
@@ -221,3 +222,6 @@ def fig_big_maps(args, record) -> None:
     record(FIGURE, f"t-SNE of {sample:,} sampled rows of the first {mapped.size:,}, the others placed", took, "s",
            estimated, "the estimate the map panel shows", goal("≤ 2× its estimate"),
            f"{cpu:.0f} s of CPU time (this process and the t-SNE's child); {faithful.caption()}")
+
+
+FIGURE = Figure(17, run, order=420)
