@@ -146,7 +146,11 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
         self.lessons_dock.setAllowedAreas(Qt.DockWidgetArea.LeftDockWidgetArea | Qt.DockWidgetArea.RightDockWidgetArea)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.lessons_dock)
         self.lessons_dock.hide()
-        self.lessons_dock.visibilityChanged.connect(lambda visible: visible and self._size_lessons())
+        self.lessons_dock.visibilityChanged.connect(self._lessons_shown)
+
+    def _lessons_shown(self, visible: bool) -> None:
+        if visible:
+            self._size_lessons()
 
     def _connect_panels(self) -> None:
         self._connect_panel(self.map_panel)

@@ -13,6 +13,7 @@ from embviz.bridge import requests as rq
 from embviz.bridge.latest import Latest
 from embviz.core.lessons import EXAMPLES
 from embviz.ui.window_files import ask_folder, ask_hub_id
+from embviz.ui.window_host import WindowHost
 
 DEFAULT_SOURCE = ""  # how LoadComparison names the default model (None means no second model)
 
@@ -21,7 +22,7 @@ def source_name(source: str) -> str:
     return Path(source).name if source else "the default model"
 
 
-class CompareMixin:
+class CompareMixin(WindowHost):
     def _build_compare_menu(self, file_menu: QMenu) -> None:
         menu = file_menu.addMenu("Compare with…")
         for text, slot in (("File…", self.compare_file_dialog), ("Folder…", self.compare_folder_dialog),

@@ -17,6 +17,7 @@ from embviz.ui.tables import rows_to_text
 from embviz.ui.export import export_picture
 from embviz.bridge.worker import Reply
 from embviz.ui.tab_list import TABS
+from embviz.ui.window_host import WindowHost
 
 
 
@@ -30,7 +31,7 @@ def ask_hub_id(parent: QWidget, title: str, prompt: str) -> str:
     repo, ok = QInputDialog.getText(parent, title, prompt)
     return repo.strip() if ok else ""
 
-class FilesMixin:
+class FilesMixin(WindowHost):
     def export_picture(self, path: str | Path) -> Path:
         """The current tab's plot or table with its caption: .svg, else PNG at 2×."""
         widget, caption = self.tabs.currentWidget().picture()

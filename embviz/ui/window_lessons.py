@@ -8,13 +8,14 @@ from PySide6.QtCore import Qt
 
 from embviz.bridge import requests as rq
 from embviz.state.lesson_tour import LessonStep
+from embviz.ui.window_host import WindowHost
 
 
 LESSONS_MAX_SHARE = 0.3  # of the window's width: the tabs keep the rest
 LESSONS_SHARE = 0.28  # the width the lessons open at, under the cap
 
 
-class LessonsMixin:
+class LessonsMixin(WindowHost):
     def show_lessons(self) -> None:
         self.lessons_dock.show()
         self.lessons_dock.raise_()

@@ -12,6 +12,7 @@ from embviz.core.lessons import EXAMPLES, LESSONS
 from embviz.ui import style
 from embviz.ui.tab_list import TABS
 from embviz.ui.window_tabs import WINDOW_KEYS, WindowKeys
+from embviz.ui.window_host import WindowHost
 
 
 HELP_KEYS = (
@@ -31,7 +32,7 @@ HELP_KEYS = (
 )
 
 
-class MenusMixin:
+class MenusMixin(WindowHost):
     def _build_menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
         for text, shortcut, slot in (

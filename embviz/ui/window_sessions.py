@@ -13,9 +13,10 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 from embviz.bridge import requests as rq
 from embviz.state.session import SUFFIX, ModelRef, Session, SessionError, load_session, save_session
 from embviz.ui import style
+from embviz.ui.window_host import WindowHost
 
 
-class SessionsMixin:
+class SessionsMixin(WindowHost):
     def session_state(self) -> Session | None:
         """Every tab's state and the model they belong to; None with no model open."""
         if self.summary is None:

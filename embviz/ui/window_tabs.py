@@ -3,6 +3,8 @@ window-wide keys a focused field would otherwise take."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from PySide6.QtCore import QEvent, QObject, QSize, Qt
 from PySide6.QtGui import QKeyEvent, QKeySequence
 from PySide6.QtWidgets import QFrame, QScrollArea, QTabWidget, QWidget
@@ -45,13 +47,14 @@ class PanelTabs(QTabWidget):
         self.addTab(page, name)
         return page
 
-    def _panel(self, page: QWidget | None) -> QWidget | None:
+    def _panel(self, page: QWidget | None) -> Any:
         return page.widget() if isinstance(page, QScrollArea) else page
 
-    def currentWidget(self) -> QWidget | None:
+    # A tab's panel (tab_list's kind of widget), or None for a tab not built yet.
+    def currentWidget(self) -> Any:
         return self._panel(super().currentWidget())
 
-    def widget(self, index: int) -> QWidget | None:
+    def widget(self, index: int) -> Any:
         return self._panel(super().widget(index))
 
     def indexOf(self, panel: QWidget) -> int:

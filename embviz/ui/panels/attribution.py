@@ -5,6 +5,8 @@ prompts side by side with their difference."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from PySide6.QtWidgets import (
     QCheckBox, QGridLayout, QLabel, QLineEdit, QSpinBox, QTabWidget, QVBoxLayout, QWidget,
 )
@@ -25,7 +27,8 @@ class AttributionPanel(LanguageModelTab):
     def __init__(self, submit, cancel, language_model: LanguageModelLoader, parent=None) -> None:
         super().__init__(submit, cancel, language_model, parent)
         self.state = AttributionState()
-        self.result = None  # prompt A's AttributionResult on screen
+        self.result: Any = None  # prompt A's AttributionResult on screen
+        self.result_b: Any = None  # prompt B's, beside it when the two are compared
         self.pattern = None  # the AttentionResult on screen
         self.pinned = None  # the PinnedResult on screen
         self.asking_b = Latest(submit, self.on_result_b, self.on_failed)
@@ -152,7 +155,7 @@ class AttributionPanel(LanguageModelTab):
 
     # --- results ----------------------------------------------------------------------------------
     def on_result(self, result) -> None:
-        self.result = result
+        self.result, self.result_b = result, None
         self.views.show()
         self._say("  ".join(result.notes))
         self.token.setPlaceholderText(say.label(result.target) if not self._token() else "")
@@ -169,6 +172,7 @@ class AttributionPanel(LanguageModelTab):
 
     def on_result_b(self, result) -> None:
         if self.result is not None:
+            self.result_b = result
             self.blocks.show_two(self.result, result)
             self._tell()
 
@@ -187,7 +191,7 @@ class AttributionPanel(LanguageModelTab):
         self.sentence.setText(self.views.currentWidget().sentence if self.result is not None else "")
 
     def _clear(self) -> None:
-        self.result = self.pattern = self.pinned = None
+        self.result = self.result_b = self.pattern = self.pinned = None
         self.views.hide()  # no empty axes before an answer
         self.sentence.setText("")
         self._say("")

@@ -9,9 +9,10 @@ import numpy as np
 from embviz.bridge import requests as rq
 from embviz.ui.plots import colouring
 from embviz.ui.panels.map_names import clusters_summary
+from embviz.ui.panels.map_host import MapHost
 
 
-class ColourByMixin:
+class ColourByMixin(MapHost):
     def _show_cluster_controls(self) -> None:
         clusters = self.state.colour_by == "cluster"
         self.cluster_method.setVisible(clusters)

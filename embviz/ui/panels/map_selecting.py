@@ -13,9 +13,10 @@ from embviz.state.settings import atomic_write_text
 from embviz.ui.tables import rows_to_text
 from embviz.ui import style
 from embviz.ui.panels.map_names import SELECTION_SET
+from embviz.ui.panels.map_host import MapHost
 
 
-class SelectionMixin:
+class SelectionMixin(MapHost):
     def set_selection(self, ids: list[int]) -> None:
         """The tokens inside a drawn rectangle or lasso (or a restored session's)."""
         self.state.selection = [int(i) for i in ids]

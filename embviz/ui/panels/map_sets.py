@@ -11,9 +11,10 @@ from embviz.bridge.latest import Latest
 from embviz.ui import style
 from embviz.state.word_sets import parse_word_list
 from embviz.ui.panels.map_names import SEARCH_SET
+from embviz.ui.panels.map_host import MapHost
 
 
-class WordSetsMixin:
+class WordSetsMixin(MapHost):
     def _search_edited(self) -> None:
         self.search_timer.start()
 

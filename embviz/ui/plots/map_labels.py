@@ -13,6 +13,7 @@ from PySide6.QtGui import QColor, QFont, QFontMetricsF
 
 from embviz.ui import style
 from embviz.ui.plots.map_markers import fan_out, highlight_size
+from embviz.ui.plots.map_view_host import MapViewHost
 
 LABEL_ALL_BELOW = 200  # with at most this many points in view, every one is labelled
 MAX_LABELS = 300
@@ -88,7 +89,7 @@ class Frame:
         return 0 <= px <= self.width and 0 <= py <= self.height
 
 
-class LabelsMixin:
+class LabelsMixin(MapViewHost):
     """MapView's token labels and cluster names."""
 
     def _make_labels(self) -> None:
