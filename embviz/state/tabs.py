@@ -7,9 +7,10 @@ The tab states are psygnal `@evented` dataclasses (napari's models): setting a f
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
-from psygnal import evented
+from psygnal import SignalGroup, evented
 
 from embviz.state.tab_state import one_of, ranged, tab_state
 
@@ -119,6 +120,9 @@ class ProjectionState:
 @evented
 @dataclass
 class MapState:
+    if TYPE_CHECKING:
+        events: ClassVar[SignalGroup]  # psygnal's: a signal per field
+
     method: str = one_of("pca", "tsne", "umap", "axes")
     subset: str = one_of("all", "first", "words")
     limit: int = ranged(FIRST_ROWS, 1, 10_000_000)
@@ -160,6 +164,9 @@ class MapState:
 @evented
 @dataclass
 class NeighboursState:
+    if TYPE_CHECKING:
+        events: ClassVar[SignalGroup]  # psygnal's: a signal per field
+
     word: str = ""
     query: int | str | list[int] | None = None  # the last one asked: typed text, a clicked id, or a selection's ids
     k: int = ranged(10, 1, 10_000)
@@ -172,6 +179,9 @@ class NeighboursState:
 @evented
 @dataclass
 class AnalogyState:
+    if TYPE_CHECKING:
+        events: ClassVar[SignalGroup]  # psygnal's: a signal per field
+
     a: str = ""
     b: str = ""
     c: str = ""
@@ -186,6 +196,9 @@ class AnalogyState:
 @evented
 @dataclass
 class VectorsState:
+    if TYPE_CHECKING:
+        events: ClassVar[SignalGroup]  # psygnal's: a signal per field
+
     words: str = "king, man, woman, queen"
 
 
@@ -193,6 +206,9 @@ class VectorsState:
 @evented
 @dataclass
 class LogitsState:
+    if TYPE_CHECKING:
+        events: ClassVar[SignalGroup]  # psygnal's: a signal per field
+
     prompt: PromptState = field(default_factory=PromptState)
     k: int = ranged(10, 1, 10_000)
     temperature: float = ranged(1.0, 0.01, 100.0)
@@ -205,6 +221,9 @@ class LogitsState:
 @evented
 @dataclass
 class LensState:
+    if TYPE_CHECKING:
+        events: ClassVar[SignalGroup]  # psygnal's: a signal per field
+
     text: str = "The capital of France is"
     final_norm: bool = True
 
@@ -213,6 +232,9 @@ class LensState:
 @evented
 @dataclass
 class DriftState:
+    if TYPE_CHECKING:
+        events: ClassVar[SignalGroup]  # psygnal's: a signal per field
+
     word: str = "bank"
     sentences: str = "I sat on the river bank.\nShe paid the cash into the bank."  # one per line
     layer: int = ranged(-1, -1, 100_000)  # where the nearest vocabulary rows are listed; −1: the last block
@@ -224,6 +246,9 @@ class DriftState:
 class CompareState:
     """The Compare tab: the second model, how many neighbours each token's score counts,
     the token whose neighbours are shown, the score range brushed, the list's order."""
+
+    if TYPE_CHECKING:
+        events: ClassVar[SignalGroup]  # psygnal's: a signal per field
 
     source: str | None = None  # how the second model was opened; None while there is none
     k: int = ranged(COMPARE_K, *COMPARE_K_RANGE)
@@ -237,6 +262,9 @@ class CompareState:
 @evented
 @dataclass
 class AttributionState:
+    if TYPE_CHECKING:
+        events: ClassVar[SignalGroup]  # psygnal's: a signal per field
+
     text: str = "The capital of France is"
     token: str = ""  # the target token's text (␣ for a space); "": the model's top guess
     position: int = ranged(-1, -1, 1_000_000)  # the position whose next-token logit is split; −1: the last

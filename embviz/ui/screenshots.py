@@ -329,6 +329,8 @@ def run_screenshots(out: str, model: str | None = None, device: str = "auto", te
     window.map_panel.view.zoom_to(window.map_panel.view._selected)  # the analogy's words, as the session keeps them
     demo.wait(lambda: True, "the zoom")
     session = window.save_session(folder / "demo.embviz")
+    if session is None:
+        raise RuntimeError("no model on screen to save a session of")
     _compare_tab(demo)  # after the session, whose restoring is timed without a second model
     _tsne_live(app, window, demo.save)  # after the session: it keeps the PCA map
     _lesson_model(demo)

@@ -191,8 +191,8 @@ class AnalogyPanel(QWidget):
             for f in fields(AnalogyState):
                 setattr(self.state, f.name, getattr(restore, f.name))
         self.variants.setEnabled(self.state.exclude_inputs)
-        for f in (self.a, self.b, self.c):
-            f.set_vocabulary(summary.labels)
+        for word in (self.a, self.b, self.c):
+            word.set_vocabulary(summary.labels)
         self.plane.clear_map()
         self.plane.set_labels(summary.labels)
         self.plane_caption.setText("")

@@ -29,7 +29,7 @@ class AttributionPanel(LanguageModelTab):
         self.state = AttributionState()
         self.result: Any = None  # prompt A's AttributionResult on screen
         self.result_b: Any = None  # prompt B's, beside it when the two are compared
-        self.pattern = None  # the AttentionResult on screen
+        self.pattern: Any = None  # the AttentionResult on screen
         self.pinned = None  # the PinnedResult on screen
         self.asking_b = Latest(submit, self.on_result_b, self.on_failed)
         self.asking_attention = Latest(submit, self.on_pattern, self.on_failed)
@@ -77,10 +77,10 @@ class AttributionPanel(LanguageModelTab):
         self.compare.toggled.connect(self.run)
         self.inputs = QGridLayout()
         # Two rows: at 150 % text on a 1024 × 700 screen a third took the room the bars' axis needs.
-        row = [(QLabel("Prompt A:"), 0, 0), (self.text, 0, 1), (QLabel("Token:"), 0, 2), (self.token, 0, 3),
+        row: list[tuple[Any, ...]] = [(QLabel("Prompt A:"), 0, 0), (self.text, 0, 1), (QLabel("Token:"), 0, 2), (self.token, 0, 3),
                (QLabel("After:"), 0, 4), (self.position, 0, 5), (self.compare, 1, 0), (self.text_b, 1, 1, 1, 5)]
-        for widget, *where in row:
-            self.inputs.addWidget(widget, *where)
+        for cell, *where in row:
+            self.inputs.addWidget(cell, *where)
         self.inputs.setColumnStretch(1, 3)
         self.inputs.setColumnStretch(3, 1)
         self.position.setToolTip("The position (0 = the first token) whose guess for the token after it is split")
@@ -141,7 +141,7 @@ class AttributionPanel(LanguageModelTab):
         self._ask_pinned()
 
     def _ask_pinned(self) -> None:
-        tokens = self.state.pinned_tokens()
+        tokens: list[str | int] = [*self.state.pinned_tokens()]
         if not tokens:
             self.pinned = None
             self.pinned_view.clear()
@@ -188,7 +188,8 @@ class AttributionPanel(LanguageModelTab):
 
     def _tell(self) -> None:
         """The sentence of the page on screen, under the pages: one line of room for all three."""
-        self.sentence.setText(self.views.currentWidget().sentence if self.result is not None else "")
+        page: Any = self.views.currentWidget()  # each page says its own sentence
+        self.sentence.setText(page.sentence if self.result is not None else "")
 
     def _clear(self) -> None:
         self.result = self.result_b = self.pattern = self.pinned = None

@@ -5,6 +5,8 @@ neighbours in both, only in A and only in B; a double-click makes it the focus e
 
 from __future__ import annotations
 
+from typing import Any
+
 import os
 from dataclasses import fields, replace
 
@@ -38,7 +40,7 @@ class ComparePanel(QWidget):
         super().__init__(parent)
         self.submit, self.cancel = submit, cancel
         self.state = CompareState()
-        self.view = None  # the last CompareView, None until one is computed
+        self.view: Any = None  # the last CompareView, None until one is computed
         self.labels: list[str] = []
         self.names = ("", "")  # A's and B's model names
         self.comparing = Latest(submit, self.on_result, self._ended,
@@ -102,15 +104,15 @@ class ComparePanel(QWidget):
         text.addLayout(controls)
         text.addStretch(1)
         plot = QVBoxLayout()
-        for widget in (self.histogram, self.shown, self.show_rule):
-            plot.addWidget(widget)
+        for shown in (self.histogram, self.shown, self.show_rule):
+            plot.addWidget(shown)
         top = QHBoxLayout()
         top.addLayout(text, 2)
         top.addLayout(plot, 1)
         body = QHBoxLayout()
-        for widget, stretch in ((self.table, 1), (self.dominoes, 3)):
-            widget.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Expanding)  # shares by stretch alone
-            body.addWidget(widget, stretch)
+        for part, stretch in ((self.table, 1), (self.dominoes, 3)):
+            part.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Expanding)  # shares by stretch alone
+            body.addWidget(part, stretch)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(self.message)

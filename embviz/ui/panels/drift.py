@@ -4,6 +4,8 @@ any two tokens score (the baseline); the nearest vocabulary rows at a chosen lay
 
 from __future__ import annotations
 
+from typing import Any
+
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPlainTextEdit, QSpinBox, QVBoxLayout, QWidget
@@ -33,7 +35,7 @@ class DriftPanel(LanguageModelTab):
 
     def __init__(self, submit, cancel, language_model: LanguageModelLoader, parent=None) -> None:
         super().__init__(submit, cancel, language_model, parent)
-        self.result = None
+        self.result: Any = None  # the DriftResult on screen
         self.state = DriftState()
         inputs = self._inputs()
         self._chart()

@@ -4,8 +4,10 @@ cell for its top guesses as bars."""
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import numpy as np
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QRect, Qt, QTimer, Signal
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import (
     QAbstractItemView, QCheckBox, QLabel, QPlainTextEdit, QStyle, QTableView, QVBoxLayout, QWidget,
@@ -31,7 +33,8 @@ FRAME = QColor("#E69F00")  # Okabe–Ito orange: visible on white and on dark bl
 
 def cell_color(prob: float) -> QColor:
     t = min(1.0, max(0.0, prob)) ** 0.7  # a little lift, so 10 % and 30 % differ on screen
-    return QColor(*(round(a + (b - a) * t) for a, b in zip(LIGHT.getRgb()[:3], DARK.getRgb()[:3])))
+    light, dark = (LIGHT.red(), LIGHT.green(), LIGHT.blue()), (DARK.red(), DARK.green(), DARK.blue())
+    return QColor(*(round(a + (b - a) * t) for a, b in zip(light, dark)))
 
 
 def short(label: str) -> str:
@@ -61,7 +64,7 @@ SHADES = 1024
 _SHADES = [cell_color(n / (SHADES - 1)) for n in range(SHADES)]  # the colours a cell can take, made once
 
 
-_ROLES = {Qt.ItemDataRole.DisplayRole: 0, Qt.ItemDataRole.BackgroundRole: 1, Qt.ItemDataRole.ForegroundRole: 2,
+_ROLES: dict[Any, int] = {Qt.ItemDataRole.DisplayRole: 0, Qt.ItemDataRole.BackgroundRole: 1, Qt.ItemDataRole.ForegroundRole: 2,
           Qt.ItemDataRole.ToolTipRole: 3}
 
 
@@ -153,22 +156,23 @@ class LensTable(QAbstractTableModel):
 
     def cell(self, row: int, column: int) -> tuple | None:
         """(cells, column in them, layer) of a grid cell, or None while it is unread."""
-        if not (0 <= row < self.layers and 0 <= column < len(self.shown)) or self.shown[column] is None:
+        shown = self.shown[column] if 0 <= column < len(self.shown) else None
+        if not 0 <= row < self.layers or shown is None:
             return None
-        cells, i = self.shown[column]
+        cells, i = shown
         return cells, i, self.layers - 1 - row
 
     def text(self, row: int, column: int) -> str | None:
         found = self.cell(row, column)
         return None if found is None else short(found[0].top_label(found[2], found[1]))
 
-    def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: B008 - Qt's own default
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008 - Qt's own default
         return 0 if parent.isValid() else self.layers
 
-    def columnCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: B008
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self.shown)
 
-    def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         # Qt asks each painted cell for about ten roles: the ones not drawn cost one lookup.
         slot = _ROLES.get(role)
         if slot is None:
@@ -179,6 +183,8 @@ class LensTable(QAbstractTableModel):
             return None
         if slot == 3:
             found = self.cell(index.row(), column)
+            if found is None:
+                return None
             cells, i, layer = found
             # The double click is named here, not in the caption: at 150 % text its lines are spent.
             return "\n".join(f"{s.token}  {s.prob:.1%}" for s in cells.cell(layer, i)[:5]) + \
@@ -194,7 +200,9 @@ class LensTable(QAbstractTableModel):
 
     def _looks(self, column: int) -> list[tuple]:
         """A column's (text, fill, ink) per row, top row first: made once, when first painted."""
-        cells, i = self.shown[column]
+        shown = self.shown[column]
+        assert shown is not None, "an unread column has no looks"
+        cells, i = shown
         probs = np.clip(cells.probs[::-1, i, 0], 0.0, 1.0)
         shades = np.rint((SHADES - 1) * probs).astype(int).tolist()
         labels = [short(cells.strings.label(t)) for t in cells.ids[::-1, i, 0].tolist()]
@@ -232,7 +240,7 @@ class LensGrid(QTableView):
         self.framed = cell
 
     def paintEvent(self, event) -> None:
-        table = self.model()
+        table = cast(LensTable | None, self.model())
         painter = QPainter(self.viewport())
         area = event.rect()
         painter.fillRect(area, self.palette().base())
@@ -248,7 +256,7 @@ class LensGrid(QTableView):
             seen = self.columnAt(0), self.columnAt(self.viewport().width() - 1)
             near = range(max(seen[0], 0) - KEPT_PICTURES, (columns - 1 if seen[1] < 0 else seen[1]) + KEPT_PICTURES + 1)
             self.pictures = {c: kept for c, kept in self.pictures.items() if c in near and c < columns}
-        if self.framed is not None:
+        if self.framed is not None and table is not None:
             rect = self.visualRect(table.index(*self.framed))
             if rect.isValid() and rect.intersects(area):
                 painter.setPen(QPen(FRAME, 4))
@@ -297,13 +305,13 @@ class LensPanel(LanguageModelTab):
     def __init__(self, submit, cancel, language_model: LanguageModelLoader, parent=None) -> None:
         super().__init__(submit, cancel, language_model, parent)
         self.shown_id = 0  # the request whose grid is on screen (what the benchmark waits for)
-        self.result = None  # the LensResult on screen
+        self.result: Any = None  # the LensResult on screen
         # Whether columns are being drawn as they come (previews) and whether the newest request's
         # are among them yet, the grid positions drawn so far, and the result on screen before them.
         self.previewing = False
         self.preview_started = False
         self.drawn: set[int] = set()
-        self.before_preview = None
+        self.before_preview: Any = None
         self.cell: tuple[int, int] | None = None  # (layer, position) whose bars are shown
         self.state = LensState()
         self.text = QPlainTextEdit()
@@ -424,7 +432,7 @@ class LensPanel(LanguageModelTab):
         # both drawn in one frame.
         layer, position = self.cell = self._cell_to_show(previous, result)
         self.grid.frame((self._row_of(layer), position))
-        next_frame(self, lambda: self.show_cell(*self.cell) if self.result is result else None)
+        next_frame(self, lambda: self.show_cell(*self.cell) if self.result is result and self.cell is not None else None)
 
     def _start_grid(self, result) -> int:
         """A grid of the result's shape, with its row and column names, empty but for the

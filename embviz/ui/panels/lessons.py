@@ -54,10 +54,10 @@ class LessonsPanel(QWidget):
         self.back = QPushButton("◀ Back")
         self.next = QPushButton("Next ▶")
         self.back.clicked.connect(lambda: self.stepChosen.emit(self.tour.index - 1))
+        self.started = False
         self.next.clicked.connect(lambda: self.stepChosen.emit(self.tour.index + 1 if self.started else 0))
         self.counter = QLabel("")
         self.counter.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.started = False
         buttons = QHBoxLayout()
         buttons.addWidget(self.back)
         buttons.addStretch(1)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
@@ -30,6 +32,9 @@ from embviz.ui.panels.map_names import (
     combo,
 )
 
+if TYPE_CHECKING:  # the cache's readers: not needed to show the window
+    from embviz.bridge.first_map import FirstMap
+
 FIRST_MAP_LABELS = 200_000
 
 
@@ -56,7 +61,7 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         self._asked_rows: tuple[str, str, int] = (self.state.method, self.state.subset, self.state.limit)
         self._zoom_to_search = True
         self.summary_ready = False  # no model yet: changing Rows has nothing to redraw
-        self._first_map = None  # a bridge.first_map.FirstMap drawn from the cache while the model opens
+        self._first_map: FirstMap | None = None  # a bridge.first_map.FirstMap drawn from the cache while the model opens
         self._taking_over = False  # the open model's first map is on its way, its kept copy on screen
         # t-SNE's latest live picture while the tab is not on screen: drawn when it is shown,
         # not at every step (20,000 points a step cost the tab on screen its frames).
@@ -89,9 +94,11 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         self.limit.setSingleStep(1000)
         self.limit.setPrefix("N = ")
         # Bound before any other slot is connected: those slots read the state.
-        for widget, attr in ((self.method, "method"), (self.subset, "subset"), (self.limit, "limit")):
-            self.bindings.bind(widget, attr)
-            (widget.valueChanged if widget is self.limit else widget.currentIndexChanged).connect(self._rows_changed)
+        for choice, attr in ((self.method, "method"), (self.subset, "subset")):
+            self.bindings.bind(choice, attr)
+            choice.currentIndexChanged.connect(self._rows_changed)
+        self.bindings.bind(self.limit, "limit")
+        self.limit.valueChanged.connect(self._rows_changed)
         self._show_limit()
         self.run_button = QPushButton("Draw map")
         self.run_button.clicked.connect(self.run_projection)
@@ -138,10 +145,11 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         self.clusters_k = QSpinBox()
         self.clusters_k.setRange(2, 1000)
         self.clusters_k.setPrefix("k = ")
-        for widget, attr in ((self.colour_by, "colour_by"), (self.cluster_method, "cluster_method"),
-                             (self.clusters_k, "clusters_k")):
-            self.bindings.bind(widget, attr)
-            (widget.valueChanged if widget is self.clusters_k else widget.currentIndexChanged).connect(self.apply_colour_by)
+        for choice, attr in ((self.colour_by, "colour_by"), (self.cluster_method, "cluster_method")):
+            self.bindings.bind(choice, attr)
+            choice.currentIndexChanged.connect(self.apply_colour_by)
+        self.bindings.bind(self.clusters_k, "clusters_k")
+        self.clusters_k.valueChanged.connect(self.apply_colour_by)
         self.contours_box = QCheckBox("Contours")
         self.contours_box.setToolTip("Outline where the points crowd: density contours under the map's points")
         self.bindings.bind(self.contours_box, "contours")
@@ -361,9 +369,9 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         if self.state.method == "axes" and not pairs:
             self.status.setText("Word-pair axes: type two words for each axis, e.g. x: man, woman and y: man, king.")
             return
-        request = rq.Project(method=self.state.method, subset=self.state.subset, limit=self.state.limit,
-                             axes=tuple(x + y) if pairs else rq.Project.axes)
-        request = self._long_map_choice(request)
+        asked = rq.Project(method=self.state.method, subset=self.state.subset, limit=self.state.limit,
+                           axes=(x[0], x[1], y[0], y[1]) if pairs else rq.Project.axes)
+        request = self._long_map_choice(asked)
         if request is None:
             return
         self._unseen_preview = None
@@ -421,7 +429,8 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
     def _draw_preview(self, preview: tuple) -> None:
         self._unseen_preview = None
         self.clear_selection()  # its rings would scatter over the new layout
-        self.view.set_points(*preview, autorange=True)
+        ids, coords = preview
+        self.view.set_points(ids, coords, autorange=True)
 
     def showEvent(self, event) -> None:
         super().showEvent(event)

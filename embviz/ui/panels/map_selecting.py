@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QFileDialog, QInputDialog
 
 from embviz.state.settings import atomic_write_text
@@ -40,7 +41,7 @@ class SelectionMixin(MapHost):
         for the next press. Claimed at ShortcutOverride, so the shortcut does not fire."""
         if watched is self.view and self.state.selection and event.type() in (QEvent.Type.ShortcutOverride,
                                                                               QEvent.Type.KeyPress):
-            if event.key() == Qt.Key.Key_Escape:
+            if isinstance(event, QKeyEvent) and event.key() == Qt.Key.Key_Escape:
                 event.accept()
                 if event.type() == QEvent.Type.KeyPress:
                     self.clear_selection()

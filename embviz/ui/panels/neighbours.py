@@ -111,7 +111,7 @@ class NeighboursPanel(QWidget):
         """The field's word; while it still names the selection shown, that selection."""
         query = self.state.query
         selection = isinstance(query, list) and self.state.word == selection_text(query)
-        self.query(query if selection else self.state.word)
+        self.query(query if selection and query is not None else self.state.word)
 
     def query(self, query: int | str | list[int]) -> None:
         """A typed word, a clicked token id, or the ids of a map selection (their mean).

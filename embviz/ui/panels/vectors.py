@@ -3,6 +3,8 @@ diverging palette centred on zero (the picture the word2vec explainers draw)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
@@ -24,7 +26,7 @@ class VectorsPanel(QWidget):
         super().__init__(parent)
         self.asking = Latest(submit, self.on_result, self.on_failed)
         self.state = VectorsState()
-        self.shown = None  # the StripsView on screen
+        self.shown: Any = None  # the StripsView on screen
         self.words = WordField("Words, e.g. king, man, woman, queen")
         self.bindings = Bindings(self.state)
         self.bindings.bind(self.words, "words")

@@ -171,7 +171,8 @@ class LabelsMixin(MapViewHost):
         spots = place_labels([boxes[k] if kind == "token" else named[k][1] for kind, k in order], frame.width,
                              frame.height, taken, radius + 3, [sides[k] if kind == "token" else 0 for kind, k in order],
                              [0 if kind == "token" else NAME_STACKS for kind, _ in order])
-        tokens, names = [], []
+        tokens: list[tuple[int, float, float]] = []
+        names: list[tuple[Name, bool]] = []
         for (kind, k), spot in zip(order, spots):
             if spot is None:
                 continue
@@ -185,7 +186,8 @@ class LabelsMixin(MapViewHost):
                      important: set[int]) -> tuple[list[int], list[Box], list[int]]:
         """(ids, pixel boxes, side tried first) of the tokens to label that are in view; the
         highlighted ones that share a spot are fanned out, their markers with them."""
-        ids, points = [], []
+        ids: list[int] = []
+        spots: list[tuple[float, float]] = []
         for token_id in self.label_candidates(in_view)[: 4 * MAX_LABELS]:
             pos = self.position_of(token_id)
             if pos is None or token_id >= len(self.labels):
@@ -193,8 +195,8 @@ class LabelsMixin(MapViewHost):
             px, py = frame.to_px(float(pos[0]), float(pos[1]))
             if frame.holds(px, py):
                 ids.append(token_id)
-                points.append((px, py))
-        points = np.array(points, dtype=np.float64).reshape(-1, 2)
+                spots.append((px, py))
+        points = np.array(spots, dtype=np.float64).reshape(-1, 2)
         sides = [0] * len(ids)
         marked = [k for k, i in enumerate(ids) if i in important]
         fanned = fan_out(points[marked], metrics.height() + 4, highlight_size(len(self.coords), self._dot_px) * self._scale)

@@ -109,9 +109,10 @@ class MarkersMixin(MapViewHost):
         rows = self.rows_of(np.asarray(ids, dtype=np.int64))
         shown = rows >= 0
         pos = self.coords[rows[shown]].astype(np.float32).reshape(-1, 2)
-        for k, token_id in enumerate(np.asarray(ids, dtype=np.int64)[shown].tolist()) if fanned else ():
-            if token_id in fanned:
-                pos[k] = fanned[token_id]
+        if fanned:
+            for k, token_id in enumerate(np.asarray(ids, dtype=np.int64)[shown].tolist()):
+                if token_id in fanned:
+                    pos[k] = fanned[token_id]
         scatter.setData(pos=pos)
 
     def _refresh_halo(self) -> None:

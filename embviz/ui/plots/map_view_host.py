@@ -26,7 +26,7 @@ if TYPE_CHECKING:
         _label_timer: QTimer
         _scale: float  # the text size
         _dot_px: float
-        rows_of: Callable[[np.ndarray], np.ndarray]
+        rows_of: Callable[[np.ndarray | list[int]], np.ndarray]
         position_of: Callable[[int], np.ndarray | None]
         rows_in_view: Callable[[], np.ndarray]
         count_in_view: Callable[[], int]
