@@ -41,7 +41,7 @@ def brute_neighbours(rows: np.ndarray, picked: np.ndarray, k: int) -> np.ndarray
 
 @pytest.mark.parametrize("unit_built", [False, True])
 def test_the_captions_blocked_search_finds_the_exact_neighbours(monkeypatch, unit_built):
-    monkeypatch.setattr(knn, "BLOCK", 7 * 40)  # 40 picked rows against 7-row blocks: many merges
+    monkeypatch.setattr(knn, "CHUNK_SCORES", 7 * 40)  # 40 picked rows against 7-row blocks: many merges
     rows, _ = clusters(dim=16)
     rows *= np.random.default_rng(1).uniform(0.1, 10, size=(len(rows), 1)).astype(np.float32)  # lengths vary
     model = table_model(rows)

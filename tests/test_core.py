@@ -302,7 +302,6 @@ def test_table_knn_is_exact_cosine_over_every_dimension_and_kept(monkeypatch):
     from embviz.core.maps import knn
     from embviz.core.maps.knn import table_knn
 
-    monkeypatch.setattr(knn, "BLOCK", 300 * 64)  # 64 rows per chunk: 5 chunks, the last one short
     model = random_model(n=300, d=7, seed=5)
     ids = np.arange(300)
     positions, cosines = table_knn(model, ids, 5)

@@ -7,6 +7,7 @@ from PySide6.QtCore import Qt
 
 from embviz.state.session import load_session, save_session
 from embviz.state.tabs import DriftState, LensState
+from embviz.ui import style
 
 from helpers import wait_for
 from test_lm_process import _lens_panel
@@ -166,3 +167,17 @@ def test_the_grid_keeps_pictures_only_for_the_columns_near_the_view(qtbot):
         grid.viewport().grab()
     shown = range(grid.columnAt(0), grid.columnAt(grid.viewport().width() - 1) + 1)
     assert 30 in shown and set(grid.pictures) <= set(range(shown[0] - KEPT_PICTURES, shown[-1] + KEPT_PICTURES + 1))
+
+
+def test_the_drift_tabs_error_line_follows_the_text_size(qtbot):
+    from embviz.ui.panels.drift import DriftPanel
+    from embviz.ui.panels.language_model import LanguageModelLoader
+
+    panel = DriftPanel(lambda request: 1, lambda channel: None, LanguageModelLoader(lambda request: 1))
+    qtbot.addWidget(panel)
+    panel.on_failed("The word is not one token.")
+    try:
+        style.set_text_scale(2.0)
+        assert panel.message.font().pointSize() == style.pt(style.BASE_POINT_SIZE)
+    finally:
+        style.set_text_scale(1.0)

@@ -24,10 +24,17 @@ pytestmark = pytest.mark.usefixtures("normal_text_size")
 
 
 def settle(qtbot) -> None:
-    """Let the layouts and the map's deferred label placement run."""
-    for _ in range(3):
+    """Let the layouts and the maps' deferred label placement run: until no map has a
+    placement waiting and nothing is left posted."""
+    from embviz.ui.plots.map_view import MapView
+
+    def settled() -> bool:
+        QApplication.sendPostedEvents()
         QApplication.processEvents()
-        qtbot.wait(50)
+        views = [w for w in QApplication.allWidgets() if isinstance(w, MapView)]
+        return not any(view._label_timer.isActive() for view in views)
+
+    qtbot.waitUntil(settled, timeout=5_000)
 
 
 def on_screen(window, qtbot, width: int, height: int, scale: float) -> None:
