@@ -118,6 +118,22 @@ def normal_text_size():
     style.set_text_scale(1.0)
 
 
+@pytest.fixture
+def lens_panel(qtbot):
+    """A lens tab on its own, its request 7 asked: its answer is given through `panel.reply`."""
+    from embviz.ui.panels.language_model import LanguageModelLoader
+    from embviz.ui.panels.lens import LensPanel
+
+    replies = []
+    panel = LensPanel(lambda _r, reply: replies.append(reply) or 7, lambda _c: None, LanguageModelLoader(lambda _r, _reply: 0))
+    qtbot.addWidget(panel)
+    panel.resize(900, 600)
+    panel.show()
+    panel.ask()  # request 7: its answer comes through `panel.reply`
+    panel.reply = replies[-1]
+    return panel
+
+
 @pytest.fixture(scope="session")
 def default_model():
     from embviz.core import open_checkpoint

@@ -10,7 +10,6 @@ from embviz.state.tabs import DriftState, LensState
 from embviz.ui import style
 
 from helpers import wait_for
-from test_lm_process import _lens_panel
 
 
 @pytest.mark.default_model
@@ -108,7 +107,7 @@ def _grid_result(ids: list[int], final_norm: bool = True, truncated: int = 0, se
 
 
 def test_an_edit_at_the_end_keeps_and_does_not_repaint_the_columns_before_it(qtbot):
-    from embviz.ui.panels.lens import LensTable
+    from embviz.ui.plots.lens_grid import LensTable
 
     table = LensTable()
     first = _grid_result([1, 2, 3])
@@ -131,10 +130,10 @@ def test_an_edit_at_the_end_keeps_and_does_not_repaint_the_columns_before_it(qtb
     assert table.columnCount() == 3 and table.text(2, 0) is None
 
 
-def test_the_grid_paints_each_cell_its_colour_and_frames_the_chosen_one(qtbot):
-    from embviz.ui.panels.lens import FRAME, cell_color
+def test_the_grid_paints_each_cell_its_colour_and_frames_the_chosen_one(qtbot, lens_panel):
+    from embviz.ui.plots.lens_grid import FRAME, cell_color
 
-    panel = _lens_panel(qtbot)
+    panel = lens_panel
     result = _grid_result([1, 2, 3])
     panel.on_result(result)
     wait_for(qtbot, lambda: panel.bars.count)
@@ -154,10 +153,10 @@ def test_the_grid_paints_each_cell_its_colour_and_frames_the_chosen_one(qtbot):
     assert grid.framed == (0, 2)  # the top row (the output) at the newest token
 
 
-def test_the_grid_keeps_pictures_only_for_the_columns_near_the_view(qtbot):
-    from embviz.ui.panels.lens import KEPT_PICTURES
+def test_the_grid_keeps_pictures_only_for_the_columns_near_the_view(qtbot, lens_panel):
+    from embviz.ui.plots.lens_grid import KEPT_PICTURES
 
-    panel = _lens_panel(qtbot)
+    panel = lens_panel
     panel.resize(700, 500)
     panel.on_result(_grid_result(list(range(1, 61))))
     wait_for(qtbot, lambda: panel.bars.count)

@@ -171,24 +171,10 @@ def _preview(result, positions: list[int]) -> LensColumns:
                        LensCells.of_scores([[row[p] for p in positions] for row in result.top]))
 
 
-def _lens_panel(qtbot):
-    from embviz.ui.panels.language_model import LanguageModelLoader
-    from embviz.ui.panels.lens import LensPanel
-
-    replies = []
-    panel = LensPanel(lambda _r, reply: replies.append(reply) or 7, lambda _c: None, LanguageModelLoader(lambda _r, _reply: 0))
-    qtbot.addWidget(panel)
-    panel.resize(900, 600)
-    panel.show()
-    panel.ask()  # request 7: its answer comes through `panel.reply`
-    panel.reply = replies[-1]
-    return panel
-
-
-def test_the_lens_tab_draws_the_columns_as_they_come(qtbot):
+def test_the_lens_tab_draws_the_columns_as_they_come(qtbot, lens_panel):
     layers, positions = 4, 6
     result = _hand_made_result(layers, positions)
-    panel = _lens_panel(qtbot)
+    panel = lens_panel
     table = panel.table
     changed, resets = [], []
     table.dataChanged.connect(lambda first, last, *_: changed.append((first.column(), last.column())))
@@ -212,12 +198,12 @@ def test_the_lens_tab_draws_the_columns_as_they_come(qtbot):
            [[f"t{layer}.{p}" for p in range(positions)] for layer in range(layers)]
 
 
-def test_the_lens_table_shows_each_cells_top_guess_colour_and_tooltip(qtbot):
-    from embviz.ui.panels.lens import cell_color, row_names
+def test_the_lens_table_shows_each_cells_top_guess_colour_and_tooltip(qtbot, lens_panel):
+    from embviz.ui.plots.lens_grid import cell_color, row_names
 
     layers, positions = 3, 4
     result = _hand_made_result(layers, positions)
-    panel = _lens_panel(qtbot)
+    panel = lens_panel
     panel.reply.finished(7, result)
     table = panel.table
     role = Qt.ItemDataRole
