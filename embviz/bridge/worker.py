@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from PySide6.QtCore import QObject, Signal
 
 from embviz.bridge import requests as rq
-from embviz.core.errors import Cancelled, EmbvizError, ProgressFn, first_line
+from embviz.core.errors import Cancelled, EmbvizError, first_line
 
 if TYPE_CHECKING:  # the handlers import torch: the first job imports them, so the window shows first
     from embviz.core.model import EmbeddingModel
@@ -240,7 +240,8 @@ class ComputeWorker(QObject):
                 raise
 
     def _run_job(self, job: _Job) -> None:
-        from embviz.bridge.handlers import summarise, summarise_comparison
+        # The handlers (and torch) are imported by the first request, on its lane, not by the window.
+        from embviz.bridge.handlers import run_request, summarise, summarise_comparison
 
         request = job.request
         channel, rid = request.channel, request.request_id
@@ -301,14 +302,6 @@ class ComputeWorker(QObject):
                 self.cancelled.emit(channel, rid)  # computed on a second model that has just been replaced
             else:
                 self.finished.emit(channel, rid, result)
-
-
-def run_request(model: EmbeddingModel | ModelPair | None, request: rq.Request, progress: ProgressFn) -> Any:
-    """The handler registered for the request's type, run on `model`; the handlers are
-    imported by the first request, on its lane, not by the window."""
-    from embviz.bridge.handlers import run_request as run
-
-    return run(model, request, progress)
 
 
 def _close_language_model(model: EmbeddingModel | None) -> None:
