@@ -192,7 +192,8 @@ def test_what_cannot_be_split_exactly_says_why(fresh_llama):
         def forward(self, x):
             return torch.tanh(x)
 
-    fresh_llama.language_model().final_norm = hf.model.norm = TanhNorm()
+    hf.model.norm = TanhNorm()
+    fresh_llama.language_model()._anatomy = None  # the model's structure changed: probe it again
     with pytest.raises(EmbvizError, match=r"final norm \(TanhNorm\) is neither an RMSNorm nor a LayerNorm"):
         attribute(fresh_llama, TEXT)
 

@@ -100,8 +100,9 @@ def test_truncated_gguf(capsys, tmp_path, monkeypatch):
     assert not list((tmp_path / "cache").glob("gguf/*"))  # nothing half-written is left
 
 
-def tiny_gguf(path, rows=6, cols=32, tokens=True):
-    """A small real GGUF written with the gguf package: an F32 table and a token list."""
+def tiny_gguf(path, rows=6, cols=32, tokens=True, table=None):
+    """A small real GGUF written with the gguf package: an F32 table (`table`, or rows × cols
+    counting up) and a token list."""
     import gguf
 
     writer = gguf.GGUFWriter(str(path), "llama")
@@ -110,7 +111,8 @@ def tiny_gguf(path, rows=6, cols=32, tokens=True):
         writer.add_tokenizer_model("gpt2")
         writer.add_token_list(["<s>", "Ġcat", "Ġdog", "car", "Ġtr", "uck"][:rows])
         writer.add_token_types([3, 1, 1, 1, 1, 1][:rows])
-    table = np.arange(rows * cols, dtype=np.float32).reshape(rows, cols) / 100
+    if table is None:
+        table = np.arange(rows * cols, dtype=np.float32).reshape(rows, cols) / 100
     writer.add_tensor("token_embd.weight", table)
     writer.write_header_to_file()
     writer.write_kv_data_to_file()

@@ -134,6 +134,9 @@ class ComputeWorker(QObject):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
+        from embviz.core.mapped_guard import install
+
+        install()  # here, on the window's thread: models open on a lane, where no signal handler can be set
         self._model: EmbeddingModel | None = None
         self._generation = 0
         self._comparison: ModelPair | None = None

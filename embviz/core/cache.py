@@ -3,7 +3,10 @@ tokenizers built from GGUF files, and big maps' neighbour graphs, each keyed on 
 
 A file is hashed once; its size, modification and change times and inode are remembered
 beside the hash, so an unchanged file is not read again to find its entry, and a touched or
-replaced one is hashed anew (and finds its old entry if its bytes did not change)."""
+replaced one is hashed anew (and finds its old entry if its bytes did not change). That index
+is only a hint: an entry is sealed (embviz.core.seal) with its source's hash, the stamps it was
+hashed under and every file's digest, and is used only when all of them hold; anything else
+costs a hash or a rebuild, never an answer."""
 
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from embviz.core.errors import first_line
+from embviz.core.seal import DamagedEntry, sealed_stamps, write_seal
 
 if TYPE_CHECKING:
     import numpy as np
@@ -40,10 +44,21 @@ def _stamp(path: Path) -> str:
     return f"{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}"
 
 
+# Paths, stamps and hashes of the files hashed here: a few hundred bytes each.
+_MAX_INDEX_BYTES = 64 * 2**20
+
+
 def _hash_index() -> dict:
+    """The index of hashes: a hint that saves hashing a file again, never trusted for an answer
+    (entry_folder confirms it); anything unreadable is an empty index."""
+    from embviz.core.errors import EmbvizError
+    from embviz.core.readers.regular_file import parse_json, read_bounded
+
     try:
-        index = json.loads((cache_root() / _INDEX).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        raw = read_bounded(cache_root() / _INDEX, _MAX_INDEX_BYTES, "its text", lambda size: "too big",
+                           follow_links=False)
+        index = parse_json(raw, _INDEX)
+    except (OSError, EmbvizError):
         return {}
     return index if isinstance(index, dict) else {}
 
@@ -55,24 +70,39 @@ def _known(index: dict, path: Path, stamp: str) -> str | None:
     return None
 
 
-def remembered_hash(path: Path) -> str | None:
-    """The sha256 file_hash remembers for this file while its stamp is unchanged, or None:
-    never hashed here (for what is only worth keeping when the hash comes free)."""
+@dataclass(frozen=True)
+class Source:
+    """A source file's sha256 and the stamp it was found under; `hashed_now`: read in full by this
+    call rather than taken from the index."""
+
+    sha256: str
+    stamp: str
+    hashed_now: bool
+
+
+def remembered_source(path: Path) -> Source | None:
+    """The hash the index remembers for this file under its present stamp, or None (never hashed
+    here, or changed since): for what is only worth doing when the hash comes free."""
     try:
         path = Path(path).resolve()
-        return _known(_hash_index(), path, _stamp(path)) if path.is_file() else None
+        if not path.is_file():
+            return None
+        stamp = _stamp(path)
+        known = _known(_hash_index(), path, stamp)
     except OSError:
         return None
+    return None if known is None else Source(known, stamp, False)
 
 
-def file_hash(path: Path) -> str:
-    """sha256 of the file's bytes, remembered by size, mtime, ctime and inode."""
+def source_of(path: Path, trust_index: bool = True) -> Source:
+    """The file's sha256: remembered by size, mtime, ctime and inode, or (without `trust_index`,
+    or when the index has none) read in full and remembered."""
     path = Path(path).resolve()
     index_path = cache_root() / _INDEX
     index = _hash_index()
     stamp = _stamp(path)
-    if (known := _known(index, path, stamp)) is not None:
-        return known
+    if trust_index and (known := _known(index, path, stamp)) is not None:
+        return Source(known, stamp, False)
     digest = hashlib.sha256()
     with path.open("rb") as f:
         while chunk := f.read(_CHUNK):
@@ -80,28 +110,40 @@ def file_hash(path: Path) -> str:
     index[str(path)] = {"stamp": stamp, "sha256": digest.hexdigest()}
     try:
         index_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = index_path.with_suffix(".tmp")
+        tmp = index_path.with_name(f".{_INDEX}.{os.getpid()}")
         tmp.write_text(json.dumps(index), encoding="utf-8")
         os.replace(tmp, index_path)
     except OSError:
         pass  # without a writable cache the file is simply hashed again next time
-    return index[str(path)]["sha256"]
+    return Source(digest.hexdigest(), stamp, True)
+
+
+def file_hash(path: Path) -> str:
+    """sha256 of the file's bytes, remembered by size, mtime, ctime and inode."""
+    return source_of(path).sha256
 
 
 def content_key(path: Path, producer: str) -> str:
     """The cache key of what `producer` makes of this file: its content, the producer's
     format, and the versions of the libraries that read it."""
-    return _key_of(file_hash(path), producer)
+    return key_of(file_hash(path), producer)
 
 
-def remembered_key(path: Path, producer: str) -> str | None:
-    """content_key while the file's hash is remembered (its stamp unchanged), else None:
-    for a look into the cache that must not read the file."""
-    known = remembered_hash(path)
-    return None if known is None else _key_of(known, producer)
+def entry_folder(path: Path, parent: Path, producer: str) -> tuple[Path, Source]:
+    """The folder of the entry `producer` makes of this file, and the file's hash. The index's
+    hash is taken only when that entry's seal names the file's present stamp (it was hashed in
+    full under it); otherwise the file is hashed again, so a wrong index costs a hash, never
+    another file's entry."""
+    source = source_of(path)
+    folder = parent / key_of(source.sha256, producer)
+    if not source.hashed_now and source.stamp not in sealed_stamps(folder):
+        source = source_of(path, trust_index=False)
+        folder = parent / key_of(source.sha256, producer)
+    return folder, source
 
 
-def _key_of(sha256: str, producer: str) -> str:
+def key_of(sha256: str, producer: str) -> str:
+    """The cache key of what `producer` makes of a file with this sha256."""
     from importlib.metadata import PackageNotFoundError, version
 
     versions = []
@@ -140,8 +182,8 @@ class Entry:
     the next open slower: the first failure leaves a one-line `note` saying so, later ones none.
     Used as a context manager, which removes the scratch folder whatever happened."""
 
-    def __init__(self, parent: Path, name: str) -> None:
-        self.parent, self.name = parent, name
+    def __init__(self, parent: Path, name: str, source: Source | None = None) -> None:
+        self.parent, self.name, self.source = parent, name, source
         self.note: str | None = None
         self.scratch: Path | None = None
         try:
@@ -198,6 +240,7 @@ class Entry:
             return (self.parent / self.name).is_dir()
         try:
             write(self.scratch)
+            write_seal(self.scratch, *((self.source.sha256, [self.source.stamp]) if self.source else (None, [])))
             self.scratch.rename(self.parent / self.name)
             self.scratch = None
         except (OSError, ValueError, RuntimeError) as exc:
@@ -205,21 +248,25 @@ class Entry:
         return (self.parent / self.name).is_dir()
 
 
-def keep_in_cache(parent: Path, name: str, write: Callable[[Path], None]) -> str | None:
-    """Write parent/name whole (see Entry); a one-line note when the cache cannot be written."""
-    with Entry(parent, name) as entry:
+def keep_in_cache(parent: Path, name: str, write: Callable[[Path], None], source: Source | None = None) -> str | None:
+    """Write parent/name whole and sealed (see Entry); a one-line note when the cache cannot be written."""
+    with Entry(parent, name, source) as entry:
         entry.keep(write)
     return entry.note
 
 
-class DamagedEntry(ValueError):
-    """A cache entry whose files do not hold what their layout says (truncated, rewritten, foreign)."""
+def remove_entry(folder: Path) -> None:
+    """Remove an entry (a link in its place included), whatever is in it."""
+    if folder.is_symlink():
+        folder.unlink(missing_ok=True)
+    else:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def discard_damaged(folder: Path, source: str, damage: DamagedEntry) -> str:
     """Remove a damaged entry (a process that maps its files keeps them until it lets go) and
     say so in one line, for the model's notes."""
-    shutil.rmtree(folder, ignore_errors=True)
+    remove_entry(folder)
     return f"The cached copy of {source} was damaged ({damage}); it was read again from the file."
 
 
@@ -232,20 +279,27 @@ def map_table(path: Path, rows: int, read_only: bool = False) -> np.ndarray:
     otherwise, before anything is mapped."""
     import numpy as np
 
-    from embviz.core.readers.regular_file import npy_header
+    from embviz.core.errors import EmbvizError
+    from embviz.core.mapped_guard import guard
+    from embviz.core.readers.regular_file import npy_header, open_regular
 
-    with path.open("rb") as f:
+    try:
+        f = open_regular(path, follow_links=False)
+    except EmbvizError as exc:
+        raise DamagedEntry(str(exc).rstrip(".")) from None
+    with f:
         try:
             shape, fortran, dtype = npy_header(f)
         except ValueError as exc:
             raise DamagedEntry(f"{path.name} has no readable .npy header") from exc
         offset = f.tell()
         size = os.fstat(f.fileno()).st_size
-    if dtype != np.dtype("<f4") or fortran or len(shape) != 2 or shape[0] != rows or shape[1] < 1:
-        raise DamagedEntry(f"{path.name} holds {dtype} {list(shape)}, not {rows:,} float32 rows")
-    if size != offset + rows * shape[1] * 4:
-        raise DamagedEntry(f"{path.name} is {size:,} bytes, not the {offset + rows * shape[1] * 4:,} its header says")
-    mapped = np.memmap(path, dtype="<f4", mode="r" if read_only else "c", offset=offset, shape=tuple(shape))
+        if dtype != np.dtype("<f4") or fortran or len(shape) != 2 or shape[0] != rows or shape[1] < 1:
+            raise DamagedEntry(f"{path.name} holds {dtype} {list(shape)}, not {rows:,} float32 rows")
+        if size != offset + rows * shape[1] * 4:
+            raise DamagedEntry(f"{path.name} is {size:,} bytes, not the {offset + rows * shape[1] * 4:,} its header says")
+        mapped = np.memmap(f, dtype="<f4", mode="r" if read_only else "c", offset=offset, shape=tuple(shape))
+        guard(f.fileno(), mapped._mmap, read_only)  # cut short by another process, the map keeps its numbers
     return mapped.view(np.ndarray)  # a plain array; the map stays open as long as it is used
 
 

@@ -1,7 +1,8 @@
 """What identifies a model's table well enough to tell, when a saved session is
 re-opened, that the file at its path still holds the same model: the vocabulary's
 text and the lengths of a few rows. The norms are compared with a tolerance, so the
-same checkpoint on another device or in another dtype still matches."""
+same checkpoint on another device or in another dtype still matches. A row with no length (NaN,
+Inf) is None, so the fingerprint is JSON."""
 
 from __future__ import annotations
 
@@ -23,7 +24,9 @@ def model_fingerprint(model) -> dict[str, Any]:
     digest = labels_sha256(model.vocab.labels)
     rows = torch.linspace(0, vocab_size - 1, min(PROBE_ROWS, vocab_size)).round().long().to(model.table.device)
     norms = model.table.index_select(0, rows).float().norm(dim=1).cpu().tolist()
-    return {"vocab_size": vocab_size, "dim": dim, "vocab_sha256": digest, "probe_norms": [float(n) for n in norms]}
+    # A NaN or Inf row has no length JSON can hold (a session file would not be JSON): None stands for it.
+    probe = [float(n) if math.isfinite(n) else None for n in norms]
+    return {"vocab_size": vocab_size, "dim": dim, "vocab_sha256": digest, "probe_norms": probe}
 
 
 def labels_sha256(labels: list[str]) -> str:
@@ -49,14 +52,25 @@ def same_model(saved: dict[str, Any], current: dict[str, Any]) -> bool:
     if not isinstance(a, list) or not isinstance(b, list) or len(a) != len(b):
         return False
     for x, y in zip(a, b):
-        if not isinstance(x, (int, float)):
+        x, y = _length(x), _length(y)
+        if x is False or y is False:
             return False
-        if math.isnan(x) or math.isnan(y):
-            if not (math.isnan(x) and math.isnan(y)):
+        if x is None or y is None:
+            if not (x is None and y is None):
                 return False
         elif abs(x - y) > NORM_TOLERANCE * max(abs(x), abs(y), 1e-12):
             return False
     return True
+
+
+def _length(value: object) -> float | None | bool:
+    """A probe row's length: a finite number, None for a NaN or Inf row (older files wrote NaN),
+    False for anything else."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return float(value) if math.isfinite(value) else None
 
 
 def check_same_model(expected: dict[str, Any], model) -> None:

@@ -129,6 +129,31 @@ def gensim_object_array(folder: Path) -> Path:
                           vectors=_fragment(np.array([[1.0, "x"], [2.0, "y"]], dtype=object)))
 
 
+@case("ck_gensim_class_attribute_a_number", r"is a KeyedVectors whose word list holds something other than text")
+def gensim_class_attribute(folder: Path) -> Path:
+    # The record's own attribute named like the class it stands for: the name comes from the class.
+    return _keyed_vectors(folder, "cls.kv", gensim_class=_fragment(5), index_to_key=_fragment([1, 2]),
+                          vectors=_TWO_VECTORS)
+
+
+@case("ck_gensim_object_scalar", r"builds a numpy scalar of 'O8', not a plain number")
+def gensim_object_scalar(folder: Path) -> Path:
+    try:
+        scalar = np._core.multiarray.scalar
+    except AttributeError:  # numpy < 2
+        scalar = np.core.multiarray.scalar
+    alpha = _fragment(_Reduce(scalar, (np.dtype("O"), struct.pack("<Q", 0xDEADBEEF))))
+    return _keyed_vectors(folder, "scalar.kv", index_to_key=_fragment(["a", "b"]), vectors=_TWO_VECTORS, alpha=alpha)
+
+
+@case("ck_gensim_reconstruct_a_record_class", r"builds an array of gensim\.utils\.SaveLoad, not a numpy array")
+def gensim_reconstruct_record(folder: Path) -> Path:
+    # _reconstruct(SaveLoad, (0,), b"b"): numpy would build an instance of the class the file names.
+    record = (b"c" + _RECONSTRUCT.__module__.encode() + b"\n_reconstruct\n(cgensim.utils\nSaveLoad\n"
+              + _fragment((0,)) + _fragment(b"b") + b"tR")
+    return _keyed_vectors(folder, "record.kv", index_to_key=_fragment(["a", "b"]), vectors=_TWO_VECTORS, extra=record)
+
+
 # --- GGUF, written field by field --------------------------------------------------------------
 def _gguf_string(text: str) -> bytes:
     raw = text.encode()

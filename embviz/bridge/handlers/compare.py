@@ -11,7 +11,8 @@ import numpy as np
 from embviz.bridge import requests as rq
 from embviz.bridge.registry import handles
 from embviz.core import EmbvizError, open_checkpoint
-from embviz.core.table.compare import Comparison, Dominoes, ModelPair, dominoes, find_shared, pair_models, token_dominoes
+from embviz.core.table.compare import (CKA_UNDEFINED, Comparison, Dominoes, ModelPair, dominoes, find_shared, pair_models,
+                                        token_dominoes)
 from embviz.core.errors import ProgressFn, first_line
 from embviz.core.model import EmbeddingModel
 
@@ -65,7 +66,7 @@ class CompareView:
     only_b: int
     k: int
     mean_jaccard: float
-    cka: float
+    cka: float | None  # None: undefined, and a note says why
     procrustes_mean: float | None  # mean cosine distance after rotating A onto B; None for unequal widths
     rule: str
     notes: list[str]
@@ -114,7 +115,7 @@ def compare_models(pair: ModelPair, request: rq.Compare, progress: ProgressFn) -
         names=(pair.a.name, pair.b.name), shared=shared.count, only_a=shared.only_a, only_b=shared.only_b,
         k=result.k, mean_jaccard=result.mean_jaccard, cka=result.cka,
         procrustes_mean=None if result.procrustes is None else float(result.procrustes.mean()),
-        rule=shared.rule, notes=list(shared.notes),
+        rule=shared.rule, notes=[*shared.notes, *([CKA_UNDEFINED] if result.cka is None else [])],
         least_similar=[_score(pair, result, int(i)) for i in order[:EXTREMES]],
         most_similar=[_score(pair, result, int(i)) for i in most[:EXTREMES]],
         tokens=[_dominoes_view(pair, dominoes(i, result.neighbours_a[i], result.neighbours_b[i])) for i in asked],

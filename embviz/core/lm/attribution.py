@@ -13,26 +13,23 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 import torch
 
 from embviz.core.errors import EmbvizError
+from embviz.core.lm.anatomy import Anatomy, BlockAnatomy, last_row, tensor_args
 from embviz.core.lm.causal_lm import Hook
-from embviz.core.lm.lens import MAX_LENS_CONTEXT, check_has_layers, layer_names
+from embviz.core.lm.lens import MAX_LENS_CONTEXT, check_has_layers, exact_stream, layer_names
+from embviz.core.lm.norms import LinearNorm, first_output as _first, linearise, tolerance
 from embviz.core.lm.logits import Prompt, prompt_ids
 from embviz.core.model import EmbeddingModel
 
-SUM_TOLERANCE = 1e-3  # parts must add up to the model's logit to this, relative (absolute below 1)
-WRITE_TOLERANCE = 1e-4  # relative: float32 rounding of a sum of a few dozen vectors stays far below
+SUM_TOLERANCE = 10  # × the dtype's norm tolerance: parts add up to the model's logit to this, relative (absolute below 1)
 MAX_ATTENTION_TOKENS = 512  # weights of one block are heads × T × T: 9 MB for SmolLM2 at 512 tokens
 MAX_PINNED = 20
 
-LAYER_LISTS = ("layers", "h", "blocks")
-ATTENTION_NAMES = ("self_attn", "attn", "attention")
-OUT_PROJ_NAMES = ("o_proj", "c_proj", "out_proj", "dense")
-MLP_NAMES = ("mlp", "feed_forward")
 LAYER_NORM_NOTE = ("The final norm is a LayerNorm: each part's mean across the width is subtracted, as the norm "
                    "does to their sum, and the norm's bias is a part of its own.")
 
@@ -63,9 +60,10 @@ class AttributionResult:
     target: str  # the target token's exact text
     logit: float  # the model's own logit for it
     prob: float
-    parts: list[Part]  # they add up to `logit`
+    parts: list[Part]  # they add up to `logit` (or to `uncapped_logit`)
     heads: list[HeadPart]  # per block, they add up to its attention part
     notes: list[str] = field(default_factory=list)
+    uncapped_logit: float | None = None  # the logit before the model's soft cap, which the parts split
 
     def ranked_heads(self, block: int | None = None) -> list[HeadPart]:
         """The heads (of one block, or all), largest part of the logit first."""
@@ -75,7 +73,7 @@ class AttributionResult:
     def as_dict(self) -> dict:
         return {
             "token": self.target, "token_id": self.target_id, "position": self.position,
-            "logit": self.logit, "prob": self.prob,
+            "logit": self.logit, "prob": self.prob, "uncapped_logit": self.uncapped_logit,
             "tokens": list(self.token_texts), "token_ids": [i for i, _ in self.tokens],
             "parts": [p.as_dict() for p in self.parts],
             "heads": [{"block": h.block, "head": h.head, "value": h.value} for h in self.heads if h.head is not None],
@@ -136,16 +134,6 @@ class PinnedResult:
         }
 
 
-@dataclass(frozen=True)
-class Block:
-    """One transformer block's modules whose outputs are written to the residual stream."""
-
-    layer: torch.nn.Module
-    attention: torch.nn.Module
-    out_proj: torch.nn.Module  # its input: the heads' outputs side by side
-    mlp: torch.nn.Module
-
-
 # --- the public calls -----------------------------------------------------------------------------
 
 def attribute(model: EmbeddingModel, text: Prompt, token: str | int | None = None, position: int | None = None,
@@ -156,23 +144,25 @@ def attribute(model: EmbeddingModel, text: Prompt, token: str | int | None = Non
     ids, _, notes = prompt_ids(model, text, "attribution splits the model's guess for the token after it")
     p = check_position(position, len(ids))
     lm = model.language_model(load=load_lm)
-    blocks = find_blocks(lm)
-    rows: dict[tuple[str, int], torch.Tensor] = {}
+    anatomy = splittable(lm)
+    rows: dict[tuple, torch.Tensor] = {}
     try:
         # Through the typing cache: at the last position only that token runs again (an earlier
         # position leaves the cache holding the text up to it, as a deletion would).
-        logits = lm.run(ids[:p + 1], hooks=_trace_hooks(blocks, lm.final_norm, rows)).logits
+        logits = lm.run(ids[:p + 1], hooks=_trace_hooks(anatomy, rows)).logits
     except torch.OutOfMemoryError as exc:
         raise EmbvizError("The device ran out of memory running the model on this text; try shorter text.") from exc
     target = int(torch.argmax(torch.nan_to_num(logits, nan=-math.inf))) if token is None else resolve_token(model, token)
-    parts, heads, norm_note = _split(lm, blocks, rows, target)
     logit = float(logits[target])
-    _check_sum(sum(x.value for x in parts), logit)
+    if not math.isfinite(logit):
+        raise EmbvizError("The model's logit for this token is not a finite number, so it cannot be split.")
+    parts, heads, split_notes, uncapped = _split(anatomy, rows, target, logit)
+    _check_sum(sum(x.value for x in parts), uncapped, anatomy)
     return AttributionResult(
         tokens=[(i, model.vocab.label(i)) for i in ids], token_texts=[model.vocab.texts[i] for i in ids], position=p,
         target_id=target, target=model.vocab.texts[target], logit=logit,
         prob=float(torch.softmax(torch.nan_to_num(logits, nan=-math.inf), -1)[target]),
-        parts=parts, heads=heads, notes=notes + ([norm_note] if norm_note else []),
+        parts=parts, heads=heads, notes=notes + split_notes, uncapped_logit=uncapped if uncapped != logit else None,
     )
 
 
@@ -183,9 +173,12 @@ def attention_pattern(model: EmbeddingModel, text: Prompt, block: int, head: int
     block's heads ranked by their part of the attribution's logit."""
     check_has_layers(model)
     lm = model.language_model(load=load_lm)
-    blocks = find_blocks(lm)
-    block_ = blocks[_check_block(block, len(blocks)) - 1]
-    n_heads = _n_heads(lm)
+    anatomy = splittable(lm)
+    block_ = anatomy.blocks[_check_block(block, len(anatomy.blocks)) - 1]
+    n_heads = block_.n_heads
+    if not n_heads:
+        raise EmbvizError(f"The {anatomy.family_name} model's configuration does not say how many attention heads "
+                          "it has.")
     if head is not None and not 0 <= head < n_heads:
         raise EmbvizError(f"Head {head} is out of range: block {block} has heads 0–{n_heads - 1}.")
     attribution = attribute(model, text, token, position, load_lm)
@@ -194,7 +187,10 @@ def attention_pattern(model: EmbeddingModel, text: Prompt, block: int, head: int
     notes = list(attribution.notes)
     if skipped:
         notes.append(f"The weights are of the last {MAX_ATTENTION_TOKENS} of the text's {len(ids):,} tokens.")
-    weights = _attention_weights(lm, block_, ids[skipped:])
+    weights = _attention_weights(lm, block_, ids[skipped:], anatomy.family_name)
+    if weights.shape[0] != n_heads:
+        raise EmbvizError(f"The {anatomy.family_name} model's attention returns {weights.shape[0]} patterns for its "
+                          f"{n_heads} heads, so they cannot be shown head by head.")
     shown = list(range(n_heads)) if head is None else [head]
     return AttentionResult(
         tokens=attribution.tokens[skipped:], token_texts=attribution.token_texts[skipped:], block=block, heads=shown,
@@ -219,8 +215,9 @@ def pinned_tokens(model: EmbeddingModel, text: Prompt, tokens: list[str | int], 
         ids = ids[-MAX_LENS_CONTEXT:]
     p = check_position(position, len(ids))
     lm = model.language_model(load=load_lm)
+    stream = exact_stream(lm, ids)
     with torch.inference_mode():
-        logits = lm.head(lm.final_norm(lm.residual_stream(ids)[:, p])).float()  # (layers + 1, V)
+        logits = lm.anatomy.readout(stream[:, p])  # (layers + 1, V)
         logits = torch.nan_to_num(logits, nan=-math.inf, posinf=-math.inf)
         log_probs = torch.log_softmax(logits, -1)
     columns = torch.tensor(pinned, device=logits.device)
@@ -266,204 +263,243 @@ def _check_block(block: int, n_blocks: int) -> int:
 
 # --- the model's modules --------------------------------------------------------------------------
 
-def find_blocks(lm: object) -> list[Block]:
-    """The blocks of a transformers causal LM, or an error naming what is missing."""
-    hf = getattr(lm, "model", None)
-    base = getattr(hf, "base_model", None)
-    layers = next((m for name in LAYER_LISTS if isinstance(m := getattr(base, name, None), torch.nn.ModuleList)), None)
-    if layers is None or getattr(lm, "final_norm", None) is None:
-        raise EmbvizError("Attribution needs the model's blocks and final norm, and this architecture's were not found.")
-    blocks = []
-    for n, layer in enumerate(layers, 1):
-        attention = _child(layer, ATTENTION_NAMES)
-        out_proj = _child(attention, OUT_PROJ_NAMES) if attention is not None else None
-        mlp = _child(layer, MLP_NAMES)
-        if attention is None or out_proj is None or mlp is None:
-            raise EmbvizError(f"Block {n} has no attention output projection or MLP that embviz recognises "
-                              f"({type(layer).__name__}), so its writes cannot be split.")
-        blocks.append(Block(layer, attention, out_proj, mlp))
-    return blocks
-
-
-def _child(module: torch.nn.Module, names: tuple[str, ...]) -> torch.nn.Module | None:
-    return next((m for name in names if isinstance(m := getattr(module, name, None), torch.nn.Module)), None)
-
-
-def _n_heads(lm: object) -> int:
-    config = lm.model.config  # type: ignore[attr-defined]
-    n = getattr(config, "num_attention_heads", None) or getattr(config, "n_head", None)
-    if not n:
-        raise EmbvizError("The model's configuration does not say how many attention heads it has.")
-    return int(n)
+def splittable(lm: Any) -> Anatomy:
+    """The model's anatomy, when every block's writes and the readout are known; else an
+    error naming the family and what is missing."""
+    anatomy: Anatomy = lm.anatomy
+    why = anatomy.lens_why_not or anatomy.blocks_why_not()
+    if why:
+        raise EmbvizError(why)
+    return anatomy
 
 
 # --- one forward pass, hooked ---------------------------------------------------------------------
 
-def _first(output: object) -> torch.Tensor:
-    return output[0] if isinstance(output, tuple) else output  # type: ignore[return-value]
-
-
-def _keep(rows: dict, key: tuple[str, int], pick: Callable[[tuple, object], torch.Tensor]) -> Callable[..., None]:
-    """A hook that keeps the last position's row of what `pick` takes from the call. A copy:
-    the model may add to its tensors in place after the hook."""
-    def hook(_module: torch.nn.Module, args: tuple, extra: object) -> None:
-        rows[key] = pick(args, extra)[0, -1].detach().to(torch.float32, copy=True)
+def _keep(rows: dict, key: tuple, which: str) -> Callable[..., None]:
+    """A hook that keeps the last position's row of a call's input ("in"), its second input
+    ("in2": a residual handed in) or its output ("out"). A copy: the model may add to its
+    tensors in place after the hook."""
+    def hook(_module: torch.nn.Module, args: tuple, kwargs: dict, output: object = None) -> None:
+        if which == "out":
+            row = last_row(output)
+        else:
+            tensors = tensor_args(args, kwargs)
+            n = 0 if which == "in" else 1
+            row = last_row(tensors[n]) if len(tensors) > n else None
+        if row is not None:
+            rows[key] = row
     return hook
 
 
-def _input(args: tuple, kwargs: object) -> torch.Tensor:
-    return args[0] if args else kwargs["hidden_states"]  # type: ignore[index]
+def _post(rows: dict, key: tuple) -> Callable[..., None]:
+    keep = _keep(rows, key, "out")
+    return lambda module, args, output: keep(module, args, {}, output)
 
 
-def _output(_args: tuple, output: object) -> torch.Tensor:
-    return _first(output)
-
-
-def _trace_hooks(blocks: list[Block], final_norm: torch.nn.Module, rows: dict) -> list[Hook]:
-    hooks: list[Hook] = [(final_norm, "pre", _keep(rows, ("final", 0), _input))]
-    for n, b in enumerate(blocks):
-        hooks += [
-            (b.layer, "pre", _keep(rows, ("in", n), _input)),
-            (b.layer, "post", _keep(rows, ("out", n), _output)),
-            (b.attention, "post", _keep(rows, ("attention", n), _output)),
-            (b.out_proj, "pre", _keep(rows, ("heads", n), _input)),
-            (b.mlp, "post", _keep(rows, ("mlp", n), _output)),
-        ]
+def _trace_hooks(anatomy: Anatomy, rows: dict) -> list[Hook]:
+    hooks: list[Hook] = []
+    for n, b in enumerate(anatomy.blocks):
+        hooks += [(b.layer, "pre", _keep(rows, ("in", n), "in")), (b.layer, "post", _post(rows, ("out", n)))]
+        for kind, module, path, minus in (("mixer", b.mixer, b.mixer_path, b.mixer_minus_residual),
+                                          ("mlp", b.mlp, b.mlp_path, b.mlp_minus_residual)):
+            hooks.append((module, "post", _post(rows, (kind, n))))
+            if minus:
+                hooks.append((module, "pre", _keep(rows, (kind + " residual", n), "in2")))
+            for i, norm in enumerate(path):
+                hooks += [(norm, "pre", _keep(rows, (kind + " path in", n, i), "in")),
+                          (norm, "post", _post(rows, (kind + " path out", n, i)))]
+        if b.out_proj is not None:
+            hooks += [(b.out_proj, "pre", _keep(rows, ("heads", n), "in")), (b.out_proj, "post", _post(rows, ("proj", n)))]
     return hooks
 
 
-def _attention_weights(lm: object, block: Block, ids: list[int]) -> np.ndarray:
+def _attention_weights(lm: Any, block: BlockAnatomy, ids: list[int], family: str) -> np.ndarray:
     kept: list[torch.Tensor | None] = []
 
     def hook(_module: torch.nn.Module, _args: tuple, output: object) -> None:
         weights = output[1] if isinstance(output, tuple) and len(output) > 1 else None
-        kept.append(None if weights is None else weights[0].float().cpu())
+        kept.append(weights[0].float().cpu() if isinstance(weights, torch.Tensor) and weights.dim() == 4 else None)
 
     try:
-        lm.eager_forward(ids, [(block.attention, "post", hook)])  # type: ignore[attr-defined]
+        lm.eager_forward(ids, [(block.mixer, "post", hook)])
     except torch.OutOfMemoryError as exc:
         raise EmbvizError("The device ran out of memory running the model on this text; try shorter text.") from exc
+    except (ValueError, NotImplementedError, AttributeError) as exc:
+        raise EmbvizError(f"The {family} model cannot compute its attention eagerly, so its weights cannot be "
+                          "shown.") from exc
     if not kept or kept[-1] is None:
-        raise EmbvizError("This architecture's attention does not return its weights, even computed eagerly.")
+        raise EmbvizError(f"The {family} model's attention does not return its weights, even computed eagerly.")
     return kept[-1].numpy()
 
 
 # --- the split ------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class _LinearNorm:
-    """The final norm with its scale fixed at the real final residual: linear in its input."""
-
-    scale: torch.Tensor  # (D,): the gain over the residual's rms (LayerNorm: its standard deviation)
-    centred: bool  # LayerNorm subtracts the mean first
-    bias: torch.Tensor | None
-
-    def __call__(self, v: torch.Tensor) -> torch.Tensor:
-        if self.centred:
-            v = v - v.mean(-1, keepdim=True)
-        return v * self.scale
-
-
-def linearise_norm(norm: torch.nn.Module, final: torch.Tensor) -> _LinearNorm:
-    """RMSNorm or LayerNorm at the residual `final`, checked against the module itself."""
-    name = type(norm).__name__
-    eps = getattr(norm, "variance_epsilon", getattr(norm, "eps", None))
-    if eps is None or not ("RMSNorm" in name or "LayerNorm" in name):
-        raise EmbvizError(f"The final norm ({name}) is neither an RMSNorm nor a LayerNorm, so attribution "
-                          "cannot make it linear exactly.")
-    with torch.inference_mode():
-        if "LayerNorm" in name:
-            gain = norm.weight.float() if getattr(norm, "weight", None) is not None else torch.ones_like(final)
-            bias = norm.bias.float() if getattr(norm, "bias", None) is not None else None
-            linear = _LinearNorm(gain / torch.sqrt(final.var(unbiased=False) + eps), True, bias)
-        else:
-            # The gain read through the module: some store g, others 1 + g (Gemma).
-            gain = _first(norm(torch.ones_like(final))).float() * math.sqrt(1 + eps)
-            linear = _LinearNorm(gain / torch.sqrt(final.square().mean() + eps), False, None)
-        expected = _first(norm(final)).float()
-        got = linear(final) + (linear.bias if linear.bias is not None else 0)
-    if not _close(got, expected):
-        raise EmbvizError(f"The final norm ({name}) does not compute what an RMSNorm or LayerNorm would, so "
-                          "attribution cannot make it linear exactly.")
-    return linear
-
-
-def _close(a: torch.Tensor, b: torch.Tensor, scale: float | None = None) -> bool:
-    bound = WRITE_TOLERANCE * (scale if scale is not None else float(b.norm()))
+def _close(a: torch.Tensor, b: torch.Tensor, dtype: torch.dtype, scale: float | None = None) -> bool:
+    bound = tolerance(dtype) * (scale if scale is not None else float(b.norm()))
     return float((a - b).norm()) <= bound + 1e-6
 
 
 def _head_mask(width: int, n_heads: int, device: torch.device) -> torch.Tensor:
     """(H, width): row h keeps head h's slice of the heads' outputs side by side."""
-    if width % n_heads:
-        raise EmbvizError(f"The attention output's width {width} is not a whole number of its {n_heads} heads.")
     return torch.block_diag(*[torch.ones(1, width // n_heads, device=device)] * n_heads)
 
 
-def _head_writes(out_proj: torch.nn.Module, z: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def _head_writes(out_proj: torch.nn.Module, z: torch.Tensor, mask: torch.Tensor,
+                 dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
     """(each head's write (H, D), the projection's bias (D,)): the projection of the heads'
     outputs with all but one zeroed, less the bias, which no head wrote."""
-    written = _first(out_proj(z * mask)).float()
-    bias = getattr(out_proj, "bias", None)
-    if not isinstance(bias, torch.Tensor):
-        bias = _first(out_proj(torch.zeros_like(z[None])))[0].float()  # a projection of no known kind
+    with torch.inference_mode():
+        if isinstance(out_proj, torch.nn.Linear):  # in float32 from the stored weights, whatever they are stored in
+            written = (z * mask) @ out_proj.weight.float().T + (0 if out_proj.bias is None else out_proj.bias.float())
+        else:
+            written = _first(out_proj((z * mask).to(dtype))).float()
+        bias = getattr(out_proj, "bias", None)
+        if not isinstance(bias, torch.Tensor):
+            bias = _first(out_proj(torch.zeros_like(z[None]).to(dtype)))[0]  # a projection of no known kind
     return written - bias.float(), bias.float()
 
 
-def _writes(blocks: list[Block], rows: dict, n_heads: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(embedding, then attention and MLP of each block (2N + 1, D); heads (N, H, D);
-    attention biases (N, D)), each checked to add up to what the block wrote."""
-    writes, heads, biases = [rows[("in", 0)]], [], []
-    mask = _head_mask(rows[("heads", 0)].shape[-1], n_heads, rows[("heads", 0)].device)
-    for n in range(len(blocks)):
-        attention, mlp = rows[("attention", n)], rows[("mlp", n)]
+def _through(path_norms: list[LinearNorm | None], vectors: torch.Tensor, bias: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Head writes and their bias through a write's post-norms (each linear at its real
+    input); each norm's own bias joins the bias, which no head wrote."""
+    for norm in path_norms:
+        assert norm is not None
+        vectors, bias = norm(vectors), norm(bias) + (norm.bias if norm.bias is not None else 0)
+    return vectors, bias
+
+
+@dataclass
+class _Writes:
+    stream: torch.Tensor  # (2N + 1, D): the embedding, then each block's attention and MLP write
+    heads: list[torch.Tensor | None]  # per block (H, D), or None where its heads cannot be split
+    biases: list[torch.Tensor | None]  # per block, what no head wrote (D,)
+    notes: list[str]
+
+
+def _writes(anatomy: Anatomy, rows: dict) -> _Writes:
+    """Every write to the residual stream, each checked against what its block wrote."""
+    dtype, family = anatomy.dtype, anatomy.family_name
+    writes, heads, biases, notes = [rows[("in", 0)]], [], [], []
+    for n, b in enumerate(anatomy.blocks):
+        ends = {}
+        for kind, path, minus in (("mixer", b.mixer_path, b.mixer_minus_residual), ("mlp", b.mlp_path, b.mlp_minus_residual)):
+            raw = rows[("proj", n)] if kind == "mixer" and b.mixer_from_proj else rows[(kind, n)]
+            if minus:
+                raw = raw - rows[(kind + " residual", n)]
+            ends[kind] = rows[(kind + " path out", n, len(path) - 1)] if path else raw
+        attention, mlp = ends["mixer"] * b.multiplier, ends["mlp"] * b.multiplier
         written = rows[("out", n)] - rows[("in", n)]
-        if not _close(attention + mlp, written, float(rows[("in", n)].norm() + rows[("out", n)].norm())):
+        if not _close(attention + mlp, written, dtype, float(rows[("in", n)].norm() + rows[("out", n)].norm())):
             raise EmbvizError(f"Block {n + 1}'s attention and MLP outputs do not add up to what it writes to the "
-                              "residual stream (this architecture changes them on the way), so it cannot be split.")
-        per_head, bias = _head_writes(blocks[n].out_proj, rows[("heads", n)], mask)
-        if not _close(per_head.sum(0) + bias, attention, float(attention.norm())):
-            raise EmbvizError(f"The heads of block {n + 1} do not add up to its attention output, so it cannot be "
-                              "split by head.")
+                              f"residual stream (the {family} model changes them on the way), so it cannot be split.")
         writes += [attention, mlp]
+        per_head, bias, why = _block_heads(anatomy, b, n, rows, attention)
         heads.append(per_head)
         biases.append(bias)
+        if why and why not in notes:
+            notes.append(why)
     stream = torch.stack(writes)
-    if not _close(stream.sum(0), rows[("final", 0)], float(stream.norm(dim=-1).sum())):
-        raise EmbvizError("The residual stream is not the sum of the embedding and the blocks' writes in this "
-                          "architecture, so attribution cannot split it exactly.")
-    return stream, torch.stack(heads), torch.stack(biases)
+    final = rows[("out", len(anatomy.blocks) - 1)]
+    if not _close(stream.sum(0), final, dtype, float(stream.norm(dim=-1).sum())):
+        raise EmbvizError(f"The {family} model's residual stream is not the sum of the embedding and the blocks' "
+                          "writes, so attribution cannot split it exactly.")
+    return _Writes(stream, heads, biases, notes)
+
+
+def _block_heads(anatomy: Anatomy, b: BlockAnatomy, n: int, rows: dict,
+                 attention: torch.Tensor) -> tuple[torch.Tensor | None, torch.Tensor | None, str | None]:
+    """Block n's heads' writes (H, D) and what no head wrote, checked to add up to its
+    attention write; or a sentence saying why they cannot be split."""
+    family = anatomy.family_name
+    z = rows.get(("heads", n))
+    if b.out_proj is None or z is None or not b.n_heads or z.shape[-1] % b.n_heads:
+        return None, None, (f"The {family} model's attention output is not its heads' outputs side by side, so its "
+                            "blocks are split into attention and MLP but not by head.")
+    path_norms = [linearise(norm, rows[("mixer path in", n, i)].to(anatomy.dtype)) for i, norm in enumerate(b.mixer_path)]
+    if any(norm is None for norm in path_norms):
+        return None, None, (f"The {family} model's norm after its attention is neither an RMSNorm nor a LayerNorm, "
+                            "so its blocks are not split by head.")
+    per_head, bias = _head_writes(b.out_proj, z, _head_mask(z.shape[-1], b.n_heads, z.device), anatomy.dtype)
+    per_head, bias = _through(path_norms, per_head, bias)
+    per_head, bias = per_head * b.multiplier, bias * b.multiplier
+    if not _close(per_head.sum(0) + bias, attention, anatomy.dtype, float(per_head.norm(dim=-1).sum() + bias.norm())):
+        return None, None, (f"The heads of the {family} model do not add up to its attention's write (it changes "
+                            "their sum after its output projection), so its blocks are not split by head.")
+    return per_head, bias, None
 
 
 @torch.inference_mode()
-def _split(lm: object, blocks: list[Block], rows: dict, target: int) -> tuple[list[Part], list[HeadPart], str | None]:
-    head = lm.head  # type: ignore[attr-defined]
+def _split(anatomy: Anatomy, rows: dict, target: int, logit: float) -> tuple[list[Part], list[HeadPart], list[str], float]:
+    """(parts, heads, notes, the logit they add up to: the model's, or its logit before a soft cap)."""
+    family, dtype = anatomy.family_name, anatomy.dtype
+    final = rows[("out", len(anatomy.blocks) - 1)]
+    if anatomy.final_norm is not None:
+        norm = linearise(anatomy.final_norm, final.to(dtype))
+        if norm is None:
+            raise EmbvizError(f"The final norm ({type(anatomy.final_norm).__name__}) is neither an RMSNorm nor a "
+                              "LayerNorm, so attribution cannot make it linear exactly.")
+    else:
+        norm = LinearNorm(torch.ones_like(final), False, None)
+    # The head's row for the target, carried back through the projections after the norm.
+    head = anatomy.head
     weight = getattr(head, "weight", None)
-    if weight is None or weight.dim() != 2 or weight.shape[1] != rows[("final", 0)].shape[0]:
-        raise EmbvizError("The output head is not a plain (vocabulary × width) matrix, so it cannot be split.")
-    stream, heads, biases = _writes(blocks, rows, _n_heads(lm))
-    norm = linearise_norm(lm.final_norm, rows[("final", 0)])  # type: ignore[attr-defined]
-    row = weight[target].float()
-    n, h = heads.shape[:2]
-    values = (norm(torch.cat([stream, heads.reshape(n * h, -1), biases])) @ row).tolist()
+    if not isinstance(weight, torch.Tensor) or weight.dim() != 2:
+        raise EmbvizError(f"The {family} model's output head is not a plain (vocabulary × width) matrix, so its "
+                          "logits cannot be split.")
+    factor = anatomy.logit_map.factor
+    row = weight[target].float() * factor * anatomy.pre_head
+    extra: list[Part] = []
+    for module in reversed(anatomy.after_norm):
+        if not isinstance(module, torch.nn.Linear):
+            raise EmbvizError(f"The {family} model's {type(module).__name__} after its final norm is not a linear map "
+                              f"that embviz knows, so its logits cannot be split.")
+        if module.bias is not None:
+            extra.append(Part(None, "projection bias", float(module.bias.float() @ row)))
+        row = module.weight.float().T @ row
+    if row.shape[0] != final.shape[0]:
+        raise EmbvizError(f"The {family} model's output head does not read the residual stream's width, so its "
+                          "logits cannot be split.")
+    writes = _writes(anatomy, rows)
+    split_heads = [n for n, h in enumerate(writes.heads) if h is not None]
+    vectors = [writes.stream] + [writes.heads[n] for n in split_heads] + [writes.biases[n][None] for n in split_heads]
+    values = (norm(torch.cat(vectors)) @ row).tolist()
+    n = len(anatomy.blocks)
     parts = [Part(0, "embedding", values[0])]
     parts += [Part(b + 1, kind, values[1 + 2 * b + k]) for b in range(n) for k, kind in enumerate(("attention", "mlp"))]
     if norm.bias is not None:
         parts.append(Part(None, "norm bias", float(norm.bias @ row)))
+    parts += extra
     if getattr(head, "bias", None) is not None:
-        parts.append(Part(None, "head bias", float(head.bias[target])))
-    head_values = values[len(stream):]
-    head_parts = [HeadPart(b + 1, k, head_values[b * h + k]) for b in range(n) for k in range(h)]
-    bias_values = head_values[n * h:]
-    if any(getattr(b.out_proj, "bias", None) is not None for b in blocks):
-        head_parts += [HeadPart(b + 1, None, bias_values[b]) for b in range(n)]
-    return parts, head_parts, LAYER_NORM_NOTE if norm.centred else None
+        parts.append(Part(None, "head bias", float(head.bias[target].float()) * factor))
+    at = len(writes.stream)
+    head_parts: list[HeadPart] = []
+    for b in split_heads:
+        count = writes.heads[b].shape[0]
+        head_parts += [HeadPart(b + 1, k, values[at + k]) for k in range(count)]
+        at += count
+    for b in split_heads:
+        if any(getattr(block.out_proj, "bias", None) is not None or block.mixer_path for block in anatomy.blocks):
+            head_parts.append(HeadPart(b + 1, None, values[at]))
+        at += 1
+    notes = list(writes.notes)
+    if norm.centred:
+        notes.append(LAYER_NORM_NOTE)
+    uncapped = float(anatomy.readout(final[None], cap=False)[0, target])
+    if anatomy.logit_map.softcap is not None:
+        notes.append(f"The {family} model caps its logits softly (cap × tanh(logit / cap), cap "
+                     f"{anatomy.logit_map.softcap:g}): the parts add up to its logit before the cap, {uncapped:.2f}; "
+                     f"after the cap it is {logit:.2f}.")
+        if abs(float(anatomy.logit_map(torch.tensor([uncapped]))[0]) - logit) > 1e-3 * max(1.0, abs(logit)):
+            raise EmbvizError(f"The {family} model's logit is not its capped readout here, so it cannot be split.")
+    elif not _close(torch.tensor([uncapped]), torch.tensor([logit]), dtype, max(1.0, abs(logit))):
+        raise EmbvizError(f"The parts add up to {uncapped:.4f}, not the model's logit {logit:.4f}: the {family} model "
+                          "changes the logits after the output head in a way embviz does not know, so they cannot be "
+                          "split.")
+    return parts, head_parts, notes, uncapped
 
 
-def _check_sum(total: float, logit: float) -> None:
-    if not math.isfinite(logit):
-        raise EmbvizError("The model's logit for this token is not a finite number, so it cannot be split.")
-    if abs(total - logit) > SUM_TOLERANCE * max(1.0, abs(logit)):
-        raise EmbvizError(f"The parts add up to {total:.4f}, not the model's logit {logit:.4f}: this architecture "
-                          "changes the logits after the output head (e.g. scaling or soft-capping them), so they "
-                          "cannot be split.")
+def _check_sum(total: float, logit: float, anatomy: Anatomy) -> None:
+    if abs(total - logit) > SUM_TOLERANCE * tolerance(anatomy.dtype) * max(1.0, abs(logit)):
+        raise EmbvizError(f"The parts add up to {total:.4f}, not the model's logit {logit:.4f}: the "
+                          f"{anatomy.family_name} model changes the logits after the output head (e.g. scaling or "
+                          "soft-capping them) in a way embviz does not know, so they cannot be split.")

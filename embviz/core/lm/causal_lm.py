@@ -19,9 +19,9 @@ from typing import Any, Callable, Iterator, Sequence
 import torch
 
 from embviz.core.errors import EmbvizError
+from embviz.core.lm.anatomy import Anatomy, probe, text_config
 
 STREAM_TOKENS = 1024  # longest text whose residual stream is kept without the lens asking (73 MB for SmolLM2)
-FINAL_NORM_NAMES = ("norm", "ln_f", "final_layer_norm", "final_layernorm")
 
 # A hook on one module for one forward pass: "pre" hooks are called as fn(module, args, kwargs),
 # "post" hooks as fn(module, args, output), the way torch calls them.
@@ -75,25 +75,44 @@ class HFLanguageModel:
         self.model = model
         self.device = device
         self._prefix: _Prefix | None = None
-        self._lock = threading.Lock()  # the cache belongs to one forward pass at a time
-        self.final_norm = next((m for name in FINAL_NORM_NAMES if (m := getattr(model.base_model, name, None)) is not None), None)
-        self.n_layers = int(getattr(model.config, "num_hidden_layers", 0) or 0)
-        # transformers 5 renamed the argument; 4.x knows only the old name.
-        self._cache_arg = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+        self._lock = threading.RLock()  # the cache belongs to one forward pass at a time (the probe runs inside one)
+        self._anatomy: Anatomy | None = None
+        self.n_layers = int(getattr(text_config(model), "num_hidden_layers", 0) or 0)
+        # transformers 5 renamed the argument; 4.x knows only the old name; recurrent models
+        # (RWKV, RecurrentGemma) take neither and are run whole each time.
+        params = inspect.signature(model.forward).parameters
+        self._cache_arg = next((name for name in ("cache", "past_key_values") if name in params), None)
+        self._keep_arg = "logits_to_keep" in params
         self.tokens_run = 0  # tokens through the blocks so far: what the cache saves shows here
+
+    @property
+    def anatomy(self) -> Anatomy:
+        """Where this model keeps its blocks, readout and writes (one probe pass, once)."""
+        if self._anatomy is None:
+            with self._lock:
+                if self._anatomy is None:
+                    self._anatomy = probe(self.model, self._probe_call)
+        return self._anatomy
+
+    def _probe_call(self, ids: list[int]) -> Any:
+        return self.model(input_ids=torch.tensor([ids], dtype=torch.long, device=self.device), use_cache=False)
 
     @property
     def head(self) -> torch.nn.Module:
         return self.model.get_output_embeddings()
+
+    @property
+    def final_norm(self) -> torch.nn.Module | None:
+        return self.anatomy.final_norm
 
     def last_logits(self, ids: list[int]) -> torch.Tensor:
         """Logits (V,) for the token after the last of `ids`."""
         return self.run(ids).logits
 
     def residual_stream(self, ids: list[int]) -> torch.Tensor:
-        """(layers + 1, T, D): the embedding output and every block's output, before the final norm."""
-        if self.final_norm is None:
-            raise EmbvizError("The logit lens needs the model's final norm, and this architecture's was not found.")
+        """(layers + 1, T, D): the first block's input and every block's output."""
+        if not self.anatomy.layers:
+            raise EmbvizError(self.anatomy.lens_why_not or "This model's blocks were not found.")
         residuals = self.run(ids, residuals=True).residuals
         assert residuals is not None
         return residuals
@@ -121,7 +140,7 @@ class HFLanguageModel:
             # Shorter than the old text (a deletion): run its last token again for its logits.
             keep = min(keep, len(ids) - 1)
             self._prefix = None  # from here the old cache is being changed: never half-kept
-            if old is None or keep == 0:
+            if old is None or keep == 0 or not _can_crop(old.cache):
                 cache, stream, logits = self._forward(ids, None, residuals, hooks)
             else:
                 if len(old.ids) > keep:
@@ -147,7 +166,7 @@ class HFLanguageModel:
             try:
                 with _hooked(hooks):
                     self.model(input_ids=torch.tensor([ids], dtype=torch.long, device=self.device), use_cache=False,
-                               logits_to_keep=1)
+                               **({"logits_to_keep": 1} if self._keep_arg else {}))
             finally:
                 self.model.set_attn_implementation(before)
 
@@ -155,19 +174,41 @@ class HFLanguageModel:
     def _forward(self, ids: list[int], cache: Any, residuals: bool,
                  hooks: Sequence[Hook] = ()) -> tuple[Any, torch.Tensor | None, torch.Tensor]:
         captured: list[torch.Tensor] = []
-        if residuals and self.final_norm is not None:
-            hooks = [*hooks, (self.final_norm, "pre", lambda _m, args, _kw: captured.append(args[0]))]
-        with _hooked(hooks):
-            input_ids = torch.tensor([ids], dtype=torch.long, device=self.device)
-            out = self.model(input_ids=input_ids, use_cache=True, output_hidden_states=residuals,
-                             logits_to_keep=1, **{self._cache_arg: cache})
-        self.tokens_run += len(ids)
-        stream = None
         if residuals:
-            hidden = list(out.hidden_states[:-1])  # the last entry is after the final norm
-            hidden.append(captured[-1] if captured else out.hidden_states[-1])
-            stream = torch.stack([h[0].float() for h in hidden])
-        return getattr(out, self._cache_arg, None) or out.past_key_values, stream, out.logits[0, -1].float()
+            layers = self.anatomy.layers
+            hooks = [*hooks, (layers[0], "pre", lambda _m, args, kw: captured.append(_hidden(args, kw)[0].float()))]
+            hooks += [(layer, "post", lambda _m, _args, out: captured.append(_hidden((out,), {})[0].float()))
+                      for layer in layers]
+        extra: dict[str, Any] = {"use_cache": self._cache_arg is not None}
+        if self._cache_arg is not None:
+            extra[self._cache_arg] = cache
+        if self._keep_arg:
+            extra["logits_to_keep"] = 1
+        with _hooked(hooks):
+            out = self.model(input_ids=torch.tensor([ids], dtype=torch.long, device=self.device), **extra)
+        self.tokens_run += len(ids)
+        stream = torch.stack(captured) if residuals else None
+        kept = getattr(out, self._cache_arg, None) if self._cache_arg else None
+        return kept if kept is not None else getattr(out, "past_key_values", None), stream, out.logits[0, -1].float()
+
+
+def _hidden(args: tuple, kwargs: dict) -> torch.Tensor:
+    """A block's hidden states, given as its first argument or by name, or returned first."""
+    value = args[0] if args else kwargs["hidden_states"]
+    return value[0] if isinstance(value, (tuple, list)) else value
+
+
+def _can_crop(cache: Any) -> bool:
+    """Whether the kept cache can be cut back to a prefix exactly: full attention's keys and
+    values can; a sliding window that has dropped old ones, or a recurrent state, cannot."""
+    from transformers.cache_utils import DynamicLayer, DynamicSlidingWindowLayer
+
+    layers = getattr(cache, "layers", None)
+    if not isinstance(layers, list) or not layers or not callable(getattr(cache, "crop", None)):
+        return False
+    return all(type(layer) is DynamicLayer
+               or (type(layer) is DynamicSlidingWindowLayer and layer.get_seq_length() < layer.sliding_window - 1)
+               for layer in layers)
 
 
 @contextmanager

@@ -99,6 +99,10 @@ def contextual_drift(
         token_ids.append(ids[at])
         positions.append(at)
     stack = torch.stack(vectors, dim=1).float()  # (layers + 1, S, D)
+    if stack.shape[-1] != model.dim:
+        raise EmbvizError(f"The {lm.anatomy.family_name} model's {model.dim}-wide embedding is projected into its "
+                          f"{stack.shape[-1]}-wide blocks, so a word's vector in context cannot be compared with its "
+                          "row of the table.")
     unit = torch.nn.functional.normalize(stack, dim=-1)
     static = torch.nn.functional.normalize(model.rows(token_ids).float().to(unit.device), dim=-1)  # (S, D)
     to_static = (unit * static.unsqueeze(0)).sum(-1).tolist()

@@ -17,10 +17,11 @@ import numpy as np
 import torch
 
 from embviz.core.lm.causal_lm import common_prefix
+from embviz.core.lm.norms import tolerance
 from embviz.core.errors import EmbvizError, ProgressFn, no_progress
 from embviz.core.lm.logits import Prompt, TokenScore, prompt_ids
 from embviz.core.model import EmbeddingModel
-from embviz.core.table.similarity import check_k, matmul
+from embviz.core.table.similarity import check_k
 
 MAX_LENS_POSITIONS = 64  # the lens reads the last this many positions; earlier ones are context
 # ...of at most this many tokens: the residual stream of every layer is kept for each of them
@@ -196,7 +197,7 @@ def logit_lens(
         notes.append(f"The lens runs on the last {MAX_LENS_CONTEXT} of the text's {len(ids):,} tokens.")
         ids = ids[-MAX_LENS_CONTEXT:]
     lm = model.language_model(load=load_lm)
-    stream = lm.residual_stream(ids)  # (layers + 1, T, D)
+    stream = exact_stream(lm, ids)  # (layers + 1, T, D)
     progress(0.0, "Reading every layer", None)  # the forward pass is done; a cancel stops here
     first = max(0, len(ids) - MAX_LENS_POSITIONS)
     if first:
@@ -275,16 +276,6 @@ def _workers(device: torch.device) -> int:
     return (os.cpu_count() or 1) if device.type == "cpu" else 1
 
 
-def _head_logits(head: torch.nn.Module, rows: torch.Tensor) -> torch.Tensor:
-    """The output head on some rows; a float32 linear head on the CPU through numpy's BLAS,
-    faster than torch's here (similarity.matmul): the last column is waited for."""
-    weight = getattr(head, "weight", None)
-    if not (isinstance(head, torch.nn.Linear) and rows.device.type == "cpu" and weight.dtype == rows.dtype == torch.float32):
-        return head(rows)
-    logits = matmul(rows.contiguous(), weight.T)
-    return logits if head.bias is None else logits + head.bias
-
-
 def top_k_softmax(logits: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """The top k of each row of `logits` (n, V) and their softmax probabilities, as
     (values, ids, probs), with no probability array the size of the logits: the
@@ -302,10 +293,27 @@ def top_k_softmax(logits: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Ten
 
 
 def _ranked(model: EmbeddingModel, lm, rows: torch.Tensor, k: int, final_norm: bool) -> Column:
-    """The rows' (residual vectors') top k through the final norm (when asked) and the head,
-    and their softmax probabilities."""
+    """The rows' (residual vectors') top k through the model's readout (its final norm when
+    asked, the head, and what the model does to the logits) and their softmax probabilities."""
     with torch.inference_mode():
-        if final_norm:
-            rows = lm.final_norm(rows)
-        values, top_ids, probs = top_k_softmax(_head_logits(lm.head, rows).float(), k)
+        values, top_ids, probs = top_k_softmax(lm.anatomy.readout(rows, final_norm), k)
     return (top_ids.to(torch.int32).cpu().numpy(), values.float().cpu().numpy(), probs.float().cpu().numpy())
+
+
+def exact_stream(lm, ids: list[int]) -> torch.Tensor:
+    """The residual stream of `ids` (layers + 1, T, D), once the model's readout of its last
+    row is checked to be the model's own next-token logits: a lens whose last row is not the
+    model's answer is never drawn."""
+    anatomy = lm.anatomy
+    if anatomy.lens_why_not:
+        raise EmbvizError(anatomy.lens_why_not)
+    prefix = lm.run(ids, residuals=True)
+    ours = anatomy.readout(prefix.residuals[-1, -1:])[0]
+    theirs = prefix.logits.to(ours.device)
+    finite = torch.isfinite(theirs)
+    if not bool(torch.equal(finite, torch.isfinite(ours))) or float((ours[finite] - theirs[finite]).norm()) > \
+            tolerance(anatomy.dtype) * float(theirs[finite].norm()) + 1e-5:
+        raise EmbvizError(f"The lens's last row is not the {anatomy.family_name} model's own next-token logits here "
+                          "(it does something on the way from its last block to its logits that embviz cannot "
+                          "follow), so the lens is not drawn.")
+    return prefix.residuals

@@ -77,7 +77,13 @@ def direct_logits(model: EmbeddingModel, vector: torch.Tensor) -> torch.Tensor:
 
 
 def softmax(logits: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
-    return torch.softmax(logits.float() / check_temperature(temperature), dim=-1)
+    """Probabilities at `temperature`, the largest logit subtracted first: divided by a tiny
+    temperature (1e-45) the logits themselves would overflow to inf and every probability be NaN;
+    their differences to the largest are ≤ 0, so they only go to −inf (probability 0)."""
+    logits = logits.float()
+    top = logits.max(dim=-1, keepdim=True).values
+    shifted = torch.where(torch.isfinite(top), logits - top, logits)
+    return torch.softmax(shifted / check_temperature(temperature), dim=-1)
 
 
 def rank_logits(model: EmbeddingModel, logits: torch.Tensor, k: int, temperature: float) -> list[TokenScore]:
@@ -138,6 +144,12 @@ def prompt_ids(model: EmbeddingModel, text: Prompt, why: str) -> tuple[list[int]
     ids = encode_prompt(model, parts)
     if not ids:
         raise EmbvizError("The text produced no tokens.")
+    unknown = model.vocab.unknown_id()
+    if unknown is not None and unknown in ids:
+        count = ids.count(unknown)
+        notes.append(f"{count:,} piece{'s' if count > 1 else ''} of the text {'have' if count > 1 else 'has'} no token "
+                     f"in this vocabulary: the tokenizer reads {'them' if count > 1 else 'it'} as "
+                     f"'{model.vocab.label(unknown)}'.")
     truncated = 0
     if model.context_length and len(ids) > model.context_length:
         truncated = len(ids) - model.context_length

@@ -13,7 +13,7 @@ from typing import Callable
 
 import numpy as np
 
-from embviz.core.cache import remembered_hash
+from embviz.core.cache import remembered_source
 from embviz.core.errors import EmbvizError
 from embviz.core.maps import kept_maps
 from embviz.core.readers.cached_table import cached_table
@@ -47,14 +47,14 @@ def first_map(source: str | None, device: str = "auto", limit: int | None = None
     ids = np.arange(table.rows if limit is None else min(max(limit, 0), table.rows), dtype=np.int64)
     if ids.size < max(kept_maps.KEEP_ROWS, 1):
         return None  # a map this small is computed, not kept
-    known = remembered_hash(path)
+    known = remembered_source(path)
     if known is None:
         return None
     kind = (device or "auto").strip().lower().split(":")[0]
     found = []
     for device_type in AUTO_DEVICES if kind == "auto" else (kind,):
-        key = kept_maps.map_key(known, (table.rows, table.dim), TABLE_DTYPE, device_type, ids, 2, True)
-        if (kept := kept_maps.read_kept(key, ids.size, 2)) is not None:
+        key = kept_maps.map_key(known.sha256, (table.rows, table.dim), TABLE_DTYPE, device_type, ids, 2, True)
+        if (kept := kept_maps.read_kept(key, ids.size, 2, known)) is not None:
             found.append(kept)
     if len(found) != 1:  # none, or maps of two devices and no torch here to say which "auto" picks
         return None

@@ -12,13 +12,15 @@ from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
-from embviz.core.cache import cache_root, keep_in_cache, remembered_hash
+from embviz.core.cache import Source, cache_root, keep_in_cache, remembered_source, remove_entry
+from embviz.core.seal import Sealed
 
 if TYPE_CHECKING:
     from embviz.core.model import EmbeddingModel
 
 FOLDER = "maps"
-FORMAT = "pca-1"
+FORMAT = "pca-2"  # 2: sealed
+MAP_FILE = "pca.npz"
 # Smaller maps take a few milliseconds to compute: an entry for each of them, per subset
 # and row limit tried, would only fill the folder.
 KEEP_ROWS = 20_000
@@ -28,28 +30,23 @@ def kept_pca(model: EmbeddingModel, ids: np.ndarray, n_components: int, normaliz
              compute: Callable[[], tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
     """(coords, explained variance ratio) read from the cache when kept there for this file
     and these rows, else computed and kept."""
-    key = _key(model, ids, n_components, normalize) if len(ids) >= KEEP_ROWS else None
-    if key is None:
+    source = remembered_source(Path(model.source)) if len(ids) >= KEEP_ROWS else None
+    if source is None:
         return compute()
-    entry = cache_root() / FOLDER / key
-    found = read_kept(key, len(ids), n_components)
+    key = map_key(source.sha256, (model.vocab_size, model.dim), str(model.table.dtype), model.device.type, ids,
+                  n_components, normalize)
+    found = read_kept(key, len(ids), n_components, source)
     if found is not None:
         return found
     coords, ratio = compute()
 
     def write(scratch: Path) -> None:
-        np.savez(scratch / "pca.npz", coords=coords.astype(np.float32), ratio=np.asarray(ratio, dtype=np.float64))
+        np.savez(scratch / MAP_FILE, coords=coords.astype(np.float32), ratio=np.asarray(ratio, dtype=np.float64))
 
-    keep_in_cache(entry.parent, entry.name, write)
+    entry = cache_root() / FOLDER / key
+    remove_entry(entry)  # one kept under another stamp of the file, or damaged
+    keep_in_cache(entry.parent, entry.name, write, source)
     return coords, ratio
-
-
-def _key(model: EmbeddingModel, ids: np.ndarray, n_components: int, normalize: bool) -> str | None:
-    known = remembered_hash(Path(model.source))
-    if known is None:
-        return None
-    return map_key(known, (model.vocab_size, model.dim), str(model.table.dtype), model.device.type, ids,
-                   n_components, normalize)
 
 
 def map_key(file_sha256: str, shape: tuple[int, int], dtype: str, device_type: str, ids: np.ndarray,
@@ -61,22 +58,22 @@ def map_key(file_sha256: str, shape: tuple[int, int], dtype: str, device_type: s
     return hashlib.sha256(what.encode()).hexdigest()[:32]
 
 
-def read_kept(key: str, rows: int, n_components: int) -> tuple[np.ndarray, np.ndarray] | None:
-    """The map kept under `key`, when it holds exactly `rows` × `n_components` finite coordinates."""
-    return _read(cache_root() / FOLDER / key / "pca.npz", rows, n_components)
-
-
-def _read(path: Path, rows: int, n_components: int) -> tuple[np.ndarray, np.ndarray] | None:
-    """The kept map, or None for anything but exactly the arrays written for these rows."""
+def read_kept(key: str, rows: int, n_components: int, source: Source) -> tuple[np.ndarray, np.ndarray] | None:
+    """The map kept under `key` for the source file as it is now (its seal names the file's stamp
+    and hash, and every byte is as sealed), when it holds exactly `rows` × `n_components` finite
+    coordinates; None for anything else."""
+    entry = cache_root() / FOLDER / key
     try:
-        if not path.is_file() or path.stat().st_size > 64 + rows * n_components * 8 + (1 << 16):
+        sealed = Sealed(entry, source.sha256)
+        if source.stamp not in sealed.stamps:
             return None
-        with np.load(path, allow_pickle=False) as kept:
-            coords, ratio = kept["coords"], kept["ratio"]
-    except (OSError, ValueError, KeyError):
+        kept = sealed.arrays(MAP_FILE, rows * n_components * 4 + n_components * 8 + (1 << 16))
+        coords, ratio = kept["coords"], kept["ratio"]
+    except (OSError, ValueError, KeyError):  # DamagedEntry is a ValueError
         return None
-    if coords.shape != (rows, n_components) or coords.dtype != np.float32 or ratio.shape != (n_components,):
+    if coords.shape != (rows, n_components) or coords.dtype != np.float32 or ratio.shape != (n_components,) \
+            or ratio.dtype != np.float64:
         return None
     if not (np.isfinite(coords).all() and np.isfinite(ratio).all()):
         return None
-    return coords, ratio.astype(np.float64)
+    return coords, ratio

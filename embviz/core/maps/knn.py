@@ -16,15 +16,17 @@ import numpy as np
 import torch
 from scipy.spatial import cKDTree
 
-from embviz.core.cache import cache_root, keep_in_cache
+from embviz.core.cache import Source, cache_root, keep_in_cache, remove_entry
 from embviz.core.device import every_idle_core
 from embviz.core.errors import ProgressFn, no_progress
 from embviz.core.model import EmbeddingModel
+from embviz.core.seal import Sealed
 from embviz.core.table.neighbours import self_neighbours
 from embviz.core.table.similarity import UNIT_TABLE, matmul, row_norms, unit_scales, unit_table
 
 KNN_CACHE = "table_knn"  # model.cache key: (ids digest, k, positions, cosines) of the last graph
 TABLE_DIGEST = "table_sha256"  # model.cache key: a digest of every value of the table
+GRAPH_FILE = "graph.npz"
 DISK_ROWS = 10_000  # graphs of this many rows or more are kept on disk too: they take seconds to minutes
 CHUNK_SCORES = 1 << 24  # scores per chunk of the sampled rows' search (64 MB of float32), one buffer reused
 # Scores per chunk of the all-rows search on a GPU: at 2M rows, 64 MB is 8 rows a chunk, each chunk a full read of
@@ -151,9 +153,11 @@ def keep_knn(model: EmbeddingModel, ids: np.ndarray, positions: np.ndarray, cosi
     model.cache[KNN_CACHE] = (_digest(np.asarray(ids, dtype=np.int64)), positions.shape[1], positions, cosines)
     if len(ids) >= DISK_ROWS:
         def write(scratch: Path) -> None:
-            np.savez(scratch / "graph.npz", positions=positions.astype(np.int32), cosines=cosines.astype(np.float32))
+            np.savez(scratch / GRAPH_FILE, positions=positions.astype(np.int32), cosines=cosines.astype(np.float32))
 
-        keep_in_cache(cache_root() / "knn", f"{_disk_key(model, ids)}-k{positions.shape[1]}", write)
+        key = _disk_key(model, ids)
+        # Sealed with its key as its source: an entry moved under another table's key is not read.
+        keep_in_cache(cache_root() / "knn", f"{key}-k{positions.shape[1]}", write, Source(key, "", True))
 
 
 def _disk_key(model: EmbeddingModel, ids: np.ndarray) -> str:
@@ -169,19 +173,24 @@ def _disk_key(model: EmbeddingModel, ids: np.ndarray) -> str:
 def _read_disk(model: EmbeddingModel, ids: np.ndarray, k: int) -> tuple | None:
     if len(ids) < DISK_ROWS:
         return None
-    prefix = _disk_key(model, ids) + "-k"
+    key = _disk_key(model, ids)
+    prefix = key + "-k"
     folder = cache_root() / "knn"
     for entry in sorted(folder.glob(prefix + "*")) if folder.is_dir() else []:
         try:
             kept = int(entry.name[len(prefix):])
             if kept < k:
                 continue
-            with np.load(entry / "graph.npz", allow_pickle=False) as data:
-                positions, cosines = data["positions"].astype(np.int64), data["cosines"]
-        except (OSError, ValueError, KeyError):
-            continue  # a damaged entry: the graph is computed again
-        if positions.shape == cosines.shape == (len(ids), kept) and (positions >= 0).all() and (positions < len(ids)).all():
-            return _digest(np.asarray(ids, dtype=np.int64)), kept, positions, cosines
+            # Every byte as written (a shuffled graph is not this table's), no more than the arrays take.
+            graph = Sealed(entry, key).arrays(GRAPH_FILE, len(ids) * kept * 8 + (1 << 16))
+            positions, cosines = graph["positions"], graph["cosines"]
+        except (OSError, ValueError, KeyError):  # DamagedEntry is a ValueError
+            remove_entry(entry)  # damaged: the graph is computed again, and kept anew
+            continue
+        if (positions.dtype == np.int32 and cosines.dtype == np.float32
+                and positions.shape == cosines.shape == (len(ids), kept)
+                and (positions >= 0).all() and (positions < len(ids)).all()):
+            return _digest(np.asarray(ids, dtype=np.int64)), kept, positions.astype(np.int64), cosines
     return None
 
 

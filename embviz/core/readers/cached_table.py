@@ -6,22 +6,23 @@ under its present stamp: a changed file finds nothing here."""
 
 from __future__ import annotations
 
-import json
 import struct
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from embviz.core.cache import DamagedEntry, cache_root, remembered_key
-from embviz.core.readers.regular_file import npy_header
+from embviz.core.cache import DamagedEntry, cache_root, key_of, remembered_source
+from embviz.core.errors import EmbvizError
+from embviz.core.readers.regular_file import file_size, npy_header, open_regular, parse_json
+from embviz.core.seal import Sealed, sealed_stamps
 
 GGUF_FOLDER = "gguf"
 # Bump when what is cached, or how it is made, changes: old entries are then never read.
-GGUF_FORMAT = "gguf-table-2"  # 2: headers with duplicate names or mistyped tokenizer fields are refused
+GGUF_FORMAT = "gguf-table-3"  # 2: headers with duplicate names or mistyped tokenizer fields are refused; 3: sealed
 WORDS_FOLDER = "word-vectors"
 # 2: ragged lines, BOMs and tabs are no longer read into the table; 3: the table is mapped, its size
-# checked, its row norms kept beside it and its words one a line
-WORDS_FORMAT = "word-vectors-3"
+# checked, its row norms kept beside it and its words one a line; 4: sealed
+WORDS_FORMAT = "word-vectors-4"
 # A safetensors header of a one- or two-tensor entry is a few hundred bytes; more is not ours.
 _MAX_SAFETENSORS_HEADER = 1 << 16
 
@@ -37,12 +38,12 @@ class CachedTable:
         return self._labels()
 
 
-def read_words(folder: Path) -> list[str]:
+def read_words(sealed: Sealed) -> list[str]:
     """A word-vector entry's words: words.txt (one a line: what every reader but gensim's
     gives) or words.json."""
-    if (folder / "words.txt").exists():
-        return (folder / "words.txt").read_bytes().decode("utf-8").split("\n")
-    words = json.loads((folder / "words.json").read_text(encoding="utf-8"))
+    if "words.txt" in sealed:
+        return sealed.read("words.txt").decode("utf-8").split("\n")
+    words = sealed.json("words.json")
     if not isinstance(words, list) or not set(map(type, words)) <= {str}:
         raise DamagedEntry("its word list is not a list of words")
     return words
@@ -50,46 +51,66 @@ def read_words(folder: Path) -> list[str]:
 
 def cached_table(path: Path) -> CachedTable | None:
     """The shape and labels of this file's table as its cache entry holds them; None when
-    there is no entry for the file as it is now, or the entry does not hold what it should
-    (the reader then reads the file again, with a note)."""
+    there is no entry for the file as it is now (the index's hash confirmed by the entry's seal),
+    or the entry does not hold what it should (the reader then reads the file again, with a note)."""
     path = Path(path)
     try:
+        source = remembered_source(path)
+        if source is None:
+            return None
         for folder, format_, look in ((GGUF_FOLDER, GGUF_FORMAT, _gguf_entry), (WORDS_FOLDER, WORDS_FORMAT, _words_entry)):
-            key = remembered_key(path, format_)
-            if key is not None and (cache_root() / folder / key).is_dir():
-                return look(cache_root() / folder / key)
-    except (OSError, ValueError, UnicodeDecodeError):  # DamagedEntry is a ValueError
+            entry = cache_root() / folder / key_of(source.sha256, format_)
+            if entry.is_dir() and source.stamp in sealed_stamps(entry):
+                return look(Sealed(entry, source.sha256))
+    except (OSError, ValueError, EmbvizError):  # DamagedEntry and UnicodeDecodeError are ValueErrors
         return None
     return None
 
 
-def _gguf_entry(folder: Path) -> CachedTable | None:
+def _gguf_entry(sealed: Sealed) -> CachedTable | None:
     from embviz.core.readers.gguf_file import vocabulary_from_gguf
 
-    meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
-    rows, dim = _safetensors_table_shape(folder / "table.safetensors")
-    if not isinstance(meta, dict):
-        return None
-    tokens, types = meta.get("tokens") or [], meta.get("token_types") or []
-    if not (isinstance(tokens, list) and isinstance(types, list) and set(map(type, tokens)) <= {str}
-            and set(map(type, types)) <= {int}):
+    meta = sealed.json("meta.json")
+    rows, dim = _safetensors_table_shape(sealed.folder / "table.safetensors", sealed.files.get("table.safetensors"))
+    if not isinstance(meta, dict) or check_meta(meta) is not None:
         return None
     return CachedTable(rows, dim, lambda: vocabulary_from_gguf(meta, rows).labels)
 
 
-def _safetensors_table_shape(path: Path) -> tuple[int, int]:
-    """(rows, columns) of the float32 tensor "table", as the file's header states it and its size
-    allows; ValueError otherwise."""
-    with path.open("rb") as f:
-        size = f.seek(0, 2)
-        f.seek(0)
+# What each field of a GGUF entry's meta.json holds (None allowed for all but the lists).
+_META_TYPES = {"name": str, "architecture": str, "context_length": int, "total_params": int, "storage_dtype": str,
+               "tokenizer_model": str}
+
+
+def check_meta(meta: dict) -> str | None:
+    """Why a GGUF entry's metadata is not what read_gguf_table writes; None when it is."""
+    for key, kind in _META_TYPES.items():
+        value = meta.get(key)
+        if value is not None and (type(value) is not kind):
+            return f"its {key} is not {'a number' if kind is int else 'text'}"
+    for key, kind in (("tokens", str), ("token_types", int)):
+        items = meta.get(key, [])
+        if not isinstance(items, list) or not all(type(v) is kind for v in items):
+            return f"its {key} are not a list"
+    return None
+
+
+def _safetensors_table_shape(path: Path, sealed: dict | None) -> tuple[int, int]:
+    """(rows, columns) of the float32 tensor "table", as the file's header states it and its
+    sealed size allows; ValueError otherwise."""
+    if sealed is None:
+        raise ValueError("no table")
+    with open_regular(path, follow_links=False) as f:
+        size = file_size(f)
+        if size != sealed["size"]:
+            raise ValueError("not the sealed size")
         raw = f.read(8)
         if len(raw) != 8:
             raise ValueError("no safetensors header")
         (n,) = struct.unpack("<Q", raw)
         if n > min(_MAX_SAFETENSORS_HEADER, size - 8):
             raise ValueError("a safetensors header longer than the file allows")
-        header = json.loads(f.read(n))
+        header = parse_json(f.read(n), path.name)
     table = header.get("table") if isinstance(header, dict) else None
     if not isinstance(table, dict):
         raise ValueError("no table")
@@ -102,20 +123,21 @@ def _safetensors_table_shape(path: Path) -> tuple[int, int]:
     return shape[0], shape[1]
 
 
-def _words_entry(folder: Path) -> CachedTable | None:
-    with (folder / "table.npy").open("rb") as f:
+def _words_entry(sealed: Sealed) -> CachedTable | None:
+    with open_regular(sealed.folder / "table.npy", follow_links=False) as f:
         shape, fortran, dtype = npy_header(f)
     if dtype.str != "<f4" or fortran or len(shape) != 2 or shape[0] < 1 or shape[1] < 1:
         return None
     rows = int(shape[0])
 
     def labels() -> list[str]:
-        """The words' labels ([] when the word list does not match the table: the open finds it damaged)."""
+        """The words' labels, checked against the seal ([] when they are not the sealed ones:
+        the open finds the entry damaged)."""
         from embviz.core.table.vocab import vocabulary_from_words
 
         try:
-            words = read_words(folder)
-        except (OSError, ValueError, UnicodeDecodeError):
+            words = read_words(sealed)
+        except (OSError, ValueError):  # DamagedEntry and UnicodeDecodeError are ValueErrors
             return []
         return vocabulary_from_words(words).labels if len(words) == rows else []
 

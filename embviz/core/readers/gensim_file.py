@@ -77,13 +77,18 @@ class _PickledArray:
 
 
 class _PickledScalar:
-    """A numpy scalar (a model's learning rate, say): never needed, never built."""
+    """A numpy scalar of a plain number type (a model's learning rate, say): never needed, never built."""
 
-    def __init__(self, *args: object) -> None:
-        pass
+    def __init__(self, dtype: object = None, *args: object) -> None:
+        if not isinstance(dtype, _PickledDtype) or dtype.spec not in _PLAIN_DTYPES:
+            spec = str(getattr(dtype, "spec", type(dtype).__name__))[:40]
+            raise pickle.UnpicklingError(f"it builds a numpy scalar of {spec!r}, not a plain number")
 
 
-def _reconstruct(*args: object) -> _PickledArray:
+def _reconstruct(cls: object = None, *args: object) -> _PickledArray:
+    if cls is not _PickledArray:  # a record class, a subclass: objects numpy would build from the file
+        raise pickle.UnpicklingError(f"it builds an array of {getattr(cls, 'gensim_class', '') or type(cls).__name__}, "
+                                     "not a numpy array")
     return _PickledArray()
 
 
@@ -140,7 +145,7 @@ def read_keyed_vectors(path: Path) -> tuple[list[str], np.ndarray, list[str]]:
     vectors = kv.__dict__.get("vectors")
     if vectors is None:
         vectors = kv.__dict__.get("syn0")  # gensim < 3.8
-    kind = kv.gensim_class.rsplit(".", 1)[-1]
+    kind = type(kv).gensim_class.rsplit(".", 1)[-1]  # the class's: a pickled attribute may shadow it
     if not isinstance(words, list) or not (vectors is None or isinstance(vectors, _PickledArray)):
         raise EmbvizError(f"{shown(name)} is a {kind} without a word list and vectors.")
     if not all(isinstance(w, str) for w in words):

@@ -15,17 +15,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-import numpy as np
 import torch
 
-from embviz.core.cache import DamagedEntry, cache_root, content_key, discard_damaged, keep_in_cache
+from embviz.core.cache import DamagedEntry, Source, cache_root, discard_damaged, entry_folder, keep_in_cache
 from embviz.core.device import ensure_fits_in_ram
 from embviz.core.errors import EmbvizError, ProgressFn, first_line, no_progress
 from embviz.core.model import EmbeddingModel
 from embviz.core.readers.assemble import assemble
-from embviz.core.readers.cached_table import GGUF_FOLDER, GGUF_FORMAT as CACHE_FORMAT
-from embviz.core.readers.gguf_file import TensorInfo, read_header, tensor_bytes, vocabulary_from_gguf
+from embviz.core.readers.cached_table import GGUF_FOLDER, GGUF_FORMAT as CACHE_FORMAT, check_meta
+from embviz.core.readers.gguf_file import TensorInfo, read_header, vocabulary_from_gguf
+from embviz.core.readers.gguf_model import FAST_ARCHITECTURES, build_gguf_model, dequantized, placed_language_model, writable
 from embviz.core.readers.regular_file import open_regular, shown
+from embviz.core.seal import Sealed
 
 GGUF_MAGIC = b"GGUF"
 TABLE_NAME = "token_embd.weight"
@@ -71,19 +72,7 @@ _KIND_WORDS = {str: "text", int: "number", list: "a list", bool: "true or false"
 
 
 def _dequantize(path: Path, info: TensorInfo) -> torch.Tensor:
-    from gguf.constants import GGMLQuantizationType
-    from gguf.quants import dequantize
-
-    qtype = GGMLQuantizationType(info.type_id)
-    cols = int(info.shape[0])
-    rows = info.n_elements // cols
-    try:
-        values = dequantize(tensor_bytes(path, info), qtype)
-    except (NotImplementedError, ValueError, TypeError) as exc:
-        raise EmbvizError(f"{shown(path.name)}: the tensor {info.name} is stored as {qtype.name}, "
-                          f"which embviz cannot de-quantise ({first_line(exc)}).") from exc
-    # Owned and writable: an F32 tensor comes back as a view of the mapped file.
-    return torch.from_numpy(np.require(values, np.float32, ["C", "W", "O"]).reshape(rows, cols))
+    return torch.from_numpy(writable(dequantized(path, info)))
 
 
 def read_gguf_table(path: Path, progress: ProgressFn = no_progress) -> GGUFTable:
@@ -125,23 +114,29 @@ def read_gguf_table(path: Path, progress: ProgressFn = no_progress) -> GGUFTable
     return GGUFTable(table, head, meta)
 
 
-def _load_cached(folder: Path) -> GGUFTable | None:
-    """The entry's table (mapped by safetensors, copy-on-write) and metadata; None when there is
-    no entry, DamagedEntry when its files do not hold what they should."""
+def _load_cached(folder: Path, source: Source) -> GGUFTable | None:
+    """The entry's table (mapped by safetensors, copy-on-write) and metadata, checked against the
+    entry's seal; None when there is no entry, DamagedEntry when it does not hold what it should."""
     from safetensors import SafetensorError
     from safetensors.torch import load_file
 
-    if not (folder / "table.safetensors").exists() and not (folder / "meta.json").exists():
+    if not folder.is_dir() and not folder.is_symlink():
         return None
     try:
-        meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
-        tensors = load_file(str(folder / "table.safetensors"))
-    except (OSError, ValueError, SafetensorError) as exc:
+        sealed = Sealed(folder, source.sha256)
+        meta = sealed.json("meta.json")
+        why = check_meta(meta) if isinstance(meta, dict) else "its metadata is not a record"
+        if why is not None:
+            raise DamagedEntry(why)
+        tensors = load_file(str(sealed.check("table.safetensors")))
+    except (OSError, ValueError, SafetensorError) as exc:  # DamagedEntry is a ValueError
         raise DamagedEntry(first_line(exc)) from exc
     table, head = tensors.get("table"), tensors.get("head")
-    if (not isinstance(meta, dict) or table is None or table.ndim != 2 or table.dtype != torch.float32
+    if (table is None or table.ndim != 2 or table.dtype != torch.float32
             or (head is not None and head.shape != table.shape)):
         raise DamagedEntry("it does not hold a float32 table")
+    if source.hashed_now:
+        sealed.add_stamp(source.stamp)
     return GGUFTable(table, head, meta)
 
 
@@ -178,19 +173,16 @@ def _write_model(model: Any) -> Callable[[Path], None]:
     return write
 
 
-def _tokenizer_loader(path: Path, folder: Path):
-    """The transformers tokenizer, built from the GGUF once and then kept beside the cached table."""
+def _tokenizer_loader(path: Path):
+    """The transformers tokenizer, converted from the file's own metadata (0.4 s for SmolLM2)."""
 
     def load() -> Any:
-        from transformers import AutoTokenizer
+        from transformers import TokenizersBackend
 
-        saved = folder / "tokenizer"
-        for kept in (saved, folder / "model"):
-            if (kept / "tokenizer_config.json").is_file():
-                return AutoTokenizer.from_pretrained(str(kept))
-        tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
-        keep_in_cache(folder, "tokenizer", lambda scratch: tokenizer.save_pretrained(str(scratch)))
-        return tokenizer
+        # The backend class itself: AutoTokenizer first rebuilds the model's config with
+        # gguf.GGUFReader (7 s here) only to choose a class, which for GGUF is this one's
+        # conversion all the same (tests/test_gguf_families.py compares their encodings).
+        return TokenizersBackend.from_pretrained(str(path.parent), gguf_file=path.name)
 
     return load
 
@@ -203,20 +195,27 @@ def _language_model(path: Path, meta: dict[str, Any], device: torch.device, fold
     if architecture not in GGUF_CONFIG_MAPPING:
         return None, (f"Next-token logits are off: transformers cannot run the GGUF architecture '{architecture}'. "
                       "The map, neighbours and analogies work.")
+    total = meta.get("total_params")
     try:
-        ensure_fits_in_ram(int(meta.get("total_params") or 0) * 4, "The full model, as float32,")
+        ensure_fits_in_ram(int(total or 0) * 4, "The full model, as float32,")
     except EmbvizError as exc:
         return None, f"Next-token logits are off: {exc} The map, neighbours and analogies work."
+    if architecture in FAST_ARCHITECTURES:
+        return lambda: placed_language_model(build_gguf_model(path, read_header(path)), device, total), None
 
     def load():
         from embviz.core.readers.hf_folder import load_hf_language_model
 
         saved = folder / "model"
-        if (saved / "config.json").is_file():
-            return load_hf_language_model(saved, device, meta.get("total_params"))
-        lm = load_hf_language_model(path.parent, device, meta.get("total_params"), gguf_file=path.name)
-        # transformers needs ~40 s here to de-quantise a GGUF (it parses the file twice and
-        # maps every tensor name); kept as safetensors, the next session loads it in seconds.
+        try:
+            sealed = Sealed(saved, None)
+            if "config.json" in sealed:
+                return load_hf_language_model(sealed.check_all(), device, total)
+        except DamagedEntry as exc:
+            discard_damaged(saved, shown(path.name), exc)
+        lm = load_hf_language_model(path.parent, device, total, gguf_file=path.name)
+        # transformers' own GGUF load takes tens of seconds (it parses the file twice and maps
+        # every tensor name once per module); kept as safetensors, the next session loads it in seconds.
         keep_in_cache(folder, "model", _write_model(lm.model))
         return lm
 
@@ -227,24 +226,33 @@ def open_gguf(path: Path, device: torch.device, progress: ProgressFn = no_progre
     path = Path(path)
     _check_magic(path)
     progress(0.02, "Checking the file", None)
-    folder = cache_root() / GGUF_FOLDER / content_key(path, CACHE_FORMAT)
+    folder, source = entry_folder(path, cache_root() / GGUF_FOLDER, CACHE_FORMAT)
     try:
-        parts, damage = _load_cached(folder), None
+        parts, damage = _load_cached(folder, source), None
     except DamagedEntry as exc:
         parts, damage = None, discard_damaged(folder, shown(path.name), exc)
     cache_note = None
     if parts is None:
         parts = read_gguf_table(path, progress)
         progress(0.8, "Caching the table for the next open", None)
-        cache_note = keep_in_cache(folder.parent, folder.name, _write_table(parts))
+        cache_note = keep_in_cache(folder.parent, folder.name, _write_table(parts), source)
     progress(0.9, "Reading the token labels", None)
     meta = parts.meta
-    vocab = vocabulary_from_gguf(meta, parts.table.shape[0], _tokenizer_loader(path, folder))
+    rows, listed = parts.table.shape[0], len(meta.get("tokens") or [])
+    # A tokenizer with more tokens than the table has rows would give ids the table lacks (and
+    # building it from a hostile list of millions takes a minute and gigabytes): text is not typed.
+    typed = 0 < listed <= rows
+    vocab = vocabulary_from_gguf(meta, rows, _tokenizer_loader(path) if typed else None)
     notes = [note for note in (cache_note, damage) if note]
-    if meta.get("tokens") and len(meta["tokens"]) != parts.table.shape[0]:
-        notes.append(f"The tokenizer lists {len(meta['tokens']):,} tokens; the table has {parts.table.shape[0]:,} rows.")
-    lm_loader, lm_reason = (None, "This GGUF has no tokenizer, so text cannot be typed.") if not meta.get("tokens") \
-        else _language_model(path, meta, device, folder)
+    if listed and listed != rows:
+        notes.append(f"The tokenizer lists {listed:,} tokens; the table has {rows:,} rows."
+                     + ("" if typed else " Its tokenizer is not used, so text cannot be typed."))
+    if not listed:
+        lm_loader, lm_reason = None, "This GGUF has no tokenizer, so text cannot be typed."
+    elif not typed:
+        lm_loader, lm_reason = None, f"The tokenizer lists {listed:,} tokens but the table has {rows:,} rows, so text cannot be typed."
+    else:
+        lm_loader, lm_reason = _language_model(path, meta, device, folder)
     return assemble(
         name=path.name, source=str(path), table=parts.table, vocab=vocab, device=device, kind="transformer",
         head=parts.head, total_params=meta.get("total_params"),

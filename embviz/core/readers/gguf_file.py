@@ -26,6 +26,7 @@ _SCALARS = {  # GGUFValueType → struct format
 }
 _NUMPY = {0: "<u1", 1: "<i1", 2: "<u2", 3: "<i2", 4: "<u4", 5: "<i4", 6: "<f4", 7: "?", 10: "<u8", 11: "<i8", 12: "<f8"}
 _STRING, _ARRAY = 8, 9
+_LENGTH = struct.Struct("<Q")
 # GGUF writers nest arrays at most once (merges as pairs); deeper is a hostile file, refused
 # before the parser recurses into it.
 MAX_NESTING = 8
@@ -90,6 +91,28 @@ class _Cursor:
         self.pos += n
         return raw.decode("utf-8", errors="replace")
 
+    def strings(self, count: int, what: str) -> list[str]:
+        """An array of strings (a vocabulary: up to millions), in one loop of no calls but the
+        slicing: `string` per item took 5 s for 1.5M tokens."""
+        # Each string takes at least its 8-byte length: a count the file cannot hold is a lie.
+        self.need(count * 8, what)
+        buf, pos, end = self.buf, self.pos, min(len(self.buf), self.file_size)
+        unpack = _LENGTH.unpack_from
+        out: list[str] = []
+        append = out.append
+        for _ in range(count):
+            if pos + 8 > end:
+                break
+            (n,) = unpack(buf, pos)
+            if pos + 8 + n > end:
+                break
+            append(buf[pos + 8 : pos + 8 + n].decode("utf-8", errors="replace") if n else "")
+            pos += 8 + n
+        self.pos = pos
+        while len(out) < count:  # past the bytes read so far, or the file's end: the checks of `string`
+            append(self.string(what))
+        return out
+
     def value(self, type_id: int, what: str, depth: int = 0) -> Any:
         if type_id in _SCALARS:
             return self.scalar(type_id, what)
@@ -107,9 +130,7 @@ class _Cursor:
                 self.pos += count * dtype.itemsize
                 return items
             if item_type == _STRING:
-                # Each string takes at least its 8-byte length: a count the file cannot hold is a lie.
-                self.need(count * 8, what)
-                return [self.string(what) for _ in range(count)]
+                return self.strings(count, what)
             if item_type == _ARRAY:
                 self.need(count * 12, what)
                 return [self.value(_ARRAY, what, depth + 1) for _ in range(count)]

@@ -26,6 +26,7 @@ _TOKENIZER_ERRORS = (OSError, ValueError, KeyError, TypeError, RuntimeError, Imp
 # What transformers raises for a model folder it cannot build: missing or damaged files, an
 # unknown architecture, a missing optional package.
 _MODEL_ERRORS = (OSError, ValueError, KeyError, RuntimeError, ImportError, NotImplementedError)
+HALF_DTYPES = (torch.bfloat16, torch.float16)  # kept as they are stored: widening doubles the model's size
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "tokenizer.model", "spiece.model")
 
 
@@ -90,11 +91,14 @@ def load_vocabulary(folder: Path, size: int) -> tuple[Vocabulary, str | None]:
 
 
 def load_hf_language_model(
-    folder: Path, device: torch.device, total_params: int | None, gguf_file: str | None = None
+    folder: Path, device: torch.device, total_params: int | None, gguf_file: str | None = None,
+    dtype: torch.dtype = torch.float32,
 ) -> HFLanguageModel:
+    """The full model in `dtype`: a bfloat16 or float16 checkpoint stays in its own dtype, so
+    that it fits where transformers' own load fits and computes what the model computes."""
     from transformers import AutoModelForCausalLM
 
-    need = (total_params or 0) * 4
+    need = (total_params or 0) * torch.finfo(dtype).bits // 8
     target = device
     if device.type != "cpu" and need:
         free = free_bytes(device)
@@ -105,10 +109,15 @@ def load_hf_language_model(
     try:
         extra = {"gguf_file": gguf_file} if gguf_file else {}
         with quiet_loading():
-            model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch.float32, **extra)
+            model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=dtype, **extra)
     except _MODEL_ERRORS as exc:
         raise EmbvizError(f"The full model could not be loaded for logits: {first_line(exc)}") from exc
     model.eval()
+    return place_language_model(model, target)
+
+
+def place_language_model(model: Any, target: torch.device) -> HFLanguageModel:
+    """The model on `target`, or on the CPU when the move runs out of the device's memory."""
     try:
         model.to(target)
     except (RuntimeError, torch.OutOfMemoryError):
@@ -169,7 +178,8 @@ def open_hf_folder(
     elif not vocab.has_tokenizer:
         lm_reason = "Next-token logits are off: " + (why_not or "no tokenizer.")
     else:
-        lm_loader = lambda: load_hf_language_model(folder, device, total)  # noqa: E731
+        dtype = table.dtype if table.dtype in HALF_DTYPES else torch.float32
+        lm_loader = lambda: load_hf_language_model(folder, device, total, dtype=dtype)  # noqa: E731
     return assemble(
         name=name or folder.name, source=str(folder), table=table, vocab=vocab, device=device,
         kind="transformer" if config else "table", head=head, head_bias=head_bias, total_params=total,
@@ -180,7 +190,9 @@ def open_hf_folder(
 def _check_config(config: dict[str, Any], shape: torch.Size, notes: list[str]) -> None:
     vocab = config.get("vocab_size")
     width = config.get("hidden_size", config.get("n_embd", config.get("d_model")))
-    if isinstance(width, int) and width != shape[1]:
+    # OPT's and ALBERT's tables are narrower than the blocks, projected in and out.
+    narrower = {config.get(key) for key in ("word_embed_proj_dim", "embedding_size")}
+    if isinstance(width, int) and width != shape[1] and shape[1] not in narrower:
         raise EmbvizError(
             f"config.json says the model width is {width}, but the embedding table is {shape[0]:,} × {shape[1]:,}: "
             "the config and the weights do not belong together."

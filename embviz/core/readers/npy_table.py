@@ -15,7 +15,7 @@ import numpy as np
 
 from embviz.core.errors import EmbvizError, first_line
 from embviz.core.readers.regular_file import open_regular, read_bounded, require_regular, shown
-from embviz.core.readers.word_text import MAX_WORD_BYTES
+from embviz.core.readers.word_text import MAX_WORD_BYTES, duplicate_notes
 
 # Names that mark a parquet column as the words when there is more than one text column.
 WORD_COLUMNS = ("word", "words", "token", "tokens")
@@ -35,7 +35,7 @@ def read_npy_table(path: Path) -> tuple[list[str], np.ndarray, list[str]]:
     words = npy_vocabulary(path, array.shape[0])
     # An owned, writable C-order copy: a Fortran-ordered file becomes rows here, and the
     # map of the file is not kept open.
-    return words, np.require(array, np.float32, ["C", "W", "O"]), []
+    return words, np.require(array, np.float32, ["C", "W", "O"]), duplicate_notes(words)
 
 
 def npy_vocabulary(path: Path, rows: int) -> list[str]:

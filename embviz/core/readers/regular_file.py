@@ -7,6 +7,7 @@ sentence before anything blocks or streams forever, and checks a size the file c
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import os
@@ -31,12 +32,16 @@ def shown(path: Path | str) -> str:
     return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")
 
 
-def open_regular(path: Path | str) -> BinaryIO:
-    """Open `path` for binary reading if it is a regular, readable file; one-line error otherwise."""
+def open_regular(path: Path | str, follow_links: bool = True) -> BinaryIO:
+    """Open `path` for binary reading if it is a regular, readable file; one-line error otherwise.
+    Without `follow_links`, a symbolic link is refused too (the cache writes none: one there is foreign)."""
     path = Path(path)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    if not follow_links:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
         # O_NONBLOCK: opening a FIFO for reading must not wait for a writer.
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, flags)
     except FileNotFoundError:
         raise EmbvizError(f"No such file or folder: {shown(path)}") from None
     except PermissionError:
@@ -44,6 +49,8 @@ def open_regular(path: Path | str) -> BinaryIO:
     except IsADirectoryError:
         raise EmbvizError(f"{shown(path.name)} is a folder, not a file.") from None
     except OSError as exc:
+        if not follow_links and exc.errno == errno.ELOOP:
+            raise EmbvizError(f"{shown(path.name)} is a symbolic link; embviz reads none here.") from None
         raise EmbvizError(f"{shown(path.name)} cannot be opened: {exc.strerror or exc}.") from None
     try:
         mode = os.fstat(fd).st_mode
@@ -143,11 +150,12 @@ def npy_from_bytes(data: bytes, name: str) -> np.ndarray:
 MAX_JSON_BYTES = 256 * 2**20
 
 
-def read_bounded(path: Path | str, limit: int, what: str, too_big: Callable[[int], str]) -> bytes:
+def read_bounded(path: Path | str, limit: int, what: str, too_big: Callable[[int], str],
+                 follow_links: bool = True) -> bytes:
     """Every byte of a regular file of at most `limit` bytes, read exactly; a larger one is
     refused before anything is read, with the sentence `too_big(size)`."""
     name = Path(path).name
-    with open_regular(path) as f:
+    with open_regular(path, follow_links) as f:
         size = file_size(f)
         if size > limit:
             raise EmbvizError(too_big(size))
@@ -167,8 +175,12 @@ def read_text(path: Path | str, limit: int = MAX_JSON_BYTES) -> str:
 
 def read_json(path: Path | str, limit: int = MAX_JSON_BYTES) -> object:
     """The JSON value of a regular file; one line when it is not JSON or nests past Python's stack."""
-    text = read_text(path, limit)
+    return parse_json(read_text(path, limit), Path(path).name)
+
+
+def parse_json(text: str | bytes, name: str) -> object:
+    """The JSON value of `text`; one line when it is not JSON or nests past Python's stack."""
     try:
         return json.loads(text)
     except (ValueError, RecursionError):
-        raise EmbvizError(f"{shown(Path(path).name)} is not valid JSON.") from None
+        raise EmbvizError(f"{shown(name)} is not valid JSON.") from None

@@ -3,9 +3,10 @@ little-endian float32, and (as word2vec.c writes, not gensim) a newline.
 
 Nothing in the format marks where a vector ends, so a word with a space in it or a header
 that names the wrong D shifts every byte after it. The reader holds the file to one layout
-(a newline after every vector, or after none: whichever the first word shows), to words that
-hold no newline, and to an end that falls exactly on the last vector; a file that breaks any
-of these is refused, never read shifted.
+(a newline after every vector, or after none: whichever the first word shows), to an end that
+falls exactly on the last vector and, where no newline marks each vector's end, to words of text
+with no control characters; a file that breaks any of these is refused, never read shifted.
+Where the newlines are all in place, a word may hold any bytes but a space (a newline, a NUL).
 
 The file is read in bounded pieces straight into the table, so opening it costs the table's
 own size: per piece, one Python step per word finds where its vector starts, and numpy copies
@@ -22,7 +23,7 @@ import numpy as np
 from embviz.core.device import ensure_fits_in_ram
 from embviz.core.errors import EmbvizError
 from embviz.core.readers.regular_file import shown
-from embviz.core.readers.word_text import MAX_WORD_BYTES, WORD_OVERHEAD_BYTES, header_line
+from embviz.core.readers.word_text import MAX_WORD_BYTES, WORD_OVERHEAD_BYTES, duplicate_notes, header_line
 
 _CONTROL = re.compile(rb"[\x00-\x1f\x7f]")
 UTF8_NOTE = "Some words are not valid UTF-8; their bad bytes are shown as �."
@@ -58,7 +59,7 @@ def read_word2vec_binary(f: BinaryIO, size: int, name: str, allocate: Allocate =
     del joined
     # No word holds a space (each ends at its first), so the split gives back exactly the words.
     texts = text.split(" ")
-    return texts, table, [UTF8_NOTE] if "\ufffd" in text else []
+    return texts, table, ([UTF8_NOTE] if "\ufffd" in text else []) + duplicate_notes(texts)
 
 
 class _Pieces:
@@ -136,11 +137,13 @@ class _Pieces:
             wrong = np.flatnonzero(ends != 10)
             bad = int(wrong[0]) if wrong.size else bad
         joined = b" ".join(words)
-        # The first word may be anything but a newline: only the words after it could be shifted bytes.
-        rest = joined[len(words[0]) + 1:] if done == 0 else joined
-        if b"\n" in joined or (not self.newline_after and not _is_text(rest)):
-            bad = min(bad, next(i for i, word in enumerate(words) if b"\n" in word or (
-                not self.newline_after and done + i > 0 and not _is_text(word))))
+        if not self.newline_after:
+            # Nothing marks where a vector ends: a word must be text, and the first (which decides the
+            # layout) any bytes but a newline; only the words after it could be shifted bytes.
+            rest = joined[len(words[0]) + 1:] if done == 0 else joined
+            if b"\n" in words[0] or not _is_text(rest):
+                bad = min(bad, next(i for i, word in enumerate(words) if b"\n" in word or (
+                    done + i > 0 and not _is_text(word))))
         if bad < len(words):
             raise _misaligned(self.name, done + bad, self.dim)
 

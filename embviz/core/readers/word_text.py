@@ -182,10 +182,13 @@ def _result(words: list[bytes], table: np.ndarray, dim: int) -> tuple[list[str],
     notes: list[str] = []
     if any("\ufffd" in t for t in texts):
         notes.append("Some words are not valid UTF-8; their bad bytes are shown as �.")
-    duplicates = len(texts) - len(set(texts))
-    if duplicates:
-        notes.append(f"{duplicates:,} words appear more than once; a search by name finds the first of each.")
-    return texts, table, notes
+    return texts, table, notes + duplicate_notes(texts)
+
+
+def duplicate_notes(words: list[str]) -> list[str]:
+    """The note every word-vector reader gives for words listed more than once."""
+    duplicates = len(words) - len(set(words))
+    return [f"{duplicates:,} words appear more than once; a search by name finds the first of each."] if duplicates else []
 
 
 def header_line(data: bytes) -> re.Match | None:

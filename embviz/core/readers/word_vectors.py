@@ -22,15 +22,17 @@ from typing import Callable
 import numpy as np
 import torch
 
-from embviz.core.cache import MAPPED_TABLE, DamagedEntry, Entry, MappedFile, cache_root, content_key, discard_damaged, map_table
-from embviz.core.errors import ProgressFn, first_line, no_progress
+from embviz.core.cache import (MAPPED_TABLE, DamagedEntry, Entry, MappedFile, Source, cache_root, discard_damaged, entry_folder,
+                               map_table)
+from embviz.core.errors import EmbvizError, ProgressFn, first_line, no_progress
 from embviz.core.model import EmbeddingModel
 from embviz.core.readers.assemble import assemble
 from embviz.core.readers.bounded import read_whole
 from embviz.core.readers.cached_table import WORDS_FOLDER, WORDS_FORMAT as CACHE_FORMAT, read_words
 from embviz.core.readers.gensim_file import is_gensim_file, read_keyed_vectors
 from embviz.core.readers.npy_table import read_npy_table
-from embviz.core.readers.regular_file import file_size, open_regular, shown
+from embviz.core.readers.regular_file import file_size, npy_from_bytes, open_regular, shown
+from embviz.core.seal import Sealed
 from embviz.core.readers.word2vec_binary import Allocate, new_table, read_word2vec_binary
 from embviz.core.readers.word_text import HEADER, read_text_vectors
 from embviz.core.table.vocab import vocabulary_from_words
@@ -81,25 +83,28 @@ class _Entry:
     mapped: Path | None = None  # the cache file `table` maps
 
 
-def _cached(folder: Path) -> _Entry | None:
-    """The entry's words, mapped table, notes and row norms; None when there is none,
-    DamagedEntry when its files do not agree with each other."""
-    if not folder.is_dir():
+def _cached(folder: Path, source: Source) -> _Entry | None:
+    """The entry's words, mapped table, notes and row norms, each checked against the entry's
+    seal; None when there is none, DamagedEntry when anything in it is not as sealed."""
+    if not folder.is_dir() and not folder.is_symlink():
         return None
     try:
-        words = read_words(folder)
-        notes = json.loads((folder / "notes.json").read_text(encoding="utf-8"))
+        sealed = Sealed(folder, source.sha256)
+        words = read_words(sealed)
+        notes = sealed.json("notes.json")
         if not isinstance(notes, list) or not set(map(type, notes)) <= {str}:
             raise DamagedEntry("its notes are not a list of lines")
-        table = map_table(folder / "table.npy", len(words))
-        norms = np.load(folder / "norms.npy", allow_pickle=False)
+        norms = npy_from_bytes(sealed.read("norms.npy"), "norms.npy")
         if norms.dtype != np.float32 or norms.shape != (len(words),):
             raise DamagedEntry(f"its row norms are {norms.dtype} {list(norms.shape)}, not {len(words):,} float32")
-        return _Entry(words, table, notes, norms, folder / "table.npy")
+        table = map_table(sealed.check("table.npy"), len(words))
     except DamagedEntry:
         raise
-    except (OSError, ValueError) as exc:
-        raise DamagedEntry(first_line(exc)) from exc
+    except (OSError, ValueError, EmbvizError) as exc:
+        raise DamagedEntry(first_line(exc).rstrip(".")) from exc
+    if source.hashed_now:
+        sealed.add_stamp(source.stamp)
+    return _Entry(words, table, notes, norms.copy(), folder / "table.npy")
 
 
 def _write_rest(entry: _Entry) -> Callable[[Path], None]:
@@ -128,10 +133,10 @@ def _row_norms(table: np.ndarray) -> np.ndarray:
 
 def open_word_vectors(path: Path, device: torch.device, progress: ProgressFn = no_progress) -> EmbeddingModel:
     path = Path(path)
-    folder = cache_root() / WORDS_FOLDER / content_key(path, CACHE_FORMAT)
+    folder, source = entry_folder(path, cache_root() / WORDS_FOLDER, CACHE_FORMAT)
     damage = None
     try:
-        entry = _cached(folder)
+        entry = _cached(folder, source)
     except DamagedEntry as exc:
         entry, damage = None, discard_damaged(folder, shown(path.name), exc)
     if entry is None and _suffix(path) == ".npy":  # a .npy is already as fast to open as the cache
@@ -139,7 +144,7 @@ def open_word_vectors(path: Path, device: torch.device, progress: ProgressFn = n
         entry = _Entry(*_read(path))
     elif entry is None:
         progress(0.1, "Reading the word vectors", None)
-        with Entry(folder.parent, folder.name) as new:
+        with Entry(folder.parent, folder.name, source) as new:
             entry = _Entry(*_read(path, new.table))
             entry.norms = _row_norms(entry.table)
             progress(0.8, "Caching the table for the next open", None)

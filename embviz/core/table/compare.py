@@ -145,7 +145,7 @@ class Comparison:
     neighbours_a: np.ndarray  # (n, k)
     neighbours_b: np.ndarray
     jaccard: np.ndarray  # (n,)
-    cka: float  # linear CKA of the shared unit rows
+    cka: float | None  # linear CKA of the shared unit rows; None where undefined (CKA_UNDEFINED)
     procrustes: np.ndarray | None  # (n,) cosine distance after rotating A onto B; None for unequal widths
 
     @property
@@ -183,13 +183,20 @@ def jaccard(near_a: np.ndarray, near_b: np.ndarray) -> np.ndarray:
     return common / (near_a.shape[1] + near_b.shape[1] - common)
 
 
-def linear_cka(x: np.ndarray, y: np.ndarray) -> float:
+CKA_UNDEFINED = ("Linear CKA is undefined here: the shared rows of one table are all the same direction, "
+                 "so it has no variance to compare.")
+
+
+def linear_cka(x: np.ndarray, y: np.ndarray) -> float | None:
     """Linear CKA (Kornblith et al. 2019) of two row-aligned tables, widths free: 1 when one
-    is a rotation and scaling of the other. Through the D × D products, never n × n."""
+    is a rotation and scaling of the other. Through the D × D products, never n × n. None when
+    a table's centred rows are all zero (every row the same): 0 / 0, no number (CKA_UNDEFINED)."""
     x = x.astype(np.float64) - x.mean(axis=0, dtype=np.float64)
     y = y.astype(np.float64) - y.mean(axis=0, dtype=np.float64)
-    cross = np.linalg.norm(y.T @ x) ** 2
-    return float(cross / (np.linalg.norm(x.T @ x) * np.linalg.norm(y.T @ y)))
+    scale = np.linalg.norm(x.T @ x) * np.linalg.norm(y.T @ y)
+    if not scale > 0:
+        return None
+    return float(np.linalg.norm(y.T @ x) ** 2 / scale)
 
 
 def procrustes_distances(x: np.ndarray, y: np.ndarray) -> np.ndarray:

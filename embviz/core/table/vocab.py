@@ -24,6 +24,22 @@ _VISIBLE = {"\n": "↵", "\t": "⇥", "\r": "⏎"}
 _SP_BYTE = re.compile(r"^<0x([0-9A-Fa-f]{2})>$")
 
 
+# Half of a UTF-16 pair, alone: what a terminal or a clipboard can hand over and no UTF-8 holds.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def check_text(text: str) -> str:
+    """`text` if a tokenizer can be given it; one sentence naming the first character it cannot.
+    Control characters pass: a byte-level tokenizer encodes them, another reads them as its unknown token."""
+    if not isinstance(text, str):
+        raise EmbvizError(f"Expected text, got {type(text).__name__}.")
+    bad = _LONE_SURROGATE.search(text)
+    if bad is not None:
+        raise EmbvizError(f"The text holds a lone surrogate (U+{ord(bad.group()):04X}) at character {bad.start() + 1}, "
+                          "half of a character that no tokenizer encodes; remove it.")
+    return text
+
+
 @lru_cache(maxsize=1)
 def _byte_level_decoder() -> dict[int, str]:
     """GPT-2's map from printable stand-in characters back to raw bytes, as a
@@ -167,13 +183,13 @@ class Vocabulary:
     def encode(self, text: str) -> list[int]:
         """Token ids for free text, without special tokens added."""
         if self.has_tokenizer:
-            return list(self.tokenizer.encode(text, add_special_tokens=False))
+            return self._tokenize(text, False)
         if self.word_level:
             ids = []
-            for word in text.split():
+            for word in check_text(text).split():
                 token_id = self.id_of(word)
                 if token_id is None:
-                    raise EmbvizError(f"'{word}' is not in this model's vocabulary ({self.known_words()}).")
+                    raise EmbvizError(f"'{visible(word)}' is not in this model's vocabulary ({self.known_words()}).")
                 ids.append(token_id)
             return ids
         raise EmbvizError("This model has no tokenizer, so text cannot be turned into tokens.")
@@ -181,8 +197,21 @@ class Vocabulary:
     def encode_for_model(self, text: str) -> list[int]:
         """Ids as the model sees the text: with the tokenizer's own special tokens (e.g. BOS)."""
         if self.has_tokenizer:
-            return list(self.tokenizer.encode(text, add_special_tokens=True))
+            return self._tokenize(text, True)
         return self.encode(text)
+
+    def _tokenize(self, text: str, special: bool) -> list[int]:
+        check_text(text)
+        tokenizer = self.tokenizer
+        try:
+            return list(tokenizer.encode(text, add_special_tokens=special))
+        except Exception as exc:  # the tokenizer's own error, in words of its own: one sentence of ours
+            raise EmbvizError(f"The tokenizer cannot encode this text ({first_line(exc, 120)}).") from exc
+
+    def unknown_id(self) -> int | None:
+        """The tokenizer's unknown token (`<unk>`), which stands for any text it has no piece for."""
+        unk = getattr(self.tokenizer, "unk_token_id", None) if self.has_tokenizer else None
+        return unk if isinstance(unk, int) and 0 <= unk < self.size else None
 
     def known_words(self, limit: int = 8) -> str:
         shown = ", ".join(self.texts[:limit])
@@ -200,8 +229,12 @@ class Vocabulary:
         if token_id is not None:
             return token_id
         if not self.has_tokenizer:
-            raise EmbvizError(f"'{word}' is not in the vocabulary ({self.known_words()}).")
+            raise EmbvizError(f"'{visible(word)}' is not in the vocabulary ({self.known_words()}).")
         pieces = self.encode(word)
+        unk = self.unknown_id()
+        if unk is not None and unk in pieces:
+            raise EmbvizError(f"'{visible(word)}' is not in this vocabulary: its tokenizer reads "
+                              f"{'it' if len(pieces) == 1 else 'part of it'} as the unknown token '{self.labels[unk]}'.")
         if len(pieces) == 1:
             return pieces[0]
         shown = " + ".join(f"'{self.labels[p]}'" for p in pieces)

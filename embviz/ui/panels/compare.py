@@ -221,7 +221,7 @@ class ComparePanel(QWidget):
         self.histogram.set_region(self.state.low, self.state.high)
         self.fill_list()
         self.statusMessage.emit(f"Compared at k = {view.k}: mean score {view.mean_jaccard:.3f}, "
-                                f"linear CKA {view.cka:.3f}.")
+                                f"linear CKA {'undefined' if view.cka is None else f'{view.cka:.3f}'}.")
         if self.state.token in view.words:
             self.show_token(self.state.token)
 
