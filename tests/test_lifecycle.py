@@ -13,7 +13,7 @@ from safetensors.torch import save_file
 
 from embviz.bridge import requests as rq
 from embviz.bridge import registry
-from embviz.bridge import worker as worker_module
+from embviz.bridge import handlers
 from embviz.bridge.worker import ComputeWorker
 from helpers import wait_until_idle
 
@@ -176,7 +176,7 @@ def test_a_quick_request_in_flight_during_a_load_never_answers_for_the_new_model
     ends = Ends(worker)
     load(qtbot, worker, "toy4", ends)
     inside, release = threading.Event(), threading.Event()
-    real_run = worker_module.run_request
+    real_run = handlers.run_request
 
     def held(model, request, progress):
         if isinstance(request, rq.Neighbours):
@@ -184,7 +184,7 @@ def test_a_quick_request_in_flight_during_a_load_never_answers_for_the_new_model
             release.wait(30)
         return real_run(model, request, progress)
 
-    monkeypatch.setattr(worker_module, "run_request", held)
+    monkeypatch.setattr(handlers, "run_request", held)  # what the worker runs, looked up per job
     rid = worker.submit(rq.Neighbours(query=1, k=2))
     assert inside.wait(30)
     load(qtbot, worker, "spells", ends)  # completes while the lookup is inside
