@@ -4,7 +4,7 @@ VENV := .venv
 VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench screenshots clean
+.PHONY: run test lint bench screenshots clean
 
 $(STAMP): pyproject.toml constraints.txt Makefile scripts/install_system_deps.sh
 	bash scripts/install_system_deps.sh
@@ -22,6 +22,11 @@ run: $(STAMP)
 
 test: $(STAMP)
 	QT_QPA_PLATFORM=offscreen EMBVIZ_REQUIRE_DEFAULT_MODEL=1 $(VPY) -m pytest -q
+
+# ruff and mypy as pyproject.toml configures them (core/ joins after its rewrites, issue 34).
+lint: $(STAMP)
+	$(VPY) -m ruff check embviz bench tests
+	$(VPY) -m mypy
 
 bench: $(STAMP)
 	$(VPY) bench/run.py

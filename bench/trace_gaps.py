@@ -1,5 +1,5 @@
-"""Where figure 9's long gaps go: figure 9 of bench/run.py (with the window figures it runs
-beside) while every event the window's thread handles is timed, then, for each gap of a 5 ms
+"""Where figure 9's long gaps go: figure 9 of bench/run.py (in the window the window figures
+share) while every event the window's thread handles is timed, then, for each gap of a 5 ms
 timer longer than --over, the events that ran in it (receiver, type, a paint's rectangle), and
 the time per receiver and type over all such gaps.
 
@@ -21,13 +21,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
 def traced(run_figure) -> tuple[list, list, list]:
-    """Run `run_figure()` with the window's events timed: (events, ticks, [start, end]) where
-    an event is (start, seconds, depth, receiver, type) and start/end bound figure 9's loop."""
+    """Run `run_figure(record)` with the window's events timed: (events, ticks, [start, end]) where
+    an event is (start, seconds, depth, receiver, type) and start/end bound figure 9's loop
+    (from the analogy benchmark's start to figure 9's first row given to `record`)."""
     from PySide6.QtCore import QEvent, QTimer
     from PySide6.QtWidgets import QApplication
 
-    import bench.run as bench
     import embviz.ui.app as app_module
+    from bench.measure import Recorder
     from embviz.ui.panels.analogies import AnalogyPanel
 
     events, ticks, phase, depth = [], [], [None, None], [0]
@@ -67,12 +68,13 @@ def traced(run_figure) -> tuple[list, list, list]:
         tick.start()
         return app
 
-    record, run_benchmark = bench.record, AnalogyPanel.run_benchmark
+    run_benchmark = AnalogyPanel.run_benchmark
 
-    def record_9(figure, *args, **kwargs):
-        if figure == 9 and phase[1] is None:
-            phase[1] = time.perf_counter()
-        return record(figure, *args, **kwargs)
+    class Figure9Ends(Recorder):
+        def __call__(self, figure, *args, **kwargs):
+            if figure == 9 and phase[1] is None:
+                phase[1] = time.perf_counter()
+            return super().__call__(figure, *args, **kwargs)
 
     def started(panel):
         if phase[0] is None:  # figure 9's loop starts with the benchmark
@@ -80,11 +82,11 @@ def traced(run_figure) -> tuple[list, list, list]:
         return run_benchmark(panel)
 
     app_module.QApplication, app_module.make_app = TimedApplication, make_timed_app
-    bench.record, AnalogyPanel.run_benchmark = record_9, started
+    AnalogyPanel.run_benchmark = started
     try:
-        run_figure()
+        run_figure(Figure9Ends())
     finally:
-        bench.record, AnalogyPanel.run_benchmark = record, run_benchmark
+        AnalogyPanel.run_benchmark = run_benchmark
         app_module.QApplication, app_module.make_app = QApplication, make_app
     return events, ticks, phase
 
@@ -101,7 +103,7 @@ def report(events: list, ticks: list, phase: list, over_ms: float, top: int) -> 
     for n, (gap, a, b) in enumerate(gaps):
         ran = [e for e in events[bisect.bisect_left(starts, a - 0.1):bisect.bisect_right(starts, b)]
                if e[0] + e[1] >= a]
-        for began, took, level, receiver, kind in ran:
+        for _began, took, level, receiver, kind in ran:
             if level == 0:
                 total[(receiver, kind)] += took
         if n < top:
@@ -121,7 +123,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     from bench.run import main as run_bench
 
-    events, ticks, phase = traced(lambda: run_bench((["--quick"] if args.quick else []) + ["--only", "9"]))
+    events, ticks, phase = traced(lambda record: run_bench((["--quick"] if args.quick else []) + ["--only", "9"], record))
     print(report(events, ticks, phase, args.over, args.top))
     return 0
 

@@ -101,13 +101,46 @@ def window(qapp, tmp_path):
     win.close()
 
 
+@pytest.fixture
+def smol(qtbot, window):
+    """The window (a fresh one per test) with the default model's map drawn."""
+    window.open_model(None)
+    qtbot.waitUntil(lambda: "PCA of 49,152 rows" in window.map_panel.status.text(), timeout=120_000)
+    return window
+
+
+@pytest.fixture
+def normal_text_size():
+    """The text size a test changes is put back after it."""
+    from embviz.ui import style
+
+    yield
+    style.set_text_scale(1.0)
+
+
+@pytest.fixture
+def lens_panel(qtbot):
+    """A lens tab on its own, its request 7 asked: its answer is given through `panel.reply`."""
+    from embviz.ui.panels.language_model import LanguageModelLoader
+    from embviz.ui.panels.lens import LensPanel
+
+    replies = []
+    panel = LensPanel(lambda _r, reply: replies.append(reply) or 7, lambda _c: None, LanguageModelLoader(lambda _r, _reply: 0))
+    qtbot.addWidget(panel)
+    panel.resize(900, 600)
+    panel.show()
+    panel.ask()  # request 7: its answer comes through `panel.reply`
+    panel.reply = replies[-1]
+    return panel
+
+
 @pytest.fixture(scope="session")
 def default_model():
     from embviz.core import open_checkpoint
 
     try:
         return open_checkpoint(None, "cpu")
-    except Exception as exc:  # pragma: no cover - only without the package
+    except Exception as exc:  # noqa: BLE001 - only without the package  # pragma: no cover
         pytest.fail(f"the default model could not be opened: {exc}")
 
 

@@ -11,7 +11,7 @@ from embviz.core.errors import EmbvizError
 from embviz.core.table.similarity import unit_table
 
 from test_core import table_model
-from test_gui import smol, wait_for  # noqa: F401 - smol is a fixture
+from helpers import wait_for
 
 
 def test_pair_axes_are_orthonormal_and_refuse_a_pair_without_direction():

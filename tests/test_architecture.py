@@ -163,3 +163,87 @@ def test_a_new_request_type_needs_only_its_request_handler_and_asker(qtbot, monk
         assert answers[1] == pytest.approx(expected)
     finally:
         worker.shutdown()
+
+
+def test_a_new_tab_needs_only_its_state_request_handler_panel_and_one_entry(qtbot, monkeypatch, tmp_path, request):
+    """The README's recipe: a tab defined here (its state, its request and handler, its panel)
+    and one entry in the tab list is in the tab bar and the View menu, gets every model, keeps
+    its state and its place in a session by its key, and is found by the name lessons use."""
+    from dataclasses import dataclass
+
+    from psygnal import evented
+    from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+    from embviz.bridge import registry
+    from embviz.bridge.handlers import resolve_typed
+    from embviz.bridge.requests import Request
+    from embviz.bridge.worker import Reply
+    from embviz.state.session import load_session
+    from embviz.state.settings import Settings
+    from embviz.state.tab_state import TAB_STATES, tab_state
+    from embviz.ui.main_window import MainWindow
+    from embviz.ui.tab_list import TABS, TabSpec
+
+    @tab_state("row-length")  # 1. its state (embviz/state/tabs.py)
+    @evented
+    @dataclass
+    class RowLengthState:
+        token: str = "cat"
+
+    request.addfinalizer(lambda: TAB_STATES.pop("row-length"))
+
+    @dataclass
+    class RowLength(Request):  # 2. its request (embviz/bridge/requests.py)
+        token: str = ""
+        channel = "row-length"
+
+    monkeypatch.setattr(registry, "HANDLERS", dict(registry.HANDLERS))
+
+    @registry.handles(RowLength)  # 3. its handler (embviz/bridge/handlers/)
+    def row_length(model, request, progress) -> float:
+        return float(model.rows([resolve_typed(model.vocab, request.token)]).norm())
+
+    class RowLengthPanel(QWidget):  # 4. its panel (embviz/ui/panels/)
+        def __init__(self, submit) -> None:
+            super().__init__()
+            self.submit = submit
+            self.state = RowLengthState()
+            self.answer = QLabel("")
+            QVBoxLayout(self).addWidget(self.answer)
+
+        def on_model(self, summary, restore: RowLengthState | None = None) -> None:
+            self.state = restore or RowLengthState()
+            self.submit(RowLength(token=self.state.token), Reply(lambda _rid, n: self.answer.setText(f"{n:.4f}")))
+
+    entry = TabSpec(RowLengthState, "Row length", "Length", lambda: RowLengthPanel)  # 5. one entry
+    TABS.append(entry)
+    request.addfinalizer(lambda: TABS.remove(entry))
+    pieces = (RowLengthState, RowLength, row_length, RowLengthPanel, entry)
+
+    window = MainWindow(settings=Settings(tmp_path / "settings.json"), device="cpu")
+    qtbot.addWidget(window)
+    window.show()
+    try:
+        assert window.tabs.tabText(len(TABS) - 1) in ("Row length", "Length")
+        view = next(a.menu() for a in window.menuBar().actions() if a.text() == "&View")
+        assert "Row length" in [a.text() for a in view.actions()]
+        window.open_model("toy4")
+        panel = window.panel_named("row-length")
+        qtbot.waitUntil(lambda: panel.answer.text() != "", timeout=60_000)
+        from embviz.core import open_checkpoint
+
+        model = open_checkpoint("toy4", "cpu")
+        assert float(panel.answer.text()) == pytest.approx(float(model.rows([model.vocab.resolve("cat")]).norm()), abs=1e-4)
+
+        panel.state.token = "dog"
+        window.show_tab("row-length")
+        saved = load_session(window.save_session(tmp_path / "s.embviz"))
+        assert saved.tab == "row-length" and saved["row-length"] == RowLengthState(token="dog")
+        window.show_tab("map")
+        assert window.open_session(tmp_path / "s.embviz")
+        qtbot.waitUntil(lambda: window.tabs.currentWidget() is panel and panel.state.token == "dog", timeout=60_000)
+    finally:
+        window.close()
+    readme = (ROOT.parent / "README.md").read_text(encoding="utf-8")
+    words = {5: "five"}
+    assert f"### Adding a tab: {words[len(pieces)]} files" in readme

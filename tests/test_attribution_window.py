@@ -10,8 +10,10 @@ from PySide6.QtCore import QRect
 
 from embviz.state.lesson_tour import STEPS
 
-from test_gui import smol, wait_for  # noqa: F401 - smol is a fixture
-from test_projector_layout import normal_text_size, on_screen  # noqa: F401 - a fixture
+from helpers import wait_for
+from test_projector_layout import on_screen
+
+pytestmark = pytest.mark.usefixtures("normal_text_size")
 
 TEXT = "The capital of France is"
 
@@ -58,8 +60,8 @@ def test_the_bars_heads_and_attention_are_in_sight_and_are_the_requests_parts(qt
     assert heads.title == "Block 24 · head 4: +2.82"
     assert (panel.state.head_block, panel.state.head) == (24, 4)  # the top head is chosen at first
     panel.views.setCurrentWidget(panel.attention)
-    qtbot.wait(50)
-    assert in_sight(panel.attention.map, smol) and panel.attention.map.shape == (5, 5)
+    wait_for(qtbot, lambda: in_sight(panel.attention.map, smol), 5_000)
+    assert panel.attention.map.shape == (5, 5)
     assert panel.attention.ranked.item(0).text().startswith("block 24 · head 4")
     assert "90% of its attention on “␣France”" in panel.attention.sentence
     panel.attention.map.cellHovered.emit(4, 3)

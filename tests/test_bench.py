@@ -130,3 +130,26 @@ def test_the_gap_trace_lists_what_ran_in_each_long_gap():
     assert "    20.0 ms  LensGrid Paint" in text and "QScrollBar" not in text.split("outermost")[1]
     assert "QTimer" not in text  # it ran before the long gaps
     assert report(events, ticks, [None, None], 16, 5) == "figure 9 did not run"
+
+
+def test_the_registry_finds_one_module_per_figure_and_what_each_run_measures():
+    import argparse
+
+    from bench.figures import figures
+
+    found = figures()
+    assert {f.number for f in found} == set(range(1, 19))
+    orders = [f.order for f in found]
+    assert orders == sorted(orders) and len(set(orders)) == len(orders)
+
+    def measured(**options) -> list[int]:
+        args = argparse.Namespace(**{"only_figures": set(), "no_gui": False, "quick": False, **options})
+        return sorted({f.number for f in found if f.wanted(args)})
+
+    assert measured() == list(range(1, 19))
+    assert measured(quick=True) == [n for n in range(1, 19) if n != 11]  # the GloVe text file: a full run's
+    assert measured(no_gui=True) == [2, 3, 4, 5, 7, 8, 12, 13, 15, 16, 17, 18]  # 7: its core call alone
+    assert measured(only_figures={9, 10}) == [9, 10]
+    window = [f for f in found if f.window]
+    assert {f.number for f in window} == {7, 9, 10, 15} and all(not f.wanted(argparse.Namespace(
+        only_figures=set(), no_gui=True, quick=False)) for f in window)

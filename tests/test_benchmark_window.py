@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from test_gui import smol, wait_for  # noqa: F401 - smol is a fixture
+from helpers import wait_for
 
 
 @pytest.mark.default_model
@@ -35,3 +35,46 @@ def test_the_benchmark_window_lists_sections_misses_and_cancels(qtbot, smol):
     qtbot.mouseClick(bench.cancel_button, Qt.MouseButton.LeftButton)
     wait_for(qtbot, lambda: "cancelled" in bench.summary.text(), 60_000)
     assert bench.sections.rowCount() == 0
+
+
+def _benchmark_result():
+    from embviz.core.table.analogy_benchmark import BenchmarkResult, Miss, SectionScore
+
+    names = ["capital-common-countries", "capital-world", "currency", "city-in-state", "family",
+             "gram1-adjective-to-adverb", "gram2-opposite", "gram3-comparative", "gram4-superlative",
+             "gram5-present-participle", "gram6-nationality-adjective", "gram7-past-tense", "gram8-plural",
+             "gram9-plural-verbs"]
+    sections = [SectionScore(name, 506 + 1000 * i, 380 + 10 * i, int((380 + 10 * i) * (0.95 - 0.05 * i)),
+                             int((380 + 10 * i) * 0.1), 5) for i, name in enumerate(names)]
+    misses = [Miss("capital-common-countries", ("␣Athens", "␣Greece", "␣Beijing", "␣China"), "China")]
+    return BenchmarkResult(total=19544, sections=sections, misses=misses)
+
+
+def test_the_benchmark_window_shows_names_counts_and_bars_whole(qtbot):
+    from embviz.ui.panels.benchmark import BenchmarkWindow
+
+    bench = BenchmarkWindow(lambda: None)
+    qtbot.addWidget(bench)
+    bench.resize(1024, 700)
+    bench.show()
+    bench.started()
+    qtbot.waitExposed(bench)
+    blank = bench.chart.grab().toImage()
+    assert bench.chart.count == 0 and all(blank.pixelColor(x, y).name() == "#ffffff" for x in range(0, blank.width(), 4)
+                                          for y in range(0, blank.height(), 4))  # no empty axes before a result
+    bench.show_result(_benchmark_result(), "done")
+    qtbot.waitUntil(lambda: bench.misses_settled)  # the window's pieces come a frame apart
+    assert bench.chart.count == 14
+    for table in (bench.sections, bench.misses):
+        metrics = table.fontMetrics()
+        for c in (0, 1):
+            widest = max(metrics.horizontalAdvance(table.item(r, c).text()) for r in range(table.rowCount()))
+            assert table.columnWidth(c) >= widest, (table.item(0, c).text(), table.columnWidth(c), widest)
+    assert bench.sections.horizontalScrollBar().maximum() == 0  # every column in view
+    # The legend lies outside the bars' plot: it covers none of them.
+    layout = bench.chart.layout_now()
+    assert [name for _, _, name, _ in layout["legend"]] == ["inputs excluded", "inputs allowed"]
+    for swatch, text, _, _ in layout["legend"]:
+        assert not layout["plot"].intersects(swatch) and not layout["plot"].intersects(text)
+        assert bench.chart.rect().contains(text.toRect())
+    assert len(layout["drawn"]) == 2 * 14 and bench.chart.shown_range == (0.0, 100.0)

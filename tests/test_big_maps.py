@@ -41,7 +41,7 @@ def brute_neighbours(rows: np.ndarray, picked: np.ndarray, k: int) -> np.ndarray
 
 @pytest.mark.parametrize("unit_built", [False, True])
 def test_the_captions_blocked_search_finds_the_exact_neighbours(monkeypatch, unit_built):
-    monkeypatch.setattr(knn, "BLOCK", 7 * 40)  # 40 picked rows against 7-row blocks: many merges
+    monkeypatch.setattr(knn, "CHUNK_SCORES", 7 * 40)  # 40 picked rows against 7-row blocks: many merges
     rows, _ = clusters(dim=16)
     rows *= np.random.default_rng(1).uniform(0.1, 10, size=(len(rows), 1)).astype(np.float32)  # lengths vary
     model = table_model(rows)
@@ -281,9 +281,8 @@ def test_a_sampled_maps_caption_says_how_many_rows_were_placed(qapp):
     panel = map_panel.MapPanel(lambda request, reply: sent.append(request) or len(sent), lambda channel: None,
                                SimpleNamespace(word_sets={}), {})
     panel.view.set_labels([f"w{i}" for i in range(300)])
-    panel.request_id = 7
     coords = np.random.default_rng(0).normal(size=(300, 2)).astype(np.float32)
-    panel.on_result(7, Projection("tsne", np.arange(300), coords, sampled=90))
+    panel.on_result(Projection("tsne", np.arange(300), coords, sampled=90))
     assert panel.status.text() == "t-SNE of 90 sampled rows, 210 more placed beside them"
     assert panel.state.projection.caption == panel.status.text()  # a saved session keeps it
 

@@ -16,7 +16,7 @@ from embviz.ui.tables import map_rows, rows_to_text
 from embviz.ui import style
 from embviz.ui.plots.map_labels import place_labels
 
-from test_gui import menu_action, smol, wait_for  # noqa: F401 - smol is a fixture
+from helpers import menu_action, wait_for
 
 
 @pytest.fixture(autouse=True)

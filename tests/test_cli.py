@@ -122,3 +122,14 @@ def test_failures_are_one_line_on_stderr(args, message):
     assert proc.stdout == ""
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0] and "Traceback" not in proc.stderr
+
+
+def test_version_prints_the_package_version(capsys):
+    from importlib.metadata import version
+
+    from embviz.cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out.strip() == f"embviz {version('embviz')}"

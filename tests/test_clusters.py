@@ -229,14 +229,14 @@ def test_session_keeps_colour_by_clusters_and_selection(tmp_path):
 
     ref = ModelRef(source="toy4", name="toy4", fingerprint={"vocab_size": 4, "dim": 2})
     state = MapState(colour_by="cluster", cluster_method="hdbscan", clusters_k=12, selection=[3, 1])
-    path = save_session(Session(model=ref, map=state, neighbours=NeighboursState(query=[0, 2])), tmp_path / "s.embviz")
+    path = save_session(Session(model=ref, states={"map": state, "neighbours": NeighboursState(query=[0, 2])}), tmp_path / "s.embviz")
     back = load_session(path)
-    assert (back.map.colour_by, back.map.cluster_method, back.map.clusters_k, back.map.selection) == ("cluster", "hdbscan", 12, [3, 1])
-    assert back.neighbours.query == [0, 2]
-    bad = save_session(Session(model=ref, map=MapState(selection=[7])), tmp_path / "bad.embviz")
+    assert (back["map"].colour_by, back["map"].cluster_method, back["map"].clusters_k, back["map"].selection) == ("cluster", "hdbscan", 12, [3, 1])
+    assert back["neighbours"].query == [0, 2]
+    bad = save_session(Session(model=ref, states={"map": MapState(selection=[7])}), tmp_path / "bad.embviz")
     with pytest.raises(SessionError, match="map.selection is not a list of token ids"):
         load_session(bad)
-    bad = save_session(Session(model=ref, map=MapState(colour_by="rainbow")), tmp_path / "bad2.embviz")
+    bad = save_session(Session(model=ref, states={"map": MapState(colour_by="rainbow")}), tmp_path / "bad2.embviz")
     with pytest.raises(SessionError, match="colour_by"):
         load_session(bad)
 

@@ -49,8 +49,8 @@ def brute_force_cka(x: np.ndarray, y: np.ndarray) -> float:
     """Through the n × n Gram matrices, as Kornblith et al. define it."""
     n = x.shape[0]
     h = np.eye(n) - 1.0 / n
-    k, l = h @ (x @ x.T) @ h, h @ (y @ y.T) @ h
-    return float((k * l).sum() / np.sqrt((k * k).sum() * (l * l).sum()))
+    gram_x, gram_y = h @ (x @ x.T) @ h, h @ (y @ y.T) @ h
+    return float((gram_x * gram_y).sum() / np.sqrt((gram_x * gram_x).sum() * (gram_y * gram_y).sum()))
 
 
 @pytest.mark.parametrize("k", [5, 12])

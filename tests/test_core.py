@@ -302,7 +302,6 @@ def test_table_knn_is_exact_cosine_over_every_dimension_and_kept(monkeypatch):
     from embviz.core.maps import knn
     from embviz.core.maps.knn import table_knn
 
-    monkeypatch.setattr(knn, "BLOCK", 300 * 64)  # 64 rows per chunk: 5 chunks, the last one short
     model = random_model(n=300, d=7, seed=5)
     ids = np.arange(300)
     positions, cosines = table_knn(model, ids, 5)
@@ -381,7 +380,7 @@ def test_torch_tsne_gradient_matches_opentsne():
     from embviz.core.maps.tsne_gradient import TorchObjective
 
     rng = np.random.default_rng(0)
-    P = _tsne_affinities(rng.normal(size=(1500, 10))).P
+    P = _tsne_affinities(rng.normal(size=(1500, 10))).P  # noqa: N806 - t-SNE's name for the affinities
     y = rng.normal(size=(1500, 2)) * 5  # a span under 50 units: both use the 50-box grid
     fft = {"n_interpolation_points": 3, "min_num_intervals": 50, "ints_in_interval": 1}
     kl_ref, g_ref = kl_divergence_fft(y, P, 1, fft, should_eval_error=True)

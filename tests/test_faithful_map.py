@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from test_gui import smol, wait_for  # noqa: F401 - smol is a fixture
+from helpers import wait_for
 
 
 @pytest.mark.default_model

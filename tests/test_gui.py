@@ -3,28 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import QCoreApplication, QPointF, Qt
+from PySide6.QtCore import QPointF, Qt
 
-
-def wait_for(qtbot, predicate, timeout=120_000):
-    qtbot.waitUntil(lambda: bool(predicate()), timeout=timeout)
-
-
-def wait_until_idle(qtbot, worker, timeout=60_000):
-    """Wait until no request is queued or running on any lane of `worker`, then deliver the
-    end signals already posted: after this no request can end any more, late or not."""
-    qtbot.waitUntil(lambda: all(not lane.pending and lane.running is None for lane in worker._lanes.values()),
-                    timeout=timeout)
-    QCoreApplication.processEvents()
-
-
-@pytest.fixture
-def smol(qtbot, window):
-    """The window (a fresh one per test, from conftest) with the default model's map drawn."""
-    window.open_model(None)
-    wait_for(qtbot, lambda: "PCA of 49,152 rows" in window.map_panel.status.text())
-    return window
-
+from helpers import menu_action, wait_for
 
 @pytest.mark.default_model
 def test_model_loads_with_status_and_pca_map(qtbot, smol):
@@ -139,16 +120,6 @@ def test_a_bad_model_is_a_message_and_the_window_stays_usable(qtbot, smol, tmp_p
     window.neighbours.query("queen")  # a bare word means the mid-sentence token
     wait_for(qtbot, lambda: "␣queen" in window.neighbours.heading.text(), 30_000)
     assert window.neighbours.table.rowCount() == 10
-
-
-def menu_action(menu, text: str):
-    """The action whose text starts with `text`, searched through submenus."""
-    for action in menu.actions():
-        if action.menu() is not None and (found := menu_action(action.menu(), text)) is not None:
-            return found
-        if action.text().startswith(text):
-            return action
-    return None
 
 
 def test_lesson_model_from_the_menu(qtbot, window):

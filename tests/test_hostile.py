@@ -312,7 +312,8 @@ def test_one_row_and_one_column_tables():
     one_row = assemble(name="r", source="r", table=torch.tensor([[1.0, 2.0]]), vocab=vocabulary_from_ids(1), device=torch.device("cpu"), kind="table")
     assert nearest_neighbours(one_row, 0, 5) == []
     assert project(one_row, "pca").coords.shape == (1, 2)
-    one_col = assemble(name="c", source="c", table=torch.tensor([[1.0], [-2.0], [3.0]]), vocab=vocabulary_from_ids(3), device=torch.device("cpu"), kind="table")
+    one_col = assemble(name="c", source="c", table=torch.tensor([[1.0], [-2.0], [3.0]]), vocab=vocabulary_from_ids(3),
+                       device=torch.device("cpu"), kind="table")
     assert [h.id for h in nearest_neighbours(one_col, 0, 2)] == [2, 1]
 
 

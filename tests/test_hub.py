@@ -55,7 +55,7 @@ def test_an_uncached_hub_id_offline_is_one_clear_line(tmp_path, offline):
         assert "cannot be reached" in lines[0]
 
 
-class _Stop(Exception):
+class _StopPressedError(Exception):
     pass
 
 
@@ -70,11 +70,11 @@ def test_a_download_in_the_child_reports_measured_progress_and_dies_on_cancel():
     def progress(fraction: float, stage: str, _preview) -> None:
         seen.append((fraction, stage))
         if len(seen) == 3:
-            raise _Stop()  # the user pressed Cancel
+            raise _StopPressedError()  # the user pressed Cancel
 
     began = time.monotonic()
     before = {c.pid for c in psutil.Process().children(recursive=True)}
-    with pytest.raises(_Stop):
+    with pytest.raises(_StopPressedError):
         run_in_child(time.sleep, (60,), progress, "Downloading", measure=measure)
     assert time.monotonic() - began < 30
     assert seen == [(0.0, "0 MB so far"), (0.1, "1 MB so far"), (0.2, "2 MB so far")]

@@ -7,18 +7,18 @@ from PySide6.QtCore import Qt
 
 from embviz.state.session import load_session, save_session
 from embviz.state.tabs import DriftState, LensState
+from embviz.ui import style
 
-from test_gui import smol, wait_for  # noqa: F401 - smol is a fixture
-from test_lm_process import _lens_panel
+from helpers import wait_for
 
 
 @pytest.mark.default_model
 def test_the_tabs_ask_nothing_until_they_are_shown(qtbot, smol):
     assert smol.lens.stale and smol.drift.stale
-    assert smol.lens.request_id == smol.drift.request_id == 0  # no forward pass for a tab nobody looks at
+    assert smol.lens.asking.id == smol.drift.asking.id == 0  # no forward pass for a tab nobody looks at
     smol.tabs.setCurrentWidget(smol.drift)
     wait_for(qtbot, lambda: smol.drift.result is not None, 300_000)
-    assert not smol.drift.stale and smol.lens.stale and smol.lens.request_id == 0
+    assert not smol.drift.stale and smol.lens.stale and smol.lens.asking.id == 0
 
 
 @pytest.mark.default_model
@@ -78,7 +78,7 @@ def test_lesson_models_explain_that_they_have_no_layers(qtbot, window):
         assert not panel.enabled and "no blocks" in panel.message.text()
         assert not panel.message.isHidden() and panel.splitter.isHidden()  # no empty axes
     window.lens.set_text("I cast")
-    assert window.lens.request_id == 0  # nothing is asked of a model without layers
+    assert window.lens.asking.id == 0  # nothing is asked of a model without layers
 
 
 def test_lens_and_drift_inputs_round_trip_through_a_session(qtbot, window, tmp_path):
@@ -87,8 +87,8 @@ def test_lens_and_drift_inputs_round_trip_through_a_session(qtbot, window, tmp_p
     window.lens.state.text, window.lens.state.final_norm = "river", False
     window.drift.state.word, window.drift.state.sentences, window.drift.state.layer = "cat", "a cat\nthe cat", 4
     session = load_session(save_session(window.session_state(), tmp_path / "s.embviz"))
-    assert session.lens == LensState(text="river", final_norm=False)
-    assert session.drift == DriftState(word="cat", sentences="a cat\nthe cat", layer=4)
+    assert session["lens"] == LensState(text="river", final_norm=False)
+    assert session["drift"] == DriftState(word="cat", sentences="a cat\nthe cat", layer=4)
 
 
 def _grid_result(ids: list[int], final_norm: bool = True, truncated: int = 0, seed: int = 0):
@@ -107,7 +107,7 @@ def _grid_result(ids: list[int], final_norm: bool = True, truncated: int = 0, se
 
 
 def test_an_edit_at_the_end_keeps_and_does_not_repaint_the_columns_before_it(qtbot):
-    from embviz.ui.panels.lens import LensTable
+    from embviz.ui.plots.lens_grid import LensTable
 
     table = LensTable()
     first = _grid_result([1, 2, 3])
@@ -130,12 +130,12 @@ def test_an_edit_at_the_end_keeps_and_does_not_repaint_the_columns_before_it(qtb
     assert table.columnCount() == 3 and table.text(2, 0) is None
 
 
-def test_the_grid_paints_each_cell_its_colour_and_frames_the_chosen_one(qtbot):
-    from embviz.ui.panels.lens import FRAME, cell_color
+def test_the_grid_paints_each_cell_its_colour_and_frames_the_chosen_one(qtbot, lens_panel):
+    from embviz.ui.plots.lens_grid import FRAME, cell_color
 
-    panel = _lens_panel(qtbot)
+    panel = lens_panel
     result = _grid_result([1, 2, 3])
-    panel.on_result(7, result)
+    panel.on_result(result)
     wait_for(qtbot, lambda: panel.bars.count)
     grid, table = panel.grid, panel.table
     picture = grid.viewport().grab().toImage()
@@ -153,12 +153,12 @@ def test_the_grid_paints_each_cell_its_colour_and_frames_the_chosen_one(qtbot):
     assert grid.framed == (0, 2)  # the top row (the output) at the newest token
 
 
-def test_the_grid_keeps_pictures_only_for_the_columns_near_the_view(qtbot):
-    from embviz.ui.panels.lens import KEPT_PICTURES
+def test_the_grid_keeps_pictures_only_for_the_columns_near_the_view(qtbot, lens_panel):
+    from embviz.ui.plots.lens_grid import KEPT_PICTURES
 
-    panel = _lens_panel(qtbot)
+    panel = lens_panel
     panel.resize(700, 500)
-    panel.on_result(7, _grid_result(list(range(1, 61))))
+    panel.on_result(_grid_result(list(range(1, 61))))
     wait_for(qtbot, lambda: panel.bars.count)
     grid = panel.grid
     for column in (0, 59, 30):  # scrolled across the whole text
@@ -166,3 +166,17 @@ def test_the_grid_keeps_pictures_only_for_the_columns_near_the_view(qtbot):
         grid.viewport().grab()
     shown = range(grid.columnAt(0), grid.columnAt(grid.viewport().width() - 1) + 1)
     assert 30 in shown and set(grid.pictures) <= set(range(shown[0] - KEPT_PICTURES, shown[-1] + KEPT_PICTURES + 1))
+
+
+def test_the_drift_tabs_error_line_follows_the_text_size(qtbot):
+    from embviz.ui.panels.drift import DriftPanel
+    from embviz.ui.panels.language_model import LanguageModelLoader
+
+    panel = DriftPanel(lambda request: 1, lambda channel: None, LanguageModelLoader(lambda request: 1))
+    qtbot.addWidget(panel)
+    panel.on_failed("The word is not one token.")
+    try:
+        style.set_text_scale(2.0)
+        assert panel.message.font().pointSize() == style.pt(style.BASE_POINT_SIZE)
+    finally:
+        style.set_text_scale(1.0)

@@ -7,7 +7,7 @@ from PySide6.QtCore import Qt
 
 from embviz.state.lesson_tour import STEPS, TourState
 
-from test_gui import menu_action, wait_for
+from helpers import menu_action, wait_for
 
 
 def test_the_tour_walks_back_and_forth_within_its_steps():
@@ -78,3 +78,23 @@ def test_each_step_shows_the_lessons_numbers(qtbot, window):
     qtbot.mouseClick(window.lessons.next, Qt.MouseButton.LeftButton)  # Next: weight tying
     wait_for(qtbot, lambda: "tied" in window.lessons.numbers.text(), 60_000)
     assert window.lessons.next.isEnabled() is False  # the last step
+
+
+def test_lesson_step_1_offers_no_full_model_and_says_plainly_why_a_row_is_zero(qtbot, window):
+    window.go_to_step(0)  # spells: an embedding and a linear head, no blocks
+    panel = window.logits
+    wait_for(qtbot, lambda: panel.results and "direct path" in panel.caption.text(), 30_000)
+    assert panel.full.isHidden() and panel.direct.isHidden()  # one path only: no choice shown
+    status = window.message.full_text
+    assert "1 row is all zeros (ids 0: <eos>)" in status and "on purpose" in status, status
+
+
+@pytest.mark.default_model
+def test_lesson_step_8_shows_the_analogy_arrows_on_the_map(qtbot, window):
+    from embviz.state.lesson_tour import STEPS
+
+    assert "map shows the arrows" in STEPS[7].text
+    window.go_to_step(7)
+    view = window.map_panel.view
+    wait_for(qtbot, lambda: len(view._arrows) == 2 and view.ids.size == 49152, 300_000)
+    assert window.tabs.currentWidget() is window.map_panel

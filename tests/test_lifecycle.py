@@ -13,9 +13,9 @@ from safetensors.torch import save_file
 
 from embviz.bridge import requests as rq
 from embviz.bridge import registry
-from embviz.bridge import worker as worker_module
+from embviz.bridge import handlers
 from embviz.bridge.worker import ComputeWorker
-from test_gui import wait_until_idle
+from helpers import wait_until_idle
 
 END_SIGNALS = ("finished", "failed", "cancelled")
 
@@ -176,7 +176,7 @@ def test_a_quick_request_in_flight_during_a_load_never_answers_for_the_new_model
     ends = Ends(worker)
     load(qtbot, worker, "toy4", ends)
     inside, release = threading.Event(), threading.Event()
-    real_run = worker_module.run_request
+    real_run = handlers.run_request
 
     def held(model, request, progress):
         if isinstance(request, rq.Neighbours):
@@ -184,7 +184,7 @@ def test_a_quick_request_in_flight_during_a_load_never_answers_for_the_new_model
             release.wait(30)
         return real_run(model, request, progress)
 
-    monkeypatch.setattr(worker_module, "run_request", held)
+    monkeypatch.setattr(handlers, "run_request", held)  # what the worker runs, looked up per job
     rid = worker.submit(rq.Neighbours(query=1, k=2))
     assert inside.wait(30)
     load(qtbot, worker, "spells", ends)  # completes while the lookup is inside
@@ -303,7 +303,7 @@ def test_word_set_ticks_and_map_agree_after_add_and_untick_in_flight(qtbot, wind
     # Untick while the lookup is on its way: the answer, when it comes, is not drawn.
     panel.show_word_set("months")
     panel.show_word_set("months", on=False)
-    qtbot.waitUntil(lambda: not panel.set_ids, timeout=30_000)
+    qtbot.waitUntil(lambda: not panel.sets_waiting(), timeout=30_000)
     wait_until_idle(qtbot, window.worker)  # the unticked lookup has answered (or been dropped) by now
     assert "months" not in panel.view.word_set_names() and not panel.word_sets.is_ticked("months")
     assert set(panel.view.word_set_names()) == {"weekdays", "planets"} and panel.view.legend.isVisible()
@@ -324,7 +324,7 @@ def test_clicking_a_byte_piece_bar_appends_exactly_that_id(qtbot, window):
     assert top.token == "⟨F0 9F⟩"  # two bytes of an emoji: its text is "�"
     panel.append_token(0)
     assert panel.text.toPlainText() == "I love pizza 🍕🍕" + top.text
-    qtbot.waitUntil(lambda: panel.shown_id == panel.request_id and "⟨F0 9F⟩" in panel.tokens.text(), timeout=60_000)
+    qtbot.waitUntil(lambda: panel.shown_id == panel.asking.id and "⟨F0 9F⟩" in panel.tokens.text(), timeout=60_000)
     assert panel.tokens.text().endswith("⟨F0 9F⟩")
     # Typing after it keeps the id; an edit before it turns the prompt back into text.
     panel.text.moveCursor(panel.text.textCursor().MoveOperation.End)

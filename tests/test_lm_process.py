@@ -171,52 +171,40 @@ def _preview(result, positions: list[int]) -> LensColumns:
                        LensCells.of_scores([[row[p] for p in positions] for row in result.top]))
 
 
-def _lens_panel(qtbot):
-    from embviz.ui.panels.language_model import LanguageModelLoader
-    from embviz.ui.panels.lens import LensPanel
-
-    panel = LensPanel(lambda _r, _reply: 7, lambda _c: None, LanguageModelLoader(lambda _r, _reply: 0))
-    qtbot.addWidget(panel)
-    panel.resize(900, 600)
-    panel.show()
-    panel.request_id = 7
-    return panel
-
-
-def test_the_lens_tab_draws_the_columns_as_they_come(qtbot):
+def test_the_lens_tab_draws_the_columns_as_they_come(qtbot, lens_panel):
     layers, positions = 4, 6
     result = _hand_made_result(layers, positions)
-    panel = _lens_panel(qtbot)
+    panel = lens_panel
     table = panel.table
     changed, resets = [], []
     table.dataChanged.connect(lambda first, last, *_: changed.append((first.column(), last.column())))
     table.modelReset.connect(lambda: resets.append(1))
-    panel.on_columns(7, 0.1, "Reading every layer", _preview(result, [positions - 1]))
+    panel.reply.progress(7, 0.1, "Reading every layer", _preview(result, [positions - 1]))
     assert table.rowCount() == layers and table.columnCount() == positions and not panel.splitter.isHidden()
     assert [table.text(panel._row_of(layer), positions - 1) for layer in range(layers)] == \
            [f"t{layer}.{positions - 1}" for layer in range(layers)]
     assert all(table.text(r, 0) is None for r in range(layers))  # the rest is still to come
     assert changed == [(positions - 1, positions - 1)]  # only the preview's column is redrawn
-    panel.on_columns(6, 0.5, "", _preview(result, [0]))  # an older request's
+    panel.reply.progress(6, 0.5, "", _preview(result, [0]))  # an older request's
     assert table.text(0, 0) is None
     for p in range(0, positions - 1, 2):
-        panel.on_columns(7, 0.5, "", _preview(result, [p, p + 1]))
+        panel.reply.progress(7, 0.5, "", _preview(result, [p, p + 1]))
         assert changed[-1] == (p, p + 1)
     assert len(resets) == 1  # one new grid; every preview after it only fills in its columns
-    panel.on_result(7, result)
+    panel.reply.finished(7, result)
     assert len(resets) == 1  # every cell was drawn already: no new grid
     assert panel.result is result and panel.shown_id == 7 and panel.cell == (layers - 1, positions - 1)
     assert [[table.text(panel._row_of(layer), p) for p in range(positions)] for layer in range(layers)] == \
            [[f"t{layer}.{p}" for p in range(positions)] for layer in range(layers)]
 
 
-def test_the_lens_table_shows_each_cells_top_guess_colour_and_tooltip(qtbot):
-    from embviz.ui.panels.lens import cell_color, row_names
+def test_the_lens_table_shows_each_cells_top_guess_colour_and_tooltip(qtbot, lens_panel):
+    from embviz.ui.plots.lens_grid import cell_color, row_names
 
     layers, positions = 3, 4
     result = _hand_made_result(layers, positions)
-    panel = _lens_panel(qtbot)
-    panel.on_result(7, result)
+    panel = lens_panel
+    panel.reply.finished(7, result)
     table = panel.table
     role = Qt.ItemDataRole
     assert [table.headerData(r, Qt.Orientation.Vertical) for r in range(layers)] == row_names(result)[::-1]

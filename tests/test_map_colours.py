@@ -12,7 +12,7 @@ from embviz.core.table.token_kinds import KIND_NAMES
 from embviz.ui import style
 from embviz.ui.plots.map_select import points_in_polygon, rectangle
 
-from test_gui import smol, wait_for  # noqa: F401 - smol is a fixture
+from helpers import wait_for
 
 
 def choose(combo, key) -> None:

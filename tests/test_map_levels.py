@@ -158,5 +158,6 @@ def test_session_keeps_contours(tmp_path):
     from embviz.state.session import ModelRef, Session, load_session, save_session
     from embviz.state.tabs import MapState
 
-    path = save_session(Session(model=ModelRef("toy4", "toy4", {"vocab_size": 4, "dim": 2}), map=MapState(contours=True)), tmp_path / "c.embviz")
-    assert load_session(path).map.contours is True
+    path = save_session(Session(model=ModelRef("toy4", "toy4", {"vocab_size": 4, "dim": 2}), states={"map": MapState(contours=True)}),
+                        tmp_path / "c.embviz")
+    assert load_session(path)["map"].contours is True

@@ -88,3 +88,26 @@ def test_a_cancel_at_a_progress_report_stops_it_and_restores_the_thread_count():
 def test_k_must_leave_a_row_to_spare():
     with pytest.raises(ValueError):
         self_neighbours(torch.from_numpy(unit(np.ones((5, 3)) + np.eye(5, 3))), 5)
+
+
+def test_every_all_rows_search_gives_one_graph_ties_to_the_lower_row():
+    """The maps' graph (knn.self_top_k), on either path and any chunking, is the sieve's: the
+    same positions, tied rows in row order (issue 35: two processes' graphs of one table
+    ordered tied neighbours differently)."""
+    from embviz.core.errors import no_progress
+    from embviz.core.maps import knn
+
+    rng = np.random.default_rng(4)
+    x = unit(rng.standard_normal((300, 16)))
+    x[40:48] = x[7]  # eight copies of row 7: tied with each other, and for every other row
+    x[200:203] = -x[7]
+    rows = torch.from_numpy(x)
+    sieve = self_neighbours(rows, 12, threads=1)
+    for threads in (1, 3):
+        positions, cosines = knn.self_top_k(rows, 12, no_progress, (0.0, 1.0), "", threads=threads)
+        assert (positions == sieve).all()
+    for block in (300 * 7, 300 * 64, 300 * 300):  # the device path's chunks, here on the CPU
+        assert (knn._device_nearest(rows, 12, no_progress, (0.0, 1.0), "", block) == sieve).all()
+    assert sieve[7, :8].tolist() == [40, 41, 42, 43, 44, 45, 46, 47]  # its copies, lowest first
+    assert sieve[40, :8].tolist() == [7, 41, 42, 43, 44, 45, 46, 47]
+    np.testing.assert_allclose(cosines, np.take_along_axis(x @ x.T, positions, axis=1), atol=1e-6)

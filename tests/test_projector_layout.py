@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QLineEdit
 
 from embviz.ui import style, window_files
 
-from test_gui import smol, wait_for  # noqa: F401 - smol is a fixture
+from helpers import wait_for
 
 SCREENS = [(1024, 700, 1.0), (1024, 700, 1.5), (1920, 1080, 2.5)]
 MIN_TABLE_ROWS = 3
@@ -20,17 +20,21 @@ LESSONS_MAX_SHARE = 0.3
 PLANE_MIN_HEIGHT = 90  # pixels at 100 % text
 
 
-@pytest.fixture(autouse=True)
-def normal_text_size():
-    yield
-    style.set_text_scale(1.0)
+pytestmark = pytest.mark.usefixtures("normal_text_size")
 
 
 def settle(qtbot) -> None:
-    """Let the layouts and the map's deferred label placement run."""
-    for _ in range(3):
+    """Let the layouts and the maps' deferred label placement run: until no map has a
+    placement waiting and nothing is left posted."""
+    from embviz.ui.plots.map_view import MapView
+
+    def settled() -> bool:
+        QApplication.sendPostedEvents()
         QApplication.processEvents()
-        qtbot.wait(50)
+        views = [w for w in QApplication.allWidgets() if isinstance(w, MapView)]
+        return not any(view._label_timer.isActive() for view in views)
+
+    qtbot.waitUntil(settled, timeout=5_000)
 
 
 def on_screen(window, qtbot, width: int, height: int, scale: float) -> None:
@@ -95,7 +99,7 @@ def test_the_map_keys_leave_the_map_and_its_markers_in_sight(qtbot, smol, width,
     for name in ("weekdays", "months", "numbers"):
         panel.show_word_set(name)
     panel.colour_by.setCurrentIndex(panel.colour_by.findData("kind"))
-    wait_for(qtbot, lambda: not panel.set_ids and len(view.word_set_names()) == 3 and view.colour_codes() is not None,
+    wait_for(qtbot, lambda: not panel.sets_waiting() and len(view.word_set_names()) == 3 and view.colour_codes() is not None,
              30_000)
     view.fit()
     settle(qtbot)

@@ -174,7 +174,7 @@ def test_gpu_path_matches_the_cpu(gpt2_dir):
     ids = np.arange(cpu.vocab_size)
     assert (table_knn(gpu, ids, 10)[0] == table_knn(cpu, ids, 10)[0]).mean() > 0.999  # float ties may swap
     y = np.random.default_rng(0).normal(size=(700, 2)) * 20
-    P = PerplexityBasedNN(x.numpy(), perplexity=30, method="exact", random_state=0, verbose=False).P
+    P = PerplexityBasedNN(x.numpy(), perplexity=30, method="exact", random_state=0, verbose=False).P  # noqa: N806 - t-SNE's name for the affinities
     kl_gpu, grad_gpu = TorchObjective("cuda")(y, P, should_eval_error=True)
     kl_cpu, grad_cpu = TorchObjective("cpu", torch_attractive=True)(y, P, should_eval_error=True)
     np.testing.assert_allclose(grad_gpu, grad_cpu, rtol=1e-6, atol=1e-9 * np.abs(grad_cpu).max())

@@ -21,7 +21,7 @@ from embviz.state.tabs import (
 from embviz.ui import style
 
 from conftest import make_tiny_model
-from test_gui import menu_action, smol, wait_for  # noqa: F401 - smol is a fixture
+from helpers import menu_action, wait_for
 
 
 @pytest.fixture(autouse=True)
@@ -39,7 +39,7 @@ def _session(vocab_size: int = 100) -> Session:
     return Session(
         model=ModelRef(source="/models/x.gguf", name="x", fingerprint={"vocab_size": vocab_size, "dim": 8,
                                                                         "vocab_sha256": "ab", "probe_norms": [1.0]}),
-        map=MapState(method="tsne", subset="first", limit=300, labels_on=False, search="␣king", regex=True,
+        states=dict(map=MapState(method="tsne", subset="first", limit=300, labels_on=False, search="␣king", regex=True,
                      word_sets=WordSetsState(names=["weekdays", "mine"], ticked=["mine", "weekdays"]),
                      projection=ProjectionState("tsne", "first", 300, ids, coords, "t-SNE of 3 rows"),
                      view_range=[-1.0, 1.0, -2.0, 2.0]),
@@ -47,9 +47,10 @@ def _session(vocab_size: int = 100) -> Session:
         analogies=AnalogyState(a="king", b="man", c="woman", exclude_inputs=False, method="mul", k=3),
         logits=LogitsState(prompt=PromptState(parts=[("I love", None), ("�", 17)]), k=5, temperature=2.5,
                            direct=True, by_id=True, hold_axis=True),
-        vectors=VectorsState(words="cat, dog"), custom_sets={"mine": ["cat", "dog"]}, tab=2, text_scale=1.5,
+        vectors=VectorsState(words="cat, dog"),
         attribution=AttributionState(text="The capital of Italy is", token="␣Rome", position=3, head_block=2, head=5,
-                                     pinned="␣Rome, ␣Milan", compare=True, text_b="The capital of Spain is"),
+                                     pinned="␣Rome, ␣Milan", compare=True, text_b="The capital of Spain is")),
+        custom_sets={"mine": ["cat", "dog"]}, tab="analogies", text_scale=1.5,
     )
 
 
@@ -64,18 +65,18 @@ def test_a_session_round_trips_every_state_and_the_map_exactly(tmp_path):
     assert path.stat().st_mode & 0o777 == 0o666 & ~mask  # shareable, not mkstemp's owner-only
     back = load_session(path)
     assert back.model == saved.model
-    assert back.neighbours == saved.neighbours and back.analogies == saved.analogies
-    assert back.logits.prompt.parts == [("I love", None), ("�", 17)] and back.logits.temperature == 2.5
-    assert (back.logits.k, back.logits.direct, back.logits.by_id, back.logits.hold_axis) == (5, True, True, True)
-    assert back.map.word_sets.ticked == ["mine", "weekdays"] and back.map.view_range == [-1.0, 1.0, -2.0, 2.0]
-    assert (back.map.method, back.map.subset, back.map.limit, back.map.labels_on, back.map.search, back.map.regex) == \
+    assert back["neighbours"] == saved["neighbours"] and back["analogies"] == saved["analogies"]
+    assert back["logits"].prompt.parts == [("I love", None), ("�", 17)] and back["logits"].temperature == 2.5
+    assert (back["logits"].k, back["logits"].direct, back["logits"].by_id, back["logits"].hold_axis) == (5, True, True, True)
+    assert back["map"].word_sets.ticked == ["mine", "weekdays"] and back["map"].view_range == [-1.0, 1.0, -2.0, 2.0]
+    assert (back["map"].method, back["map"].subset, back["map"].limit, back["map"].labels_on, back["map"].search, back["map"].regex) == \
         ("tsne", "first", 300, False, "␣king", True)
-    p = back.map.projection
+    p = back["map"].projection
     assert (p.method, p.subset, p.limit, p.caption) == ("tsne", "first", 300, "t-SNE of 3 rows")
-    assert p.ids.tolist() == [5, 2, 9] and np.array_equal(p.coords, saved.map.projection.coords)
-    assert back.custom_sets == {"mine": ["cat", "dog"]} and back.tab == 2 and back.text_scale == 1.5
-    assert back.vectors.words == "cat, dog" and (back.map.axis_x, back.map.axis_y) == ("man, woman", "man, king")
-    assert back.attribution == saved.attribution
+    assert p.ids.tolist() == [5, 2, 9] and np.array_equal(p.coords, saved["map"].projection.coords)
+    assert back.custom_sets == {"mine": ["cat", "dog"]} and back.tab == "analogies" and back.text_scale == 1.5
+    assert back["vectors"].words == "cat, dog" and (back["map"].axis_x, back["map"].axis_y) == ("man, woman", "man, king")
+    assert back["attribution"] == saved["attribution"]
 
 
 def _rewrite(path, change) -> None:
@@ -110,6 +111,18 @@ def test_values_of_the_wrong_kind_are_named(tmp_path, change, words):
         load_session(path)
 
 
+def test_a_version_1_session_keeps_its_tab_as_an_index_and_opens_on_that_tab(tmp_path):
+    """Before tabs were kept by key, a session stored the index of the tab shown."""
+    for index, key in ((0, "map"), (2, "analogies"), (3, "logits"), (7, "attribution"), (8, "compare")):
+        path = save_session(_session(), tmp_path / f"old{index}.embviz")
+        _rewrite(path, lambda d: d.update(version=1, tab=index))
+        assert load_session(path).tab == key
+    path = save_session(_session(), tmp_path / "new.embviz")
+    _rewrite(path, lambda d: d.update(tab="no such tab"))
+    with pytest.raises(SessionError, match="tab has an unusable value"):
+        load_session(path)
+
+
 def test_damaged_files_get_one_clear_message(tmp_path):
     garbage = tmp_path / "garbage.embviz"
     garbage.write_bytes(b"\x00not a zip" * 100)
@@ -129,11 +142,11 @@ def test_damaged_files_get_one_clear_message(tmp_path):
         load_session(tmp_path / "nowhere.embviz")
     # A map naming rows past the vocabulary, or with NaN coordinates.
     wrong = _session(vocab_size=100)
-    wrong.map.projection.ids = np.array([5, 2, 100])
+    wrong["map"].projection.ids = np.array([5, 2, 100])
     with pytest.raises(SessionError, match="rows this model does not have"):
         load_session(save_session(wrong, tmp_path / "rows.embviz"))
     wrong = _session()
-    wrong.map.projection.coords[0, 0] = np.nan
+    wrong["map"].projection.coords[0, 0] = np.nan
     with pytest.raises(SessionError, match="not all finite"):
         load_session(save_session(wrong, tmp_path / "nan.embviz"))
 

@@ -20,7 +20,7 @@ def _saved(tmp_path, name: str = "s.embviz"):
     ids = np.array([1, 2], dtype=np.int64)
     coords = np.array([[0.0, 1.0], [2.0, 3.0]], dtype=np.float32)
     session = Session(model=ModelRef(source=None, name="m", fingerprint={"vocab_size": 10, "dim": 4}),
-                      map=MapState(projection=ProjectionState("pca", "all", 10, ids, coords)))
+                      states={"map": MapState(projection=ProjectionState("pca", "all", 10, ids, coords))})
     return save_session(session, tmp_path / name)
 
 
@@ -51,7 +51,7 @@ def assert_refused(path, fragment: str) -> None:
 
 def test_a_valid_session_still_opens(tmp_path):
     back = load_session(_saved(tmp_path))
-    assert back.map.projection.ids.tolist() == [1, 2] and back.text_scale == 1.0
+    assert back["map"].projection.ids.tolist() == [1, 2] and back.text_scale == 1.0
 
 
 def test_session_json_nested_past_the_stack(tmp_path):

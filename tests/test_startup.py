@@ -44,6 +44,7 @@ def test_a_shown_window_imports_no_compute_library_until_its_first_request(tmp_p
 
 
 def test_the_model_opens_once_the_window_is_exposed(qtbot):
+    from PySide6.QtCore import QCoreApplication
     from PySide6.QtWidgets import QMainWindow
 
     from embviz.ui.app import when_exposed
@@ -54,7 +55,8 @@ def test_the_model_opens_once_the_window_is_exposed(qtbot):
     window.show()
     when_exposed(window, lambda: calls.append(window.windowHandle().isExposed()), fallback_ms=3000)
     qtbot.waitUntil(lambda: bool(calls), timeout=5000)
-    qtbot.wait(50)
+    QCoreApplication.sendPostedEvents()  # a second expose's call, had one been queued, would run here
+    QCoreApplication.processEvents()
     assert calls == [True]  # once, with the window on screen
 
 

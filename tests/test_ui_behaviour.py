@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QApplication
 from embviz.state.tabs import MapState
 from embviz.ui.panels.map_names import SELECTION_SET
 from embviz.ui.plots.map_select import rectangle
-from test_gui import smol, wait_for  # noqa: F401 - smol is a fixture
+from helpers import wait_for
 
 
 def collect(signal) -> list[str]:
@@ -96,7 +96,7 @@ def test_a_cancelled_tsne_brings_the_last_map_back_with_its_colours(qtbot, smol)
     panel.run_projection()
     # t-SNE's live picture of other rows (as its first preview would be), then Cancel.
     preview_ids = np.arange(500)
-    panel.on_progress(panel.request_id, 0.1, "t-SNE", (preview_ids, np.zeros((500, 2), np.float32)))
+    panel.on_progress(0.1, "t-SNE", (preview_ids, np.zeros((500, 2), np.float32)))
     assert view.ids.size == 500
     qtbot.mouseClick(panel.cancel_button, Qt.MouseButton.LeftButton)
     wait_for(qtbot, lambda: "Cancelled" in panel.status.text(), 60_000)
@@ -113,11 +113,11 @@ def test_a_tsne_behind_another_tab_draws_its_latest_picture_when_the_map_is_show
     panel.run_projection()
     smol.tabs.setCurrentWidget(smol.logits)
     for rows in (300, 400):  # two steps behind the logits tab: neither is drawn there
-        panel.on_progress(panel.request_id, 0.1, "t-SNE", (np.arange(rows), np.zeros((rows, 2), np.float32)))
+        panel.on_progress(0.1, "t-SNE", (np.arange(rows), np.zeros((rows, 2), np.float32)))
     assert view.ids.size == 49152
     smol.tabs.setCurrentWidget(panel)
     assert view.ids.size == 400  # the latest, at once
-    panel.on_progress(panel.request_id, 0.2, "t-SNE", (np.arange(500), np.zeros((500, 2), np.float32)))
+    panel.on_progress(0.2, "t-SNE", (np.arange(500), np.zeros((500, 2), np.float32)))
     assert view.ids.size == 500  # on screen: every step
     qtbot.mouseClick(panel.cancel_button, Qt.MouseButton.LeftButton)
     wait_for(qtbot, lambda: "Cancelled" in panel.status.text(), 60_000)
@@ -200,8 +200,8 @@ def test_the_raw_lens_claims_no_answer_and_follows_the_newest_token(qtbot, smol)
     lens.text.setPlainText("The capital of France is Paris, and the capital of Germany is")  # as typed
     wait_for(qtbot, lambda: lens.result is not None and len(lens.result.tokens) > 10, 60_000)
     last = len(lens.result.tokens) - 1
-    qtbot.wait(50)  # the columns' second fit, and the chosen cell's bars
-    assert lens.cell == (30, last) and "after “␣is”" in lens.bars.title
     grid = lens.grid
+    # The columns' second fit, the scroll to the chosen cell and its bars come a frame or two later.
+    wait_for(qtbot, lambda: lens.cell == (30, last) and "after “␣is”" in lens.bars.title
+             and grid.viewport().rect().contains(grid.visualRect(lens.table.index(0, last))), 5_000)
     assert grid.horizontalScrollBar().maximum() > 0  # the text is wider than the grid
-    assert grid.viewport().rect().contains(grid.visualRect(lens.table.index(0, last)))

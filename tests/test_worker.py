@@ -6,7 +6,7 @@ import pytest
 
 from embviz.bridge import requests as rq
 from embviz.bridge.worker import ComputeWorker
-from test_gui import wait_until_idle
+from helpers import wait_until_idle
 
 
 @pytest.fixture
@@ -24,7 +24,7 @@ def load(qtbot, worker, source):
 def test_stale_requests_never_finish(qtbot, worker, monkeypatch):
     import threading
 
-    from embviz.bridge import worker as worker_module
+    from embviz.bridge import handlers
 
     load(qtbot, worker, "toy4")
     finished, cancelled = [], []
@@ -32,7 +32,7 @@ def test_stale_requests_never_finish(qtbot, worker, monkeypatch):
     worker.cancelled.connect(lambda ch, rid: cancelled.append(rid))
     # The first lookup is held running until all six are asked: on a busy machine it could
     # otherwise end before the second one supersedes it, and the test would race.
-    go, real = threading.Event(), worker_module.run_request
+    go, real = threading.Event(), handlers.run_request
     first = []
 
     def held(model, request, progress):
@@ -41,7 +41,7 @@ def test_stale_requests_never_finish(qtbot, worker, monkeypatch):
             go.wait(10)
         return real(model, request, progress)
 
-    monkeypatch.setattr(worker_module, "run_request", held)
+    monkeypatch.setattr(handlers, "run_request", held)  # what the worker runs, looked up per job
     ids = [worker.submit(rq.Neighbours(query=w, k=2)) for w in ("cat", "dog", "car", "truck", "cat", "dog")]
     go.set()
     qtbot.waitUntil(lambda: any(rid == ids[-1] for _, rid, _ in finished), timeout=10_000)
@@ -151,12 +151,12 @@ def test_a_job_ending_after_the_window_deleted_the_worker_says_nothing(qtbot, mo
 
     import shiboken6
 
-    from embviz.bridge import worker as worker_module
+    from embviz.bridge import handlers
 
     worker = ComputeWorker()
     load(qtbot, worker, "toy4")
     running, go, ended, errors = threading.Event(), threading.Event(), threading.Event(), []
-    real = worker_module.run_request
+    real = handlers.run_request
 
     def held(model, request, progress):
         running.set()
@@ -166,7 +166,7 @@ def test_a_job_ending_after_the_window_deleted_the_worker_says_nothing(qtbot, mo
         finally:
             ended.set()
 
-    monkeypatch.setattr(worker_module, "run_request", held)
+    monkeypatch.setattr(handlers, "run_request", held)  # what the worker runs, looked up per job
     monkeypatch.setattr(threading, "excepthook", lambda hook: errors.append(hook.exc_value))
     worker.submit(rq.Neighbours(query="cat", k=2))
     assert running.wait(10)

@@ -21,9 +21,14 @@ R = TypeVar("R", bound=Request)
 HANDLERS: dict[type[Request], Handler] = {}
 
 
-def handles(request_type: type[R]) -> Callable[[Callable[[EmbeddingModel, R, ProgressFn], Any]], Callable]:
+# What a handler runs on: the model (EmbeddingModel), the pair a LoadComparison made (ModelPair),
+# or nothing (a request that makes the model, or needs none).
+TypedHandler = Callable[[Any, R, ProgressFn], Any]
+
+
+def handles(request_type: type[R]) -> Callable[[TypedHandler[R]], TypedHandler[R]]:
     """Register the decorated function as what `request_type` computes (one handler per type)."""
-    def register(fn: Callable[[EmbeddingModel, R, ProgressFn], Any]) -> Callable:
+    def register(fn: TypedHandler[R]) -> TypedHandler[R]:
         if request_type in HANDLERS:
             raise ValueError(f"{request_type.__name__} already has a handler")
         HANDLERS[request_type] = fn

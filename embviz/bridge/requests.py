@@ -9,14 +9,26 @@ every layer, up to seconds), so that none of them waits behind another.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from typing import Any, TypeVar
 
-from embviz.state.tabs import CLUSTERS_K, FIRST_ROWS, SEARCH_LIMIT
+import numpy as np
+
+from embviz.state.tab_state import field_default
+from embviz.state.tabs import CLUSTERS_K, FIRST_ROWS, SEARCH_LIMIT, AnalogyState, NeighboursState
 
 WORDSET_PREFIX = "wordset:"
 
 
 QUICK, LONG, MODELS, LAYERS = "quick", "long", "models", "layers"
+R = TypeVar("R", bound="Request")
+
+
+def from_state(request_type: type[R], state: Any, **given: Any) -> R:
+    """A request of a tab's state: each of its fields the state has too takes the state's value;
+    `given` names the others (and overrides)."""
+    shared = {f.name for f in fields(request_type) if f.init} & {f.name for f in fields(state)}
+    return request_type(**{name: getattr(state, name) for name in shared - given.keys()}, **given)
 
 
 @dataclass
@@ -39,7 +51,7 @@ class LoadModel(Request):
 
     source: str | None = None
     device: str = "auto"
-    expect: dict | None = None  # a saved session's model fingerprint (and name) it must match
+    expect: dict[str, Any] | None = None  # a saved session's model fingerprint (and name) it must match
     channel = "load"
     lane = MODELS
     needs_model = False  # it makes the next model; the one it was asked of does not matter
@@ -88,11 +100,13 @@ class CompareToken(Request):
 
 @dataclass
 class Neighbours(Request):
+    """The options are NeighboursState's (its fields say what they mean); `from_state` makes one."""
+
     query: int | str | list[int] = ""  # typed text, a token id, or the ids whose mean unit row is asked (a map selection)
-    k: int = 10
-    centered: bool = False
-    hide_special: bool = True  # hide special tokens and byte pieces that are not whole characters
-    by: str = "cosine"  # or "dot": the rows' lengths count too
+    k: int = field_default(NeighboursState, "k")
+    centered: bool = field_default(NeighboursState, "centered")
+    hide_special: bool = field_default(NeighboursState, "hide_special")
+    by: str = field_default(NeighboursState, "by")
     channel = "neighbours"
 
 
@@ -115,14 +129,16 @@ class Similarity(Request):
 
 @dataclass
 class Analogy(Request):
+    """The words and options are AnalogyState's (its fields say what they mean); `from_state` makes one."""
+
     a: int | str = ""
     b: int | str = ""
     c: int | str = ""
-    k: int = 10
-    exclude_inputs: bool = True
-    exclude_variants: bool = False  # also the inputs' case and space variants (␣Paris, Paris, paris…)
-    method: str = "add"
-    hide_special: bool = True
+    k: int = field_default(AnalogyState, "k")
+    exclude_inputs: bool = field_default(AnalogyState, "exclude_inputs")
+    exclude_variants: bool = field_default(AnalogyState, "exclude_variants")
+    method: str = field_default(AnalogyState, "method")
+    hide_special: bool = field_default(AnalogyState, "hide_special")
     plane: bool = True  # also the analogy's own plane (the window draws it; the command line does not)
     channel = "analogy"
 
@@ -229,8 +245,8 @@ class Faithfulness(Request):
     """How many of each row's 10 nearest rows in the table a drawn map keeps. Asked
     after the map is drawn, on the long lane: a lookup never waits for it."""
 
-    ids: object = None  # the map's row ids (numpy)
-    coords: object = None  # and its coordinates
+    ids: np.ndarray | None = None  # the map's row ids
+    coords: np.ndarray | None = None  # and its coordinates
     channel = "faithfulness"
     lane = LONG
 
@@ -243,8 +259,8 @@ class Clusters(Request):
 
     method: str = "graph"  # or "kmeans", or "hdbscan"
     k: int = CLUSTERS_K
-    ids: object = None  # the map's row ids (numpy)
-    coords: object = None  # and its coordinates (HDBSCAN clusters those)
+    ids: np.ndarray | None = None  # the map's row ids
+    coords: np.ndarray | None = None  # and its coordinates (HDBSCAN clusters those)
     channel = "clusters"
     lane = LONG
 
@@ -254,7 +270,7 @@ class PointValues(Request):
     """A value per map point to colour it by: its token kind, its id or its row's length."""
 
     by: str = "kind"  # or "id", "norm"
-    ids: object = None  # the map's row ids (numpy)
+    ids: np.ndarray | None = None  # the map's row ids
     channel = "point-values"
 
 

@@ -243,7 +243,8 @@ class ComputeWorker(QObject):
                 raise
 
     def _run_job(self, job: _Job) -> None:
-        from embviz.bridge.handlers import summarise, summarise_comparison
+        # The handlers (and torch) are imported by the first request, on its lane, not by the window.
+        from embviz.bridge.handlers import run_request, summarise, summarise_comparison
 
         request = job.request
         channel, rid = request.channel, request.request_id
@@ -267,7 +268,7 @@ class ComputeWorker(QObject):
         except Cancelled:
             self.cancelled.emit(channel, rid)
             return
-        except Exception as exc:  # a bug must not kill the lane; the user still gets a message
+        except Exception as exc:  # noqa: BLE001 - a bug must not kill the lane; the user still gets a message
             if job.cancel.is_set():
                 self.cancelled.emit(channel, rid)  # it failed because it was stopped
             else:
@@ -304,14 +305,6 @@ class ComputeWorker(QObject):
                 self.cancelled.emit(channel, rid)  # computed on a second model that has just been replaced
             else:
                 self.finished.emit(channel, rid, result)
-
-
-def run_request(model, request: rq.Request, progress) -> Any:
-    """The handler registered for the request's type, run on `model`; the handlers are
-    imported by the first request, on its lane, not by the window."""
-    from embviz.bridge.handlers import run_request as run
-
-    return run(model, request, progress)
 
 
 def _close_language_model(model: EmbeddingModel | None) -> None:

@@ -235,7 +235,8 @@ def _compare(model, args, ask: Ask) -> tuple[Any, str]:
              f"rule (A = {a}, B = {b}): {view.rule}"]
     lines += [f"note: {n}" for n in view.notes]
     procrustes = "" if view.procrustes_mean is None else f", mean cosine distance after rotation {view.procrustes_mean:.4f}"
-    lines.append(f"k = {view.k}: mean Jaccard of the neighbour sets {view.mean_jaccard:.4f}, linear CKA {'undefined' if view.cka is None else f'{view.cka:.4f}'}{procrustes}")
+    cka = "undefined" if view.cka is None else f"{view.cka:.4f}"
+    lines.append(f"k = {view.k}: mean Jaccard of the neighbour sets {view.mean_jaccard:.4f}, linear CKA {cka}{procrustes}")
     scores = lambda found: ", ".join(f"{t.label} {t.jaccard:.2f}" for t in found)  # noqa: E731
     lines += [f"least similar: {scores(view.least_similar)}", f"most similar:  {scores(view.most_similar)}"]
     labels = lambda words: " ".join(label for _, label in words) or "—"  # noqa: E731

@@ -25,7 +25,8 @@ def _version() -> str:
 def _model_options(parser: argparse.ArgumentParser, top_level: bool = False) -> None:
     # Subcommands repeat the options without defaults, so `embviz --model M info` keeps M.
     default = (lambda value: value) if top_level else (lambda value: argparse.SUPPRESS)
-    parser.add_argument("--model", default=default(None), help="folder, .gguf, .safetensors/.pt, hub id, or lesson name (spells, toy4); default: SmolLM2-135M")
+    parser.add_argument("--model", default=default(None),
+                        help="folder, .gguf, .safetensors/.pt, hub id, or lesson name (spells, toy4); default: SmolLM2-135M")
     parser.add_argument("--device", default=default("auto"), help="auto (CUDA, then MPS, then CPU), cpu, cuda, cuda:N or mps")
 
 

@@ -59,7 +59,7 @@ def graph_seconds(rows: int, dim: int, on_gpu: bool = False) -> float:
 
 def _annoy_row_s(rows: int) -> float:
     def trees(n: int) -> float:
-        return 5 + n**0.5 / 20
+        return 5 + float(n**0.5) / 20
 
     growth = trees(rows) / trees(ANNOY_MEASURED_ROWS) * math.log(rows) / math.log(ANNOY_MEASURED_ROWS)
     return ANNOY_ROW_CPU_S * growth

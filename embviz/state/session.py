@@ -15,52 +15,26 @@ import os
 import zipfile
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
 from embviz.core.errors import EmbvizError
 from embviz.core.readers.regular_file import npy_from_bytes, open_regular, shown
 from embviz.state.settings import atomic_write_bytes
+from embviz.state.tab_state import TAB_STATES, field_choices, field_range, key_of
 from embviz.state.tabs import (
-    FIRST_ROWS,
-    AnalogyState, AttributionState, CompareState, DriftState, LensState, LogitsState, MapState, NeighboursState, ProjectionState, PromptState, VectorsState,
-    WordSetsState,
+    FIRST_ROWS, CompareState, LogitsState, MapState, NeighboursState, ProjectionState, PromptState, WordSetsState,
 )
 
 FORMAT = "embviz-session"
-VERSION = 1
+VERSION = 2  # 2: the tab shown is stored by its key; a 1 stored its index in LEGACY_TAB_ORDER
 SUFFIX = ".embviz"
 MAX_JSON_BYTES = 64 * 2**20
 MAX_ARRAY_BYTES = 1 * 2**30
-CHOICES = {
-    (MapState, "method"): ("pca", "tsne", "umap", "axes"),
-    (MapState, "subset"): ("all", "first", "words"),
-    (MapState, "colour_by"): ("none", "kind", "id", "norm", "cluster"),
-    (MapState, "cluster_method"): ("graph", "kmeans", "hdbscan"),
-    (MapState, "drag_mode"): ("pan", "rect", "lasso"),
-    (AnalogyState, "method"): ("add", "mul"),
-    (NeighboursState, "by"): ("cosine", "dot"),
-    (CompareState, "order"): ("ascending", "descending"),
-}
-# The numbers a session may hold, inclusive: the window's own limits, with room to spare, so a
-# file cannot ask for a billion neighbours or an unreadable text size.
-RANGES = {
-    (MapState, "limit"): (1, 10_000_000),
-    (MapState, "clusters_k"): (1, 10_000),
-    (NeighboursState, "k"): (1, 10_000),
-    (AnalogyState, "k"): (1, 10_000),
-    (LogitsState, "k"): (1, 10_000),
-    (LogitsState, "temperature"): (0.01, 100.0),
-    (DriftState, "layer"): (-1, 100_000),
-    (CompareState, "k"): (5, 250),
-    (AttributionState, "position"): (-1, 1_000_000),
-    (AttributionState, "head_block"): (0, 100_000),
-    (AttributionState, "head"): (-1, 100_000),
-    (CompareState, "low"): (0.0, 1.0),
-    (CompareState, "high"): (0.0, 1.0),
-}
-TAB_RANGE = (0, 99)
+# The tabs in the order a version-1 session counted them: a fact about those files, kept
+# whatever order the window shows its tabs in now.
+LEGACY_TAB_ORDER = ("map", "neighbours", "analogies", "logits", "vectors", "lens", "drift", "attribution", "compare")
 TEXT_SCALE_RANGE = (0.5, 4.0)
 
 
@@ -89,19 +63,20 @@ class ModelRef:
 
 @dataclass
 class Session:
+    """The model and every tab's state by its key (TAB_STATES); a tab left out has its defaults."""
+
     model: ModelRef
-    map: MapState = field(default_factory=MapState)
-    neighbours: NeighboursState = field(default_factory=NeighboursState)
-    analogies: AnalogyState = field(default_factory=AnalogyState)
-    logits: LogitsState = field(default_factory=LogitsState)
-    vectors: VectorsState = field(default_factory=VectorsState)
-    lens: LensState = field(default_factory=LensState)
-    drift: DriftState = field(default_factory=DriftState)
-    compare: CompareState = field(default_factory=CompareState)  # the second model is opened again from its source
-    attribution: AttributionState = field(default_factory=AttributionState)
+    states: dict[str, Any] = field(default_factory=dict)
     custom_sets: dict[str, list[str]] = field(default_factory=dict)  # the user's word sets, by name
-    tab: int = 0
+    tab: str = "map"  # the key of the tab shown
     text_scale: float = 1.0
+
+    def __post_init__(self) -> None:
+        self.states = {key: self.states[key] if key in self.states else cls() for key, cls in TAB_STATES.items()}
+
+    def __getitem__(self, key: str) -> Any:
+        """The state of the tab `key`."""
+        return self.states[key]
 
 
 # --- writing ------------------------------------------------------------------------------------
@@ -113,7 +88,7 @@ def save_session(session: Session, path: str | Path) -> Path:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("session.json", json.dumps(_to_json(session), ensure_ascii=False, indent=1))
-        projection = session.map.projection
+        projection = session["map"].projection
         if projection is not None:
             arrays = io.BytesIO()
             np.savez(arrays, ids=np.asarray(projection.ids, dtype=np.int64),
@@ -123,12 +98,29 @@ def save_session(session: Session, path: str | Path) -> Path:
     return path
 
 
-def _to_json(session: Session) -> dict[str, Any]:
-    map_state = session.map
+def _map_json(state: MapState) -> dict[str, Any]:
     projection = None
-    if map_state.projection is not None:
-        p = map_state.projection
+    if state.projection is not None:
+        p = state.projection
         projection = {"method": p.method, "subset": p.subset, "limit": int(p.limit), "caption": p.caption}
+    return {
+        **{f.name: getattr(state, f.name) for f in fields(MapState) if f.name not in ("word_sets", "projection", "selection")},
+        "selection": [int(i) for i in state.selection],
+        "word_sets": list(state.word_sets.ticked),
+        "projection": projection,
+    }
+
+
+def _logits_json(state: LogitsState) -> dict[str, Any]:
+    return {**{f.name: getattr(state, f.name) for f in fields(LogitsState) if f.name != "prompt"},
+            "prompt": [[text, token_id] for text, token_id in state.prompt.parts]}
+
+
+# The states with fields that plain `asdict` does not write as a session keeps them.
+WRITERS: dict[type, Callable[[Any], dict[str, Any]]] = {MapState: _map_json, LogitsState: _logits_json}
+
+
+def _to_json(session: Session) -> dict[str, Any]:
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -136,21 +128,7 @@ def _to_json(session: Session) -> dict[str, Any]:
         "tab": session.tab,
         "text_scale": session.text_scale,
         "custom_sets": session.custom_sets,
-        "map": {
-            **{f.name: getattr(map_state, f.name) for f in fields(MapState) if f.name not in ("word_sets", "projection", "selection")},
-            "selection": [int(i) for i in map_state.selection],
-            "word_sets": list(map_state.word_sets.ticked),
-            "projection": projection,
-        },
-        "neighbours": asdict(session.neighbours),
-        "analogies": asdict(session.analogies),
-        "vectors": asdict(session.vectors),
-        "lens": asdict(session.lens),
-        "drift": asdict(session.drift),
-        "compare": asdict(session.compare),
-        "attribution": asdict(session.attribution),
-        "logits": {**{f.name: getattr(session.logits, f.name) for f in fields(LogitsState) if f.name != "prompt"},
-                   "prompt": [[text, token_id] for text, token_id in session.logits.prompt.parts]},
+        **{key: WRITERS.get(type(state), asdict)(state) for key, state in session.states.items()},
     }
 
 
@@ -179,7 +157,7 @@ def load_session(path: str | Path) -> Session:
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         raise SessionError(f"{name} is damaged: its session.json is not valid JSON.") from None
     except (OSError, ValueError, EOFError, NotImplementedError, zipfile.LargeZipFile) as exc:
-        raise SessionError(f"{name} could not be read: {shown(exc)}") from None
+        raise SessionError(f"{name} could not be read: {shown(str(exc))}") from None
     try:
         return _from_json(doc, arrays)
     except SessionError as exc:
@@ -225,69 +203,96 @@ def _from_json(doc: Any, arrays: dict[str, np.ndarray] | None) -> Session:
         raise SessionError("model.fingerprint has no vocabulary size and width")
     ref = ModelRef(source=source, name=str(model.get("name") or "the model"), fingerprint=fingerprint)
 
-    m = _obj(doc, "map")
-    map_state = MapState(**_simple_fields(MapState, m, "map"))
-    ticked = m.get("word_sets", [])
-    if not isinstance(ticked, list) or not all(isinstance(n, str) for n in ticked):
-        raise SessionError("map.word_sets is not a list of names")
-    map_state.word_sets = WordSetsState(names=list(ticked), ticked=list(ticked))
-    map_state.view_range = _view_range(m.get("view_range"))
-    map_state.selection = _ids(m.get("selection", []), fingerprint["vocab_size"], "map.selection")
-    map_state.projection = _projection(m.get("projection"), arrays, fingerprint["vocab_size"])
-
-    logits = _obj(doc, "logits")
-    logits_state = LogitsState(**_simple_fields(LogitsState, logits, "logits"))
-    logits_state.prompt = _prompt(logits.get("prompt", []), fingerprint["vocab_size"])
-
-    neighbours = _obj(doc, "neighbours")
-    neighbours_state = NeighboursState(**_simple_fields(NeighboursState, neighbours, "neighbours"))
-    query = neighbours.get("query")
-    if isinstance(query, list):
-        query = _ids(query, fingerprint["vocab_size"], "neighbours.query") or None
-    elif isinstance(query, bool) or not (query is None or isinstance(query, (int, str))):
-        raise SessionError("neighbours.query is neither text nor a token id")
-    if isinstance(query, int) and not 0 <= query < fingerprint["vocab_size"]:
-        raise SessionError("neighbours.query is not a token id of this model")
-    neighbours_state.query = query
-
-    compare = _obj(doc, "compare")  # absent in sessions from before the Compare tab: the defaults
-    compare_state = CompareState(**_simple_fields(CompareState, compare, "compare"))
-    compare_state.source = compare.get("source")
-    if compare_state.source is not None and not isinstance(compare_state.source, str):
-        raise SessionError("compare.source is not text")
-
+    reading = _Reading(fingerprint["vocab_size"], arrays)
+    # A tab absent from the file (one added after it was saved) has its defaults.
+    states = {key: READERS.get(cls, _simple_state)(cls, _obj(doc, key), reading) for key, cls in TAB_STATES.items()}
     custom = doc.get("custom_sets", {})
     if not isinstance(custom, dict) or not all(
         isinstance(k, str) and isinstance(v, list) and all(isinstance(w, str) for w in v) for k, v in custom.items()
     ):
         raise SessionError("custom_sets is not a list of words per name")
-    tab, scale = doc.get("tab", 0), doc.get("text_scale", 1.0)
-    if not _number_in(tab, int, TAB_RANGE):
-        raise SessionError(f"tab has an unusable value ({_short(tab)})")
+    scale = doc.get("text_scale", 1.0)
     if not _number_in(scale, float, TEXT_SCALE_RANGE):
         raise SessionError(f"text_scale has an unusable value ({_short(scale)})")
-    return Session(
-        model=ref, map=map_state, neighbours=neighbours_state,
-        analogies=AnalogyState(**_simple_fields(AnalogyState, _obj(doc, "analogies"), "analogies")),
-        logits=logits_state, vectors=VectorsState(**_simple_fields(VectorsState, _obj(doc, "vectors"), "vectors")),
-        lens=LensState(**_simple_fields(LensState, _obj(doc, "lens"), "lens")),
-        drift=DriftState(**_simple_fields(DriftState, _obj(doc, "drift"), "drift")), compare=compare_state,
-        # absent in sessions from before the Attribution tab: the defaults
-        attribution=AttributionState(**_simple_fields(AttributionState, _obj(doc, "attribution"), "attribution")),
-        custom_sets={k: list(v) for k, v in custom.items()}, tab=tab, text_scale=float(scale),
-    )
+    return Session(model=ref, states=states, custom_sets={k: list(v) for k, v in custom.items()},
+                   tab=_tab(doc.get("tab", "map")), text_scale=float(scale))
 
 
-def _obj(doc: dict, key: str, where: str | None = None) -> dict:
+class _Reading(NamedTuple):
+    """What a state's reader checks its ids and map against."""
+
+    vocab_size: int
+    arrays: dict[str, np.ndarray] | None
+
+
+def _simple_state(cls: type, data: dict[str, Any], _reading: _Reading) -> Any:
+    return cls(**_simple_fields(cls, data, key_of(cls)))
+
+
+def _map_state(cls: type, m: dict[str, Any], reading: _Reading) -> MapState:
+    state = MapState(**_simple_fields(MapState, m, "map"))
+    ticked = m.get("word_sets", [])
+    if not isinstance(ticked, list) or not all(isinstance(n, str) for n in ticked):
+        raise SessionError("map.word_sets is not a list of names")
+    state.word_sets = WordSetsState(names=list(ticked), ticked=list(ticked))
+    state.view_range = _view_range(m.get("view_range"))
+    state.selection = _ids(m.get("selection", []), reading.vocab_size, "map.selection")
+    state.projection = _projection(m.get("projection"), reading.arrays, reading.vocab_size)
+    return state
+
+
+def _logits_state(cls: type, logits: dict[str, Any], reading: _Reading) -> LogitsState:
+    state = LogitsState(**_simple_fields(LogitsState, logits, "logits"))
+    state.prompt = _prompt(logits.get("prompt", []), reading.vocab_size)
+    return state
+
+
+def _neighbours_state(cls: type, neighbours: dict[str, Any], reading: _Reading) -> NeighboursState:
+    state = NeighboursState(**_simple_fields(NeighboursState, neighbours, "neighbours"))
+    query = neighbours.get("query")
+    if isinstance(query, list):
+        query = _ids(query, reading.vocab_size, "neighbours.query") or None
+    elif isinstance(query, bool) or not (query is None or isinstance(query, (int, str))):
+        raise SessionError("neighbours.query is neither text nor a token id")
+    if isinstance(query, int) and not 0 <= query < reading.vocab_size:
+        raise SessionError("neighbours.query is not a token id of this model")
+    state.query = query
+    return state
+
+
+def _compare_state(cls: type, compare: dict[str, Any], _reading: _Reading) -> CompareState:
+    state = CompareState(**_simple_fields(CompareState, compare, "compare"))
+    state.source = compare.get("source")
+    if state.source is not None and not isinstance(state.source, str):
+        raise SessionError("compare.source is not text")
+    return state
+
+
+# The states with fields beyond plain numbers, switches and text: read and checked by hand.
+READERS: dict[type, Callable[[type, dict[str, Any], _Reading], Any]] = {
+    MapState: _map_state, LogitsState: _logits_state, NeighboursState: _neighbours_state, CompareState: _compare_state,
+}
+
+
+def _tab(value: Any) -> str:
+    """The tab shown: its key, or (a version-1 session) its index in LEGACY_TAB_ORDER."""
+    if isinstance(value, str) and value in TAB_STATES:
+        return value
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(LEGACY_TAB_ORDER):
+        return LEGACY_TAB_ORDER[value]
+    raise SessionError(f"tab has an unusable value ({_short(value)})")
+
+
+def _obj(doc: dict[str, Any], key: str, where: str | None = None) -> dict[str, Any]:
     value = doc.get(key, {})
     if not isinstance(value, dict):
         raise SessionError(f"{where or key} is not an object")
     return value
 
 
-def _simple_fields(cls, data: dict, where: str) -> dict[str, Any]:
+def _simple_fields(cls: type, data: dict[str, Any], where: str) -> dict[str, Any]:
     """The fields of `cls` whose defaults are a bool, int, float or text, taken from
-    `data` where present and checked to be of that kind (and one of CHOICES)."""
+    `data` where present and checked to be of that kind (and one of its choices, within its range)."""
     out: dict[str, Any] = {}
     for f in fields(cls):
         if f.default is MISSING or not isinstance(f.default, (bool, int, float, str)) or f.name not in data:
@@ -296,11 +301,12 @@ def _simple_fields(cls, data: dict, where: str) -> dict[str, Any]:
         if kind is bool:
             ok = isinstance(value, bool)
         elif kind in (int, float):
-            ok = _number_in(value, kind, RANGES.get((cls, f.name)))
+            ok = _number_in(value, kind, field_range(cls, f.name))
         else:
             ok = isinstance(value, str)
-        if ok and (cls, f.name) in CHOICES:
-            ok = value in CHOICES[(cls, f.name)]
+        choices = field_choices(cls, f.name)
+        if ok and choices is not None:
+            ok = value in choices
         if not ok:
             raise SessionError(f"{where}.{f.name} has an unusable value ({_short(value)})")
         out[f.name] = float(value) if kind is float else value

@@ -7,11 +7,16 @@ The tab states are psygnal `@evented` dataclasses (napari's models): setting a f
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
-from psygnal import evented
+from psygnal import SignalGroup, evented
+
+from embviz.state.tab_state import one_of, ranged, tab_state
 
 # The window's defaults, named once (the requests and the command line take them from here).
+# A field's `ranged` limits are what a saved session may hold: the window's own, with room to
+# spare, so a file cannot ask for a billion neighbours.
 CLUSTERS_K = 50  # k-means clusters
 FIRST_ROWS = 5000  # Rows ▸ First N ids
 SEARCH_LIMIT = 500  # search hits marked on the map
@@ -111,12 +116,16 @@ class ProjectionState:
     caption: str = ""
 
 
+@tab_state("map")
 @evented
 @dataclass
 class MapState:
-    method: str = "pca"
-    subset: str = "all"
-    limit: int = FIRST_ROWS
+    if TYPE_CHECKING:
+        events: ClassVar[SignalGroup]  # psygnal's: a signal per field
+
+    method: str = one_of("pca", "tsne", "umap", "axes")
+    subset: str = one_of("all", "first", "words")
+    limit: int = ranged(FIRST_ROWS, 1, 10_000_000)
     labels_on: bool = True
     search: str = ""
     regex: bool = False
@@ -126,11 +135,12 @@ class MapState:
     view_range: list[float] | None = None  # x0, x1, y0, y1 of the zoom shown
     axis_x: str = "man, woman"  # word-pair axes: from, to
     axis_y: str = "man, king"
-    colour_by: str = "none"  # or "kind", "id", "norm", "cluster"
-    cluster_method: str = "graph"  # the neighbour graph's communities; or "kmeans", or "hdbscan" (of the map's points)
-    clusters_k: int = CLUSTERS_K
+    colour_by: str = one_of("none", "kind", "id", "norm", "cluster")
+    # the neighbour graph's communities, k-means, or HDBSCAN of the map's points
+    cluster_method: str = one_of("graph", "kmeans", "hdbscan")
+    clusters_k: int = ranged(CLUSTERS_K, 1, 10_000)
     selection: list[int] = field(default_factory=list)  # ids picked with the rectangle or lasso
-    drag_mode: str = "pan"  # what a drag on the map does: "pan", "rect" or "lasso"
+    drag_mode: str = one_of("pan", "rect", "lasso")  # what a drag on the map does
     contours: bool = False  # density contours under the points
 
     def fit_to_model(self, max_clusters: int, word_rows: int) -> str:
@@ -150,84 +160,116 @@ class MapState:
         return f"Map settings changed to fit this model: {' and '.join(changes)}." if changes else ""
 
 
+@tab_state("neighbours")
 @evented
 @dataclass
 class NeighboursState:
+    if TYPE_CHECKING:
+        events: ClassVar[SignalGroup]  # psygnal's: a signal per field
+
     word: str = ""
     query: int | str | list[int] | None = None  # the last one asked: typed text, a clicked id, or a selection's ids
-    k: int = 10
+    k: int = ranged(10, 1, 10_000)
     centered: bool = False
-    hide_special: bool = True
-    by: str = "cosine"  # or "dot"
+    hide_special: bool = True  # hide special tokens and byte pieces that are not whole characters
+    by: str = one_of("cosine", "dot")  # dot: the rows' lengths count too
 
 
+@tab_state("analogies")
 @evented
 @dataclass
 class AnalogyState:
+    if TYPE_CHECKING:
+        events: ClassVar[SignalGroup]  # psygnal's: a signal per field
+
     a: str = ""
     b: str = ""
     c: str = ""
     exclude_inputs: bool = True
-    exclude_variants: bool = False
-    method: str = "add"
-    k: int = 10
+    exclude_variants: bool = False  # also the inputs' case and space variants (␣Paris, Paris, paris…)
+    method: str = one_of("add", "mul")
+    k: int = ranged(10, 1, 10_000)
     hide_special: bool = True
 
 
+@tab_state("vectors")
 @evented
 @dataclass
 class VectorsState:
+    if TYPE_CHECKING:
+        events: ClassVar[SignalGroup]  # psygnal's: a signal per field
+
     words: str = "king, man, woman, queen"
 
 
+@tab_state("logits")
 @evented
 @dataclass
 class LogitsState:
+    if TYPE_CHECKING:
+        events: ClassVar[SignalGroup]  # psygnal's: a signal per field
+
     prompt: PromptState = field(default_factory=PromptState)
-    k: int = 10
-    temperature: float = 1.0
+    k: int = ranged(10, 1, 10_000)
+    temperature: float = ranged(1.0, 0.01, 100.0)
     direct: bool = False
     by_id: bool = False
     hold_axis: bool = False
 
 
+@tab_state("lens")
 @evented
 @dataclass
 class LensState:
+    if TYPE_CHECKING:
+        events: ClassVar[SignalGroup]  # psygnal's: a signal per field
+
     text: str = "The capital of France is"
     final_norm: bool = True
 
 
+@tab_state("drift")
 @evented
 @dataclass
 class DriftState:
+    if TYPE_CHECKING:
+        events: ClassVar[SignalGroup]  # psygnal's: a signal per field
+
     word: str = "bank"
     sentences: str = "I sat on the river bank.\nShe paid the cash into the bank."  # one per line
-    layer: int = -1  # where the nearest vocabulary rows are listed; −1: the last block
+    layer: int = ranged(-1, -1, 100_000)  # where the nearest vocabulary rows are listed; −1: the last block
 
 
+@tab_state("compare")
 @evented
 @dataclass
 class CompareState:
     """The Compare tab: the second model, how many neighbours each token's score counts,
     the token whose neighbours are shown, the score range brushed, the list's order."""
 
+    if TYPE_CHECKING:
+        events: ClassVar[SignalGroup]  # psygnal's: a signal per field
+
     source: str | None = None  # how the second model was opened; None while there is none
-    k: int = COMPARE_K
+    k: int = ranged(COMPARE_K, *COMPARE_K_RANGE)
     token: str = ""  # the focused token, as matched in both models ("march")
-    low: float = 0.0  # the brushed score range, inclusive
-    high: float = 1.0
-    order: str = "ascending"  # least alike first; or "descending"
+    low: float = ranged(0.0, 0.0, 1.0)  # the brushed score range, inclusive
+    high: float = ranged(1.0, 0.0, 1.0)
+    order: str = one_of("ascending", "descending")  # least alike first, or most
 
 
+@tab_state("attribution")
 @evented
 @dataclass
 class AttributionState:
+    if TYPE_CHECKING:
+        events: ClassVar[SignalGroup]  # psygnal's: a signal per field
+
     text: str = "The capital of France is"
     token: str = ""  # the target token's text (␣ for a space); "": the model's top guess
-    position: int = -1  # the position whose next-token logit is split; −1: the last
-    head_block: int = 0  # the block (1…N) of the head whose attention is shown; 0: the top head's
-    head: int = -1  # 0-based; −1: the block's top head
+    position: int = ranged(-1, -1, 1_000_000)  # the position whose next-token logit is split; −1: the last
+    head_block: int = ranged(0, 0, 100_000)  # the block (1…N) of the head whose attention is shown; 0: the top head's
+    head: int = ranged(-1, -1, 100_000)  # 0-based; −1: the block's top head
     pinned: str = "␣Paris, ␣London"  # tokens followed through the layers, comma-separated
     compare: bool = False  # prompt B beside prompt A, and their difference
     text_b: str = "The capital of Italy is"

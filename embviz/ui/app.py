@@ -10,7 +10,8 @@ from embviz.ui import style
 
 
 def make_app() -> QApplication:
-    app = QApplication.instance() or QApplication(sys.argv[:1])
+    existing = QApplication.instance()
+    app = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
     app.setApplicationName("embviz")
     app.setFont(style.font(style.BASE_POINT_SIZE))
     return app
@@ -55,7 +56,7 @@ def when_exposed(window, callback, fallback_ms: int = 1000) -> None:
     `fallback_ms`."""
     from PySide6.QtCore import QEvent, QObject, QTimer
 
-    done = []
+    done: list[bool] = []
 
     def run() -> None:
         if not done:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import shiboken6
-from PySide6.QtWidgets import QAbstractButton, QAbstractSpinBox, QComboBox, QLineEdit, QPlainTextEdit, QWidget
+from PySide6.QtWidgets import QAbstractButton, QComboBox, QDoubleSpinBox, QLineEdit, QPlainTextEdit, QSpinBox, QWidget
 
 
 def _accessors(widget: QWidget) -> tuple[Any, Callable[[], Any], Callable[[Any], None]]:
@@ -26,7 +26,7 @@ def _accessors(widget: QWidget) -> tuple[Any, Callable[[], Any], Callable[[Any],
             if index >= 0:
                 widget.setCurrentIndex(index)
         return widget.currentIndexChanged, widget.currentData, choose
-    if isinstance(widget, QAbstractSpinBox):
+    if isinstance(widget, (QSpinBox, QDoubleSpinBox)):
         return widget.valueChanged, widget.value, widget.setValue
     if isinstance(widget, QLineEdit):
         def set_line(value: Any) -> None:
@@ -55,7 +55,7 @@ def silently(widgets: list[QWidget], write: Callable[[], None]) -> None:
 class Bindings:
     """The bound (widget, field) pairs of one `@evented` state object."""
 
-    def __init__(self, state: object) -> None:
+    def __init__(self, state: Any) -> None:  # an @evented dataclass
         self.state = state
 
     def _follow(self, attr: str, widgets: list[QWidget], write: Callable[[], None]) -> None:
@@ -78,4 +78,8 @@ class Bindings:
 
         self._follow(attr, list(buttons.values()), write)
         for value, button in buttons.items():
-            button.toggled.connect(lambda on, v=value: on and setattr(self.state, attr, v))
+            button.toggled.connect(lambda on, v=value: self._choose(on, attr, v))
+
+    def _choose(self, on: bool, attr: str, value: Any) -> None:
+        if on:
+            setattr(self.state, attr, value)

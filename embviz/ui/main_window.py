@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import fields
 from pathlib import Path
+from typing import Any, cast
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QGuiApplication
@@ -23,6 +24,7 @@ from embviz.ui.panels.lessons import LessonsPanel
 from embviz.ui.panels.language_model import LanguageModelLoader
 from embviz.ui.panels.map import MapPanel
 from embviz.ui.widgets import ElidedLabel, MessageLabel
+from embviz.bridge.latest import Latest
 from embviz.bridge.worker import ComputeWorker, Reply
 from embviz.state.word_sets import preset_word_sets
 from embviz.ui.window_lessons import LESSONS_MAX_SHARE
@@ -31,7 +33,8 @@ from embviz.ui.window_files import FilesMixin
 from embviz.ui.window_lessons import LessonsMixin
 from embviz.ui.window_menus import MenusMixin
 from embviz.ui.window_sessions import SessionsMixin
-from embviz.ui.window_tabs import SHORT_TAB_NAMES, TAB_NAMES, PanelTabs
+from embviz.ui.tab_list import TABS, TabServices
+from embviz.ui.window_tabs import PanelTabs
 
 STATUS_BAR_SLACK = 60  # pixels of the status bar that are not the two labels
 
@@ -39,9 +42,8 @@ STATUS_BAR_SLACK = 60  # pixels of the status bar that are not the two labels
 def _built(name: str) -> property:
     """A tab's panel, the tabs built first if they are not yet (MainWindow.build_tabs)."""
 
-    def panel(self) -> QWidget:
-        self.build_tabs()
-        return self._tab_panels[name]
+    def panel(self) -> Any:
+        return self.panel_named(name)
 
     return property(panel)
 
@@ -57,15 +59,17 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
         self.worker = worker or ComputeWorker(self)
         self.summary = None
         self.generation = 0  # the model generation on screen
-        self.load_id = 0
-        self.compare_id = 0  # the newest LoadComparison
         self.loading_source: str | None = None
         self.model_source: str | None = None  # how the model on screen was opened
-        self._session: tuple[int, Session, str] | None = None  # (load id, session, file name) being opened
-        self._lesson_step: tuple[int, LessonStep] | None = None  # (load id, step) waiting for its model
+        # What the newest load opens the model for, if more than to show it:
+        self._session: tuple[Session, str] | None = None  # (session, file name) being opened
+        self._lesson_step: LessonStep | None = None  # a lesson step waiting for its model
+        self.opening = Latest(self.worker.submit, self._model_loaded, self._load_ended,
+                              lambda: self._load_ended(None), self._load_progress)
         self.last_error: str | None = None
         self._message_tab: QWidget | None = None  # the tab whose panel said the message on show
         self._build_panels()
+        self._build_comparison_opening()
         self._build_lessons_dock()
         self._connect_panels()
         self._build_status_bar()
@@ -78,7 +82,8 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
             self.show_message(self.settings.problem)
 
     # The tabs behind the map, built by build_tabs: once the window is on screen (run_app), or
-    # when one is first shown or asked for, whichever comes first.
+    # when one is first shown or asked for, whichever comes first. (The window's own handles on
+    # the tabs it wires to each other; a new tab needs none: panel_named finds every tab.)
     neighbours = _built("neighbours")
     analogies = _built("analogies")
     logits = _built("logits")
@@ -89,73 +94,80 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
     compare = _built("compare")
 
     def _build_panels(self) -> None:
-        submit, cancel = self.submit, self.worker.cancel
-        self.map_panel = MapPanel(submit, cancel, self.settings, preset_word_sets())
-        self.language_model = LanguageModelLoader(submit)
+        self.language_model = LanguageModelLoader(self.submit)
+        self._services = TabServices(self.submit, self.worker.cancel, self.language_model, self.settings,
+                                     preset_word_sets())
+        first, *rest = TABS
+        self.map_panel = cast(MapPanel, first.make(self._services))
         self.tabs = PanelTabs()
-        self.tabs.add_panel(self.map_panel, TAB_NAMES[0], SHORT_TAB_NAMES[0])
-        self._pages = [self.tabs.add_panel(None, name, short) for name, short in zip(TAB_NAMES[1:], SHORT_TAB_NAMES[1:])]
-        self._tab_panels: dict[str, QWidget] | None = None
+        self.tabs.add_panel(self.map_panel, first.title, first.short)
+        self._pages = {spec.key: self.tabs.add_panel(None, spec.title, spec.short) for spec in rest}
+        self._tab_panels: dict[str, Any] | None = None
         self.tabs.currentChanged.connect(self.build_tabs)
         self.tabs.currentChanged.connect(self._drop_other_tabs_message)
         self.setCentralWidget(self.tabs)
 
     def build_tabs(self, *_args) -> None:
         """The tabs other than the map (a third of the window's making, mostly their plots): not
-        needed to show the window and its first map, so built after, once."""
+        needed to show the window and its first map, so built after, once (their modules too)."""
         if self._tab_panels is not None:
             return
-        # Their modules too are imported here, not with the window.
-        from embviz.ui.panels.analogies import AnalogyPanel
-        from embviz.ui.panels.attribution import AttributionPanel
-        from embviz.ui.panels.compare import ComparePanel
-        from embviz.ui.panels.drift import DriftPanel
-        from embviz.ui.panels.lens import LensPanel
-        from embviz.ui.panels.logits import LogitsPanel
-        from embviz.ui.panels.neighbours import NeighboursPanel
-        from embviz.ui.panels.vectors import VectorsPanel
-
-        submit, cancel, lm = self.submit, self.worker.cancel, self.language_model
-        self._tab_panels = panels = {
-            "neighbours": NeighboursPanel(submit), "analogies": AnalogyPanel(submit, cancel),
-            "logits": LogitsPanel(submit, cancel, lm), "vectors": VectorsPanel(submit),
-            "lens": LensPanel(submit, cancel, lm), "drift": DriftPanel(submit, cancel, lm),
-            "attribution": AttributionPanel(submit, cancel, lm), "compare": ComparePanel(submit, cancel),
-        }
-        for page, panel in zip(self._pages, panels.values()):
-            page.set_panel(panel)
+        self._tab_panels = {}
+        for spec in TABS[1:]:
+            self._tab_panels[spec.key] = panel = spec.make(self._services)
+            self._pages[spec.key].set_panel(panel)
             self._keep_window_keys(panel)
+            self._connect_panel(panel)
         self._connect_tab_panels()
 
-    def panel_named(self, name: str) -> QWidget:
-        """A tab's panel by the name lesson steps use ("map", "logits", "compare"…)."""
-        return {"map": self.map_panel, "neighbours": self.neighbours, "analogies": self.analogies,
-                "logits": self.logits, "vectors": self.vectors, "lens": self.lens, "drift": self.drift,
-                "attribution": self.attribution, "compare": self.compare}[name]
+    def panels(self) -> dict[str, Any]:
+        """Every tab's panel by its key, in the tabs' order (the tabs built if they are not yet)."""
+        self.build_tabs()
+        assert self._tab_panels is not None
+        return {TABS[0].key: self.map_panel, **self._tab_panels}
+
+    def panel_named(self, name: str) -> Any:
+        """A tab's panel by its key, as lesson steps and sessions name it ("map", "logits", "compare"…)."""
+        return self.map_panel if name == TABS[0].key else self.panels()[name]
+
+    def tab_key(self) -> str:
+        """The key of the tab shown."""
+        return TABS[self.tabs.currentIndex()].key
+
+    def show_tab(self, key: str) -> None:
+        self.tabs.setCurrentIndex(next(i for i, spec in enumerate(TABS) if spec.key == key))
 
     def _build_lessons_dock(self) -> None:
         self.tour = TourState()
-        self.lessons = LessonsPanel(self.tour)
+        self.lessons = LessonsPanel(self.tour, self.submit)
         self.lessons.stepChosen.connect(self.go_to_step)
         self.lessons_dock = QDockWidget("Lessons", self)
         self.lessons_dock.setWidget(self.lessons)
         self.lessons_dock.setAllowedAreas(Qt.DockWidgetArea.LeftDockWidgetArea | Qt.DockWidgetArea.RightDockWidgetArea)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.lessons_dock)
         self.lessons_dock.hide()
-        self.lessons_dock.visibilityChanged.connect(lambda visible: visible and self._size_lessons())
+        self.lessons_dock.visibilityChanged.connect(self._lessons_shown)
+
+    def _lessons_shown(self, visible: bool) -> None:
+        if visible:
+            self._size_lessons()
 
     def _connect_panels(self) -> None:
+        self._connect_panel(self.map_panel)
         self.map_panel.tokenClicked.connect(self._token_clicked)
-        self.map_panel.statusMessage.connect(lambda text: self._tab_message(self.map_panel, text))
         self.map_panel.neighboursOf.connect(self._neighbours_of_selection)
 
+    def _connect_panel(self, panel: QWidget) -> None:
+        """The signals every tab may have (tab_list's docstring): connected where it has them."""
+        if (highlight := getattr(panel, "highlight", None)) is not None:
+            highlight.connect(self._highlight)
+        if (message := getattr(panel, "statusMessage", None)) is not None:
+            message.connect(lambda text: self._tab_message(panel, text))
+        if (focus := getattr(panel, "focusToken", None)) is not None:
+            focus.connect(self.focus_token)
+
     def _connect_tab_panels(self) -> None:
-        self.neighbours.highlight.connect(self._highlight)
-        self.neighbours.statusMessage.connect(lambda text: self._tab_message(self.neighbours, text))
-        self.analogies.highlight.connect(self._highlight)
-        self.compare.highlight.connect(self._highlight)
-        self.compare.focusToken.connect(self.focus_token)
-        self.compare.statusMessage.connect(lambda text: self._tab_message(self.compare, text))
+        """The few tabs that hand work to another."""
         self.lens.attributionAsked.connect(self._attribution_of)
         self.analogies.showArrows.connect(
             lambda pairs: self.map_panel.view.set_arrows([(a, b, style.ARROW_COLORS[i % 2]) for i, (a, b) in enumerate(pairs)])
@@ -230,10 +242,7 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
             if expect is None and self.map_panel.show_first_map(source, self.device):
                 first_map = True
                 self.map_panel.view.viewport().repaint()  # on screen now, before the worker's imports take the interpreter
-        self.load_id = self.worker.submit(
-            rq.LoadModel(source=source, device=self.device, expect=expect),
-            Reply(self._load_finished, lambda rid, message: self._load_ended(rid, message),
-                  lambda rid: self._load_ended(rid, None), self._load_progress))
+        self.opening.ask(rq.LoadModel(source=source, device=self.device, expect=expect))
         self.load_progress.setValue(0)
         self._show_load_progress(True)
         self.set_model_text(f"Opening {Path(source).name if source else 'the default model'}…")
@@ -273,19 +282,12 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
             self._message_tab = None
 
     # --- the model's own requests ---------------------------------------------------------------
-    def _load_progress(self, rid: int, fraction: float, stage: str, _preview: object) -> None:
-        if rid == self.load_id:
-            self.load_progress.setValue(int(fraction * 1000))
-            self.load_progress.setFormat(stage)
+    def _load_progress(self, fraction: float, stage: str, _preview: object) -> None:
+        self.load_progress.setValue(int(fraction * 1000))
+        self.load_progress.setFormat(stage)
 
-    def _load_finished(self, rid: int, summary) -> None:
-        if rid == self.load_id:
-            self._model_loaded(summary)
-
-    def _load_ended(self, rid: int, message: str | None) -> None:
+    def _load_ended(self, message: str | None) -> None:
         """A load that failed (with its message) or was cancelled (None)."""
-        if rid != self.load_id:  # an older load, superseded by the newest
-            return
         self._show_load_progress(False)
         self.set_model_text(self._model_text() if self.summary else "No model")
         if self.summary is None:
@@ -298,13 +300,13 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
             self._open_failed(f"Could not open {what}", message)
 
     def _model_loaded(self, summary) -> None:
-        if self._session is not None and self._session[0] == self.load_id:
-            _, session, name = self._session
+        if self._session is not None:
+            session, name = self._session
             self._restore(summary, session, name)
         else:
             self._show_model(summary)
-            if self._lesson_step is not None and self._lesson_step[0] == self.load_id:
-                step, self._lesson_step = self._lesson_step[1], None
+            if self._lesson_step is not None:
+                step, self._lesson_step = self._lesson_step, None
                 self._run_step(step)
 
     def _show_model(self, summary, session: Session | None = None) -> None:
@@ -316,16 +318,9 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
         self.message.clear_message()  # messages belong to the model they were about
         self.set_model_text(self._model_text())
         self.setWindowTitle(f"embviz — {summary.info['name']}")
-        self.map_panel.on_model(summary, session and session.map)
-        self.neighbours.on_model(summary, session and session.neighbours)
-        self.analogies.on_model(summary, session and session.analogies)
         self.language_model.on_model(summary)  # before the tabs, which may ask for it at once
-        self.logits.on_model(summary, session and session.logits)
-        self.vectors.on_model(summary, session and session.vectors)
-        self.lens.on_model(summary, session and session.lens)
-        self.drift.on_model(summary, session and session.drift)
-        self.compare.on_model(summary, session and session.compare)
-        self.attribution.on_model(summary, session and session.attribution)
+        for key, panel in self.panels().items():
+            panel.on_model(summary, session[key] if session is not None else None)
         if summary.info["notes"]:
             self.show_message("   •   ".join(summary.info["notes"]), 30000)
         if self.loading_source:

@@ -58,7 +58,7 @@ def _tsne_live(app, window, save) -> None:
         # Saved as each preview arrives (after the tab has drawn it), until one far enough in:
         # one event loop turn can take the last previews and the result together, and on a
         # fast machine there are few previews at all.
-        live = rid == panel.request_id and isinstance(preview, tuple) and "optimising" in stage
+        live = rid == panel.drawing.id and isinstance(preview, tuple) and "optimising" in stage
         if live and (not saved or saved[-1] < TSNE_SHOWN_AT):
             saved.append(fraction)
             save("tsne_live")
@@ -121,7 +121,7 @@ def _colour_by(app, panel, save) -> None:
     panel.colour_by.setCurrentIndex(panel.colour_by.findData("none"))
     for name in DEMO_SETS:
         panel.show_word_set(name)
-    _wait(app, lambda: not panel.set_ids and len(view.word_set_names()) >= len(DEMO_SETS), "the word sets")
+    _wait(app, lambda: not panel.sets_waiting() and len(view.word_set_names()) >= len(DEMO_SETS), "the word sets")
     view.fit()
 
 
@@ -164,7 +164,7 @@ def _open(demo: Demo, model: str | None) -> None:
     demo.wait(lambda: "keeps" in panel.status.text() or "failed" in panel.status.text(), "how faithful the map is")
     for name in DEMO_SETS:
         panel.show_word_set(name)
-    demo.wait(lambda: not panel.set_ids, "the word sets")
+    demo.wait(lambda: not panel.sets_waiting(), "the word sets")
 
 
 def _map_pictures(demo: Demo) -> None:
@@ -329,6 +329,8 @@ def run_screenshots(out: str, model: str | None = None, device: str = "auto", te
     window.map_panel.view.zoom_to(window.map_panel.view._selected)  # the analogy's words, as the session keeps them
     demo.wait(lambda: True, "the zoom")
     session = window.save_session(folder / "demo.embviz")
+    if session is None:
+        raise RuntimeError("no model on screen to save a session of")
     _compare_tab(demo)  # after the session, whose restoring is timed without a second model
     _tsne_live(app, window, demo.save)  # after the session: it keeps the PCA map
     _lesson_model(demo)

@@ -8,11 +8,25 @@ re-size their own fonts and markers in `set_text_scale`."""
 from __future__ import annotations
 
 import weakref
+from typing import Protocol
 
 import shiboken6
 
 from PySide6.QtGui import QColor, QFont
-from PySide6.QtWidgets import QAbstractScrollArea, QApplication, QGraphicsItem, QWidget
+from PySide6.QtWidgets import QAbstractScrollArea, QApplication
+
+
+class HasFont(Protocol):
+    """A widget, or a plot's text item."""
+
+    def setFont(self, font: QFont) -> None: ...
+
+
+class FollowsScale(Protocol):
+    """A widget that lays itself out again for a text size (follow_scale)."""
+
+    def set_text_scale(self, scale: float) -> None: ...
+
 
 BASE_POINT_SIZE = 13
 LABEL_POINT_SIZE = 14
@@ -56,8 +70,8 @@ FLAT_SCROLL_BARS = (
 )
 
 _scale = 1.0
-_fonted: "weakref.WeakKeyDictionary[QWidget | QGraphicsItem, tuple[float, bool]]" = weakref.WeakKeyDictionary()
-_scaled: "weakref.WeakSet[QWidget]" = weakref.WeakSet()
+_fonted: "weakref.WeakKeyDictionary[HasFont, tuple[float, bool]]" = weakref.WeakKeyDictionary()
+_scaled: "weakref.WeakSet[FollowsScale]" = weakref.WeakSet()
 
 
 def text_scale() -> float:
@@ -82,13 +96,13 @@ def flat_scroll_bars(view: QAbstractScrollArea) -> None:
         bar.setStyleSheet(FLAT_SCROLL_BARS)
 
 
-def use_font(widget: QWidget | QGraphicsItem, size: float = BASE_POINT_SIZE, bold: bool = False) -> None:
+def use_font(widget: HasFont, size: float = BASE_POINT_SIZE, bold: bool = False) -> None:
     """Give `widget` (or a plot's text item) a font that follows the text size."""
     _fonted[widget] = (size, bold)
     widget.setFont(font(size, bold))
 
 
-def follow_scale(widget: QWidget) -> None:
+def follow_scale(widget: FollowsScale) -> None:
     """`widget.set_text_scale(scale)` is called now and on every change of text size."""
     _scaled.add(widget)
     widget.set_text_scale(_scale)
@@ -99,7 +113,7 @@ def set_text_scale(scale: float) -> float:
     global _scale
     _scale = min(max(float(scale), TEXT_SCALES[0]), TEXT_SCALES[-1])
     app = QApplication.instance()
-    if app is not None:
+    if isinstance(app, QApplication):
         app.setFont(font(BASE_POINT_SIZE))
     # A closed window's widgets can outlive their C++ objects a while (until Python's
     # collector breaks their cycles): those are skipped, and forgotten.
@@ -108,11 +122,11 @@ def set_text_scale(scale: float) -> float:
             widget.setFont(font(size, bold))
         else:
             del _fonted[widget]
-    for widget in list(_scaled):
-        if shiboken6.isValid(widget):
-            widget.set_text_scale(_scale)
+    for scaled in list(_scaled):
+        if shiboken6.isValid(scaled):
+            scaled.set_text_scale(_scale)
         else:
-            _scaled.discard(widget)
+            _scaled.discard(scaled)
     return _scale
 
 

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import shiboken6
 from PySide6.QtCore import QEvent, QObject, QPoint, QRect, QSize, QStringListModel, Qt, QTimer, Signal
-from PySide6.QtGui import QKeySequence, QMouseEvent
+from PySide6.QtGui import QKeyEvent, QKeySequence, QMouseEvent
 from PySide6.QtWidgets import (
     QAbstractItemView, QApplication, QCheckBox, QCompleter, QHeaderView, QLabel, QLayout, QLayoutItem, QLineEdit, QSizePolicy,
     QSplitter, QTableWidget, QTableWidgetItem, QWidget,
@@ -108,7 +108,9 @@ class WordField(QLineEdit):
         completer.setMaxVisibleItems(12)
         self.setCompleter(completer)
         # Installed after QCompleter's own filter, so it sees the popup's events first.
-        completer.popup().installEventFilter(self)
+        popup = completer.popup()
+        if popup is not None:
+            popup.installEventFilter(self)
 
     def set_vocabulary(self, labels: list[str]) -> None:
         self._model.setStringList(labels)
@@ -122,11 +124,13 @@ class WordField(QLineEdit):
             return False
         popup = self.completer().popup()
         if watched is popup and popup.isVisible():
-            if event.type() == QEvent.Type.MouseButtonPress and not popup.rect().contains(event.position().toPoint()):
+            if isinstance(event, QMouseEvent) and event.type() == QEvent.Type.MouseButtonPress \
+                    and not popup.rect().contains(event.position().toPoint()):
                 popup.hide()
                 self._replay_press(event)
                 return True
-            if event.type() == QEvent.Type.KeyPress and event.key() in (Qt.Key.Key_Tab, Qt.Key.Key_Backtab):
+            if isinstance(event, QKeyEvent) and event.type() == QEvent.Type.KeyPress \
+                    and event.key() in (Qt.Key.Key_Tab, Qt.Key.Key_Backtab):
                 popup.hide()
                 self.focusNextPrevChild(event.key() == Qt.Key.Key_Tab)
                 return True
@@ -137,7 +141,7 @@ class WordField(QLineEdit):
         target = QApplication.widgetAt(event.globalPosition().toPoint())
         if target is None or target is self.completer().popup():
             return
-        focus = target
+        focus: QWidget | None = target
         while focus is not None and not focus.focusPolicy() & Qt.FocusPolicy.ClickFocus:
             focus = focus.parentWidget()  # as Qt gives a click's focus: the first that takes it
         if focus is not None:
@@ -249,7 +253,7 @@ class FlowLayout(QLayout):
         area = rect.adjusted(margins.left(), margins.top(), -margins.right(), -margins.bottom())
         x, y, line_height = area.x(), area.y(), 0
         for item in self._items:
-            if item.widget() is not None and item.widget().isHidden():
+            if (widget := item.widget()) is not None and widget.isHidden():
                 continue
             hint = item.sizeHint()
             if x + hint.width() > area.right() + 1 and line_height > 0:

@@ -4,18 +4,16 @@ A part of `MainWindow` (see main_window.py), kept in a room of its own."""
 
 from __future__ import annotations
 
-import os
-from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QMenu
 
 from embviz.bridge import requests as rq
-from embviz.bridge.worker import Reply
+from embviz.bridge.latest import Latest
 from embviz.core.lessons import EXAMPLES
-from embviz.state.tabs import CompareState
 from embviz.ui.window_files import ask_folder, ask_hub_id
+from embviz.ui.window_host import WindowHost
 
 DEFAULT_SOURCE = ""  # how LoadComparison names the default model (None means no second model)
 
@@ -24,7 +22,7 @@ def source_name(source: str) -> str:
     return Path(source).name if source else "the default model"
 
 
-class CompareMixin:
+class CompareMixin(WindowHost):
     def _build_compare_menu(self, file_menu: QMenu) -> None:
         menu = file_menu.addMenu("Compare with…")
         for text, slot in (("File…", self.compare_file_dialog), ("Folder…", self.compare_folder_dialog),
@@ -36,13 +34,6 @@ class CompareMixin:
             action = QAction(title, self)
             action.triggered.connect(lambda _checked=False, n=name: self.open_comparison(n))
             menu.addAction(action)
-
-    def compare_snapshot(self) -> CompareState:
-        """The Compare tab's state for a session: a file's path made absolute, to re-open from anywhere."""
-        source = self.compare.state.source
-        if source and os.path.exists(source):
-            source = os.path.abspath(source)
-        return replace(self.compare.state, source=source)
 
     def compare_file_dialog(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Compare with a model file", str(Path.home()))
@@ -66,22 +57,21 @@ class CompareMixin:
         if show:
             self.tabs.setCurrentWidget(self.compare)
         self.compare.opening(source_name(source))
-        self.compare_id = self.submit(
-            rq.LoadComparison(source=source, device=self.device),
-            Reply(lambda rid, summary: self._comparison_opened(rid, source, summary), self._comparison_failed,
-                  lambda rid: self._comparison_failed(rid, "Opening the model to compare with was cancelled."),
-                  lambda rid, *rest: rid == self.compare_id and self.compare.progressed(rid, *rest)))
-        return self.compare_id
+        self._comparison_source = source
+        return self.comparison_opening.ask(rq.LoadComparison(source=source, device=self.device))
 
-    def _comparison_opened(self, rid: int, source: str, summary) -> None:
-        if rid == self.compare_id:
-            self.compare.on_comparison(source, summary)
+    def _build_comparison_opening(self) -> None:
+        self._comparison_source = ""  # of the newest LoadComparison
+        self.comparison_opening = Latest(
+            self.submit, lambda summary: self.compare.on_comparison(self._comparison_source, summary),
+            self._comparison_failed,
+            lambda: self._comparison_failed("Opening the model to compare with was cancelled."),
+            lambda *progress: self.compare.progressed(*progress))
 
-    def _comparison_failed(self, rid: int, message: str) -> None:
-        if rid == self.compare_id:
-            self.last_error = message
-            self.compare.open_failed(message)
-            self.show_message(message, 30000)
+    def _comparison_failed(self, message: str) -> None:
+        self.last_error = message
+        self.compare.open_failed(message)
+        self.show_message(message, 30000)
 
     def lesson_compare(self, source: str, k: int, focus: str) -> None:
         """A lesson's comparison, its whole list and its word in focus; what is already

@@ -16,7 +16,8 @@ from embviz.state.settings import atomic_write_text
 from embviz.ui.tables import rows_to_text
 from embviz.ui.export import export_picture
 from embviz.bridge.worker import Reply
-from embviz.ui.window_tabs import TAB_NAMES
+from embviz.ui.tab_list import TABS
+from embviz.ui.window_host import WindowHost
 
 
 
@@ -30,7 +31,7 @@ def ask_hub_id(parent: QWidget, title: str, prompt: str) -> str:
     repo, ok = QInputDialog.getText(parent, title, prompt)
     return repo.strip() if ok else ""
 
-class FilesMixin:
+class FilesMixin(WindowHost):
     def export_picture(self, path: str | Path) -> Path:
         """The current tab's plot or table with its caption: .svg, else PNG at 2×."""
         widget, caption = self.tabs.currentWidget().picture()
@@ -48,7 +49,7 @@ class FilesMixin:
         return path
 
     def _tab_slug(self) -> str:
-        return TAB_NAMES[self.tabs.currentIndex()].lower().replace(" ", "-")
+        return TABS[self.tabs.currentIndex()].title.lower().replace(" ", "-")
 
     def _save_as(self, what: str, name: str, filters: str, write, title: str | None = None) -> None:
         """Ask where, write there, say how it went."""
@@ -85,7 +86,9 @@ class FilesMixin:
         self.recent_menu.setEnabled(bool(self.settings.recent_models))
 
     def open_file_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open a checkpoint", "", "Checkpoints and word vectors (*.gguf *.safetensors *.pt *.pth *.bin *.gz *.txt *.vec *.npy *.kv *.model);;embviz sessions (*.embviz);;All files (*)")
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Open a checkpoint", "", "Checkpoints and word vectors (*.gguf *.safetensors *.pt *.pth *.bin *.gz *.txt *.vec "
+            "*.npy *.kv *.model);;embviz sessions (*.embviz);;All files (*)")
         if path:
             self.open_path(path)
 

@@ -8,14 +8,14 @@ from PySide6.QtCore import Qt
 
 from embviz.bridge import requests as rq
 from embviz.state.lesson_tour import LessonStep
-from embviz.bridge.worker import Reply
+from embviz.ui.window_host import WindowHost
 
 
 LESSONS_MAX_SHARE = 0.3  # of the window's width: the tabs keep the rest
 LESSONS_SHARE = 0.28  # the width the lessons open at, under the cap
 
 
-class LessonsMixin:
+class LessonsMixin(WindowHost):
     def show_lessons(self) -> None:
         self.lessons_dock.show()
         self.lessons_dock.raise_()
@@ -35,7 +35,7 @@ class LessonsMixin:
         self.lessons.show_step()
         if self.summary is None or self.model_source != step.model or self.load_progress.isVisible():
             self.open_model(step.model)
-            self._lesson_step = (self.load_id, step)
+            self._lesson_step = step
         else:
             self._run_step(step)
 
@@ -71,6 +71,5 @@ class LessonsMixin:
             self.map_panel.view.set_selected(list(ids))
         text = setup["logits"] if setup.get("shapes") else None
         if ids is not None or text is not None:
-            self.lessons.ask(self.submit(rq.LessonNumbers(ids=ids, text=text),
-                                         Reply(self.lessons.on_numbers, self.lessons.on_failed)))
+            self.lessons.ask(rq.LessonNumbers(ids=ids, text=text))
 

@@ -10,7 +10,9 @@ from PySide6.QtWidgets import QAbstractSpinBox, QLineEdit, QMessageBox, QWidget
 
 from embviz.core.lessons import EXAMPLES, LESSONS
 from embviz.ui import style
-from embviz.ui.window_tabs import TAB_NAMES, WINDOW_KEYS, WindowKeys
+from embviz.ui.tab_list import TABS
+from embviz.ui.window_tabs import WINDOW_KEYS, WindowKeys
+from embviz.ui.window_host import WindowHost
 
 
 HELP_KEYS = (
@@ -30,7 +32,7 @@ HELP_KEYS = (
 )
 
 
-class MenusMixin:
+class MenusMixin(WindowHost):
     def _build_menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
         for text, shortcut, slot in (
@@ -97,8 +99,8 @@ class MenusMixin:
         self._action(view, "Full screen", "F11", self.toggle_full_screen)
         self._action(view, "Fit the map to every point", "Home", self.fit_map)
         view.addSeparator()
-        for i, name in enumerate(TAB_NAMES):
-            self._action(view, name, f"Ctrl+{i + 1}", lambda _checked=False, i=i: self.tabs.setCurrentIndex(i))
+        for i, spec in enumerate(TABS):
+            self._action(view, spec.title, f"Ctrl+{i + 1}", lambda _checked=False, i=i: self.tabs.setCurrentIndex(i))
         help_menu = self.menuBar().addMenu("&Help")
         lessons = self.lessons_dock.toggleViewAction()  # F2 opens the lessons and closes them
         lessons.setText("Lessons (guided steps)")

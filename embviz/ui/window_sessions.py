@@ -13,9 +13,10 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 from embviz.bridge import requests as rq
 from embviz.state.session import SUFFIX, ModelRef, Session, SessionError, load_session, save_session
 from embviz.ui import style
+from embviz.ui.window_host import WindowHost
 
 
-class SessionsMixin:
+class SessionsMixin(WindowHost):
     def session_state(self) -> Session | None:
         """Every tab's state and the model they belong to; None with no model open."""
         if self.summary is None:
@@ -24,13 +25,11 @@ class SessionsMixin:
         if source and os.path.exists(source):
             source = os.path.abspath(source)  # re-opened from anywhere
         custom = {name: words for name, words in self.settings.word_sets.items() if name not in self.map_panel.presets}
+        states = {key: panel.snapshot() if hasattr(panel, "snapshot") else panel.state
+                  for key, panel in self.panels().items()}
         return Session(
             model=ModelRef(source=source, name=self.summary.info["name"], fingerprint=self.summary.fingerprint),
-            map=self.map_panel.snapshot(), neighbours=self.neighbours.state, analogies=self.analogies.state,
-            logits=self.logits.state, vectors=self.vectors.state, lens=self.lens.state, drift=self.drift.state,
-            compare=self.compare_snapshot(), attribution=self.attribution.state,
-            custom_sets=custom, tab=self.tabs.currentIndex(),
-            text_scale=style.text_scale(),
+            states=states, custom_sets=custom, tab=self.tab_key(), text_scale=style.text_scale(),
         )
 
     def save_session(self, path: str | Path) -> Path | None:
@@ -67,7 +66,7 @@ class SessionsMixin:
             self._restore(self.summary, session, name)
             return True
         self.open_model(session.model.source, expect=session.model.expect())
-        self._session = (self.load_id, session, name)
+        self._session = (session, name)
         return True
 
     def _open_failed(self, title: str, message: str) -> None:
@@ -86,10 +85,12 @@ class SessionsMixin:
         problems = self.map_panel.merge_word_sets(session.custom_sets)
         style.set_text_scale(session.text_scale)  # first: the map's zoom is set for the layout it makes
         self._show_model(summary, session)
-        self.tabs.setCurrentIndex(min(max(session.tab, 0), self.tabs.count() - 1))
-        if session.compare.source is not None:
-            self.open_comparison(session.compare.source, show=False)
+        self.show_tab(session.tab)
+        second = session["compare"].source
+        if second is not None:
+            self.open_comparison(second, show=False)
+        projection = session["map"].projection
         self.show_message(f"Session {name} restored: {summary.info['name']}, " + (
-            f"the map of {len(session.map.projection.ids):,} rows as saved" if session.map.projection is not None
+            f"the map of {len(projection.ids):,} rows as saved" if projection is not None
             else "no saved map (drawing one)") + (f". {problems}" if problems else "."), 20000)
 

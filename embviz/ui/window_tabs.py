@@ -3,6 +3,8 @@ window-wide keys a focused field would otherwise take."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from PySide6.QtCore import QEvent, QObject, QSize, Qt
 from PySide6.QtGui import QKeyEvent, QKeySequence
 from PySide6.QtWidgets import QFrame, QScrollArea, QTabWidget, QWidget
@@ -10,12 +12,9 @@ from PySide6.QtWidgets import QFrame, QScrollArea, QTabWidget, QWidget
 from embviz.ui import style
 
 
-TAB_NAMES = ("Map", "Neighbours", "Analogies", "Next-token logits", "Vectors", "Logit lens", "Drift", "Attribution",
-             "Compare")
-# The titles used when the full ones do not fit the tab bar (large text, a narrow screen,
-# the lessons open): every tab stays in sight, with no scroll arrows to find the last ones.
-SHORT_TAB_NAMES = ("Map", "Nearest", "Analogy", "Logits", "Vectors", "Lens", "Drift", "Who", "A vs B")
-# The tab bar's titles, tried in turn until they fit: (short titles, point size, bold).
+# The tab bar's titles, tried in turn until they fit: (short titles, point size, bold). The
+# short titles (large text, a narrow screen, the lessons open) keep every tab in sight, with
+# no scroll arrows to find the last ones.
 TAB_TITLE_STEPS = (
     (False, style.BASE_POINT_SIZE + 1, True), (True, style.BASE_POINT_SIZE + 1, True),
     (True, style.BASE_POINT_SIZE, False),
@@ -48,13 +47,14 @@ class PanelTabs(QTabWidget):
         self.addTab(page, name)
         return page
 
-    def _panel(self, page: QWidget | None) -> QWidget | None:
+    def _panel(self, page: QWidget | None) -> Any:
         return page.widget() if isinstance(page, QScrollArea) else page
 
-    def currentWidget(self) -> QWidget | None:
+    # A tab's panel (tab_list's kind of widget), or None for a tab not built yet.
+    def currentWidget(self) -> Any:
         return self._panel(super().currentWidget())
 
-    def widget(self, index: int) -> QWidget | None:
+    def widget(self, index: int) -> Any:
         return self._panel(super().widget(index))
 
     def indexOf(self, panel: QWidget) -> int:

@@ -37,7 +37,7 @@ class TokenScore:
     label: str
     jaccard: float
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"token": self.token, "label": self.label, "jaccard": self.jaccard}
 
 
@@ -50,8 +50,10 @@ class DominoesView:
     only_a: list[tuple[str, str]]
     only_b: list[tuple[str, str]]  # nearest first in B
 
-    def as_dict(self) -> dict:
-        texts = lambda words: [text for text, _ in words]  # noqa: E731
+    def as_dict(self) -> dict[str, Any]:
+        def texts(words: list[tuple[str, str]]) -> list[str]:
+            return [text for text, _ in words]
+
         return {"token": self.token, "label": self.label, "jaccard": self.jaccard,
                 "common": texts(self.common), "only_a": texts(self.only_a), "only_b": texts(self.only_b)}
 
@@ -79,7 +81,7 @@ class CompareView:
     neighbours_a: np.ndarray  # (n, k) positions into the shared tokens, nearest first: the window exports them
     neighbours_b: np.ndarray
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"shared": self.shared, "only_a": self.only_a, "only_b": self.only_b, "k": self.k,
                 "mean_jaccard": self.mean_jaccard, "cka": self.cka,
                 "least_similar": [t.as_dict() for t in self.least_similar],
@@ -138,6 +140,8 @@ def _score(pair: ModelPair, result: Comparison, index: int) -> TokenScore:
 
 
 def _dominoes_view(pair: ModelPair, found: Dominoes) -> DominoesView:
-    words = lambda positions: [_word(pair, p) for p in positions]  # noqa: E731
+    def words(positions: list[int]) -> list[tuple[str, str]]:
+        return [_word(pair, p) for p in positions]
+
     return DominoesView(*_word(pair, found.index), found.jaccard, words(found.common), words(found.only_a),
                         words(found.only_b))

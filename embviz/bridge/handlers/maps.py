@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -12,6 +12,9 @@ from embviz.bridge.registry import handles
 from embviz.core import EmbvizError
 from embviz.core.errors import ProgressFn
 from embviz.core.model import EmbeddingModel
+
+if TYPE_CHECKING:
+    from embviz.core.maps.clusters import Cluster
 
 
 @dataclass
@@ -28,14 +31,20 @@ class ClustersView:
     k: int | None
     ids: np.ndarray  # the map's row ids, as asked
     codes: np.ndarray  # (len(ids),) int32 cluster of each, -1 for none (HDBSCAN's noise)
-    clusters: list  # list[Cluster] (name, size, examples, readable), numbered by size: cluster 0 is the largest
+    clusters: list[Cluster]  # (name, size, examples, readable), numbered by size: cluster 0 is the largest
     largest_readable: list[int] = field(default_factory=list)  # the biggest clusters named by whole words, for a status line
-    coarse: list = field(default_factory=list)  # list[Cluster]: the clusters merged into a few groups, for a map seen whole
+    coarse: list[Cluster] = field(default_factory=list)  # the clusters merged into a few groups, for a map seen whole
     coarse_of: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # (len(clusters),) coarse group of each
 
 
-def _ids(model: EmbeddingModel, ids: object) -> np.ndarray:
+def _ids(model: EmbeddingModel, ids: np.ndarray | None) -> np.ndarray:
     return np.arange(model.vocab_size) if ids is None else np.asarray(ids, dtype=np.int64)
+
+
+def _coords(coords: np.ndarray | None) -> np.ndarray:
+    if coords is None:
+        raise EmbvizError("No map is drawn: there are no coordinates to measure or cluster.")
+    return coords
 
 
 @handles(rq.Project)
@@ -66,7 +75,7 @@ def project(model: EmbeddingModel, request: rq.Project, progress: ProgressFn) ->
 def faithfulness(model: EmbeddingModel, request: rq.Faithfulness, _progress: ProgressFn) -> Any:
     from embviz.core.maps.knn import neighbour_preservation
 
-    return neighbour_preservation(model, request.ids, request.coords)
+    return neighbour_preservation(model, _ids(model, request.ids), _coords(request.coords))
 
 
 @handles(rq.Clusters)
@@ -81,7 +90,7 @@ def clusters(model: EmbeddingModel, request: rq.Clusters, progress: ProgressFn) 
     elif request.method == "kmeans":
         clustering = kmeans_clusters(model, request.k, progress)
     else:
-        clustering = hdbscan_clusters(model, ids, request.coords, progress)
+        clustering = hdbscan_clusters(model, ids, _coords(request.coords), progress)
     return ClustersView(clustering.method, clustering.k, ids, clustering.codes_for(ids, model.vocab_size),
                         clustering.clusters, clustering.largest_readable(), clustering.coarse, clustering.coarse_of)
 

@@ -49,7 +49,7 @@ class LessonNumbersView:
 def open_model(_model: None, request: rq.LoadModel, progress: ProgressFn) -> EmbeddingModel:
     """The checkpoint; for a session, only if it still holds the table the session was
     saved with (else an error, and the model on screen stays)."""
-    model = open_checkpoint(request.source, request.device, progress)
+    model: EmbeddingModel = open_checkpoint(request.source, request.device, progress)
     if request.expect is not None:
         check_same_model(request.expect, model)
     return model

@@ -4,7 +4,7 @@ search and the analogy benchmark."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -15,6 +15,9 @@ from embviz.core.errors import ProgressFn
 from embviz.core.model import EmbeddingModel
 from embviz.core.table.vocab import Vocabulary
 
+if TYPE_CHECKING:
+    from embviz.core.table.similarity import Hit
+
 MAX_STRIPS = 40  # rows of colour strips: more would be too thin to read
 
 
@@ -22,7 +25,7 @@ MAX_STRIPS = 40  # rows of colour strips: more would be too thin to read
 class NeighboursView:
     query_id: int
     query_label: str
-    hits: list  # list[Hit], ranked by `by`
+    hits: list[Hit]  # ranked by `by`
     centered: bool
     by: str = "cosine"
     cosines: list[float] = field(default_factory=list)  # of each hit, whichever ranked it
@@ -95,7 +98,7 @@ def mean_neighbours(model: EmbeddingModel, request: rq.Neighbours) -> Neighbours
     """Neighbours of the mean unit row of several tokens (a map selection), the tokens themselves left out."""
     from embviz.core.table.similarity import mean_query, mean_scores_of, top_k
 
-    ids = [int(i) for i in request.query]
+    ids = [int(i) for i in cast(list[int], request.query)]  # the caller sends a list here
     scores, raw = mean_query(model, ids, request.centered, request.by)
     keep = model.vocab.special_filter(request.hide_special)
     hits = top_k(model, scores, request.k, exclude=ids, keep=keep)
@@ -117,18 +120,19 @@ def analogy(model: EmbeddingModel, request: rq.Analogy, _progress: ProgressFn) -
     from embviz.core.table.analogy import analogy, analogy_plane
 
     vocab = model.vocab
-    ids = []
+    ids: list[int] = []
     for role, q in zip("ABC", (request.a, request.b, request.c)):
         if isinstance(q, str) and q.strip() == "":
             raise EmbvizError(f"Word {role} is empty: an analogy needs three words.")
         ids.append(q if isinstance(q, int) else resolve_typed(vocab, q))
     keep = vocab.special_filter(request.hide_special)
-    result = analogy(model, *ids, k=request.k, exclude_inputs=request.exclude_inputs, method=request.method,
+    a, b, c = ids
+    result = analogy(model, a, b, c, k=request.k, exclude_inputs=request.exclude_inputs, method=request.method,
                      keep=keep, exclude_variants=request.exclude_variants)
     plane = None
     if request.plane and result.results and len({*ids, result.results[0].id}) == 4:  # four distinct words make a plane
         try:
-            plane = analogy_plane(model, *ids, result.results[0].id, keep=keep)
+            plane = analogy_plane(model, a, b, c, result.results[0].id, keep=keep)
         except EmbvizError:
             plane = None  # e.g. two inputs pointing the same way: the table still answers
     return AnalogyView(ids, [vocab.label(i) for i in ids], result, plane)

@@ -33,7 +33,7 @@ DEFAULT_K = 50
 MAX_K = 1000
 GRAPH_NEIGHBOURS = 10  # edges per row: measured on SmolLM2, 15 or 30 merge the word sets no better and run slower
 GRAPH_KEEP = 90  # what t-SNE (perplexity 30) asks of the kept graph: asking the same lets the two share one graph
-LEIDEN_RUNS = 6  # resolutions tried to come near k clusters (about 0.3 s each); SmolLM2 at k = 50 needs one
+LEIDEN_RUNS = 8  # resolutions tried to come near k clusters (about 0.3 s each); SmolLM2 needs one at k = 50, seven at k = 20
 LEIDEN_ITERATIONS = 2
 COARSE_GROUPS = 8  # what a map zoomed out names: the fine clusters merged into this many
 EXAMPLES = 8

@@ -1,11 +1,9 @@
 """Each row's nearest rows by cosine in the full table (what the Neighbours tab lists),
 for the maps' neighbour graphs, and how many of them a 2-D map keeps.
 
-t-SNE and UMAP used to take their neighbours from a 50-component PCA, which keeps only
-about a sixth of each token's true 10 nearest: their "local structure" was mostly not
-the model's. Here the graph is exact: chunked products of the unit rows, cancellable
-between chunks, on the table's device, and kept for the model so a second map of the
-same rows skips it."""
+The graph is exact, with one tie rule (the lower row first), so the same rows give the same
+graph whatever the device, the chunking or the process that computed it; it is kept for the
+model so a second map of the same rows skips it."""
 
 from __future__ import annotations
 
@@ -23,16 +21,18 @@ from embviz.core.device import every_idle_core
 from embviz.core.errors import ProgressFn, no_progress
 from embviz.core.model import EmbeddingModel
 from embviz.core.seal import Sealed
+from embviz.core.table.neighbours import self_neighbours
 from embviz.core.table.similarity import UNIT_TABLE, matmul, row_norms, unit_scales, unit_table
 
 KNN_CACHE = "table_knn"  # model.cache key: (ids digest, k, positions, cosines) of the last graph
 TABLE_DIGEST = "table_sha256"  # model.cache key: a digest of every value of the table
 GRAPH_FILE = "graph.npz"
 DISK_ROWS = 10_000  # graphs of this many rows or more are kept on disk too: they take seconds to minutes
-BLOCK = 1 << 24  # scores per chunk (64 MB of float32), one buffer reused
-# On a GPU: at 2M rows, 64 MB is 8 rows a chunk, each chunk a full read of the table; 1 GB
-# is 134 rows, and the products run near the chip's peak rather than its memory's.
+CHUNK_SCORES = 1 << 24  # scores per chunk of the sampled rows' search (64 MB of float32), one buffer reused
+# Scores per chunk of the all-rows search on a GPU: at 2M rows, 64 MB is 8 rows a chunk, each chunk a full read of
+# the table; 1 GB is 134 rows, and the products run near the chip's peak rather than its memory's.
 GPU_BLOCK = 1 << 28
+GRAPH_VERSION = "exact"  # in a kept graph's name: graphs kept before the one tie rule are not read
 FAITHFUL_K = 10
 FAITHFUL_SAMPLE = 1000
 # Multiply-adds the caption's exact search may take: about 5 s on one busy core (22 G/s);
@@ -59,31 +59,64 @@ def unit_rows(model: EmbeddingModel, ids: np.ndarray) -> torch.Tensor:
 
 
 def self_top_k(rows: torch.Tensor, k: int, progress: ProgressFn, span: tuple[float, float],
-                stage: str, block: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(positions, cosines) of each row's k best other rows, chunk by chunk of `block` scores
-    (BLOCK on a CPU, GPU_BLOCK on a GPU by default)."""
+               stage: str, block: int | None = None, threads: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(positions, cosines), each (n, k), of every row's k nearest other rows by cosine, best
+    first, exact, ties to the lower position: the one all-rows search. On the CPU it is the
+    sieve of core.table.neighbours (on `threads` threads, the compute threads by default); on
+    a GPU, chunks of `block` float32 products keep each row's candidates within float32's
+    error of its k-th best, and the same float64 verdict as the sieve's decides among them."""
     n = rows.shape[0]
-    block = block or (BLOCK if rows.device.type == "cpu" else GPU_BLOCK)
+    if k < 1:
+        return np.empty((n, 0), dtype=np.int64), np.empty((n, 0), dtype=np.float32)
+    if rows.device.type == "cpu":
+        positions = self_neighbours(rows, k, progress, span, stage, threads or torch.get_num_threads())
+    else:
+        positions = _device_nearest(rows, k, progress, span, stage, block or GPU_BLOCK)
+    return positions, _cosines(rows, positions)
+
+
+def _device_nearest(rows: torch.Tensor, k: int, progress: ProgressFn, span: tuple[float, float], stage: str,
+                    block: int) -> np.ndarray:
+    n, d = rows.shape
+    # A float32 product of unit rows is within d·u/(1 − d·u) of the exact one, in any order of sums.
+    error = 2 * d * 2.0**-24 / (1 - d * 2.0**-24) + 1e-7
     chunk = max(1, min(n, block // n))
-    scores = torch.empty((chunk, n), dtype=rows.dtype, device=rows.device)
+    scores = torch.empty((chunk, n), dtype=torch.float32, device=rows.device)
+    wide = rows.to(torch.float32)
+    exact = wide.cpu().numpy().astype(np.float64)
     positions = np.empty((n, k), dtype=np.int64)
-    cosines = np.empty((n, k), dtype=np.float32)
     lo, hi = span
     with torch.inference_mode():
         for start in range(0, n, chunk):
             count = min(chunk, n - start)
-            block = scores[:count]
-            if block.device.type == "cpu":  # numpy's BLAS into the reused buffer: quicker here than torch.mm
-                np.matmul(rows[start : start + count].numpy(), rows.numpy().T, out=block.numpy())
-            else:
-                torch.mm(rows[start : start + count], rows.T, out=block)
+            part = scores[:count]
+            torch.mm(wide[start : start + count], wide.T, out=part)
             diagonal = torch.arange(count, device=rows.device)
-            block[diagonal, diagonal + start] = -torch.inf  # a row is not its own neighbour
-            values, index = torch.topk(block, k)
-            positions[start : start + count] = index.cpu().numpy()
-            cosines[start : start + count] = values.float().cpu().numpy()
+            part[diagonal, diagonal + start] = -torch.inf  # a row is not its own neighbour
+            floor = torch.topk(part, k).values[:, -1:] - error
+            for r, candidates in enumerate(torch.split((part >= floor).nonzero()[:, 1].cpu(),
+                                                       (part >= floor).sum(1).cpu().tolist())):
+                positions[start + r] = _best(exact, start + r, candidates.numpy(), k)
             progress(lo + (hi - lo) * (start + count) / n, stage, None)
-    return positions, cosines
+    return positions
+
+
+def _best(exact: np.ndarray, row: int, candidates: np.ndarray, k: int) -> np.ndarray:
+    """The k best of `candidates` for `row` by float64 score, ties to the lower position."""
+    score = exact[candidates] @ exact[row]
+    return candidates[np.lexsort((candidates, -score))[:k]]
+
+
+def _cosines(rows: torch.Tensor, positions: np.ndarray) -> np.ndarray:
+    """Each row's float32 cosine with each of its neighbours, a few thousand rows at a time."""
+    cosines = np.empty(positions.shape, dtype=np.float32)
+    index = torch.as_tensor(positions, device=rows.device)
+    step = max(1, (1 << 22) // max(1, positions.shape[1] * rows.shape[1]))
+    with torch.inference_mode():
+        for start in range(0, rows.shape[0], step):
+            near = rows[index[start : start + step]].float()
+            cosines[start : start + step] = torch.einsum("rkd,rd->rk", near, rows[start : start + step].float()).cpu().numpy()
+    return cosines
 
 
 def table_knn(model: EmbeddingModel, ids: np.ndarray, k: int, progress: ProgressFn = no_progress,
@@ -134,7 +167,7 @@ def _disk_key(model: EmbeddingModel, ids: np.ndarray) -> str:
         digest.update(np.ascontiguousarray(model.table.detach().float().cpu().numpy()))
         return digest.hexdigest()[:24]
 
-    return f"{model.derived(TABLE_DIGEST, table_digest)}-{_digest(np.asarray(ids, dtype=np.int64))[:16]}"
+    return f"{model.derived(TABLE_DIGEST, table_digest)}-{_digest(np.asarray(ids, dtype=np.int64))[:16]}-{GRAPH_VERSION}"
 
 
 def _read_disk(model: EmbeddingModel, ids: np.ndarray, k: int) -> tuple | None:
@@ -179,7 +212,7 @@ def _sample_neighbours(model: EmbeddingModel, ids: np.ndarray, picked: np.ndarra
     n = rows.shape[0]
     at = torch.as_tensor(picked, device=rows.device)
     queries = rows.index_select(0, at)
-    block = max(k + 1, BLOCK // max(1, len(picked)))
+    block = max(k + 1, CHUNK_SCORES // max(1, len(picked)))
     best_scores = torch.full((len(picked), k), -torch.inf, dtype=rows.dtype, device=rows.device)
     best = torch.zeros((len(picked), k), dtype=torch.long, device=rows.device)
     own = torch.arange(len(picked), device=rows.device)

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import (
 )
 
 from embviz.bridge import requests as rq
-from embviz.bridge.worker import Reply
+from embviz.bridge.latest import Latest
 from embviz.state.tabs import AnalogyState
 from embviz.ui import style
 from embviz.ui.panels.benchmark import BenchmarkWindow
@@ -45,8 +45,9 @@ class AnalogyPanel(QWidget):
         self.submit = submit
         self.cancel = cancel or (lambda channel: None)
         self.bench_window: BenchmarkWindow | None = None  # made on the first run
-        self.request_id = 0
-        self.bench_id = 0
+        self.asking = Latest(submit, self.on_result, self.on_failed)
+        self.benchmarking = Latest(submit, self.on_benchmark, self._benchmark_failed, self._benchmark_cancelled,
+                                   self._benchmark_progress)
         self.state = AnalogyState()
         fields, options = self._inputs()
         self._results()
@@ -182,15 +183,16 @@ class AnalogyPanel(QWidget):
     def on_model(self, summary, restore: AnalogyState | None = None) -> None:
         """A new model: the old answer, headings and benchmark go; filled words (a
         session's, with `restore`) are asked again."""
-        self.request_id = self.bench_id = 0
+        self.asking.forget()
+        self.benchmarking.forget()
         if self.bench_window is not None:
             self.bench_window.hide()  # its numbers were another model's
         if restore is not None:
             for f in fields(AnalogyState):
                 setattr(self.state, f.name, getattr(restore, f.name))
         self.variants.setEnabled(self.state.exclude_inputs)
-        for f in (self.a, self.b, self.c):
-            f.set_vocabulary(summary.labels)
+        for word in (self.a, self.b, self.c):
+            word.set_vocabulary(summary.labels)
         self.plane.clear_map()
         self.plane.set_labels(summary.labels)
         self.plane_caption.setText("")
@@ -213,23 +215,17 @@ class AnalogyPanel(QWidget):
             self.run()
 
     def run(self) -> None:
-        s = self.state
-        self.request_id = self.submit(rq.Analogy(
-            a=s.a, b=s.b, c=s.c, k=s.k, exclude_inputs=s.exclude_inputs, exclude_variants=s.exclude_variants,
-            method=s.method, hide_special=s.hide_special,
-        ), Reply(self.on_result, self.on_failed, self.on_cancelled))
+        self.asking.ask(rq.from_state(rq.Analogy, self.state))
 
     def run_benchmark(self) -> None:
-        self.bench_id = self.submit(rq.Benchmark(), Reply(self.on_benchmark, self.on_failed, self.on_cancelled, self.on_progress))
+        self.benchmarking.ask(rq.Benchmark())
         if self.bench_window is None:
             self.bench_window = BenchmarkWindow(lambda: self.cancel(rq.Benchmark.channel), self.window())
         self.bench_window.started()
         self.bench_window.show()
         self.bench_window.raise_()
 
-    def on_result(self, rid: int, view) -> None:
-        if rid != self.request_id:
-            return
+    def on_result(self, view) -> None:
         self._say("")
         result = view.result
         a, b, c = view.input_labels
@@ -271,34 +267,28 @@ class AnalogyPanel(QWidget):
             f"{label[c]} → {label[d]} have cosine {plane.parallel:.2f} in all of the table's dimensions "
             "(1 would be exactly parallel). Grey: each word's nearest neighbours.")
 
-    def on_failed(self, rid: int, message: str) -> None:
-        if rid == self.request_id:
-            self._say(message)
-            self.table.fill([], [])
-            self.ranks.setText(EXPLAIN)
-            self.heading.setText(HEADING_HINT)
-            self.showArrows.emit([])
-            self._show_plane(None)
-        elif rid == self.bench_id:
-            self._bench_says(message)
-            if self.bench_window is not None:
-                self.bench_window.stopped(message)
+    def on_failed(self, message: str) -> None:
+        self._say(message)
+        self.table.fill([], [])
+        self.ranks.setText(EXPLAIN)
+        self.heading.setText(HEADING_HINT)
+        self.showArrows.emit([])
+        self._show_plane(None)
 
-    def on_cancelled(self, rid: int) -> None:
-        if rid == self.bench_id:
-            self._bench_says("The benchmark was cancelled.")
-            if self.bench_window is not None:
-                self.bench_window.stopped("The benchmark was cancelled.")
+    def _benchmark_failed(self, message: str) -> None:
+        self._bench_says(message)
+        if self.bench_window is not None:
+            self.bench_window.stopped(message)
 
-    def on_progress(self, rid: int, fraction: float, stage: str, preview) -> None:
-        if rid == self.bench_id:
-            self._bench_says(f"{stage}: {fraction:.0%}")
-            if self.bench_window is not None:
-                self.bench_window.on_progress(fraction, stage)
+    def _benchmark_cancelled(self) -> None:
+        self._benchmark_failed("The benchmark was cancelled.")
 
-    def on_benchmark(self, rid: int, result) -> None:
-        if rid != self.bench_id:
-            return
+    def _benchmark_progress(self, fraction: float, stage: str, _preview: object) -> None:
+        self._bench_says(f"{stage}: {fraction:.0%}")
+        if self.bench_window is not None:
+            self.bench_window.on_progress(fraction, stage)
+
+    def on_benchmark(self, result) -> None:
         def pct(x):
             return "n/a" if x is None else f"{x:.1%}"
         summary = (

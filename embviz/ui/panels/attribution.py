@@ -5,13 +5,14 @@ prompts side by side with their difference."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QTimer
+from typing import Any
+
 from PySide6.QtWidgets import (
     QCheckBox, QGridLayout, QLabel, QLineEdit, QSpinBox, QTabWidget, QVBoxLayout, QWidget,
 )
 
 from embviz.bridge import requests as rq
-from embviz.bridge.worker import Reply
+from embviz.bridge.latest import Latest
 from embviz.state.tabs import AttributionState
 from embviz.ui import style
 from embviz.ui.binding import Bindings
@@ -19,7 +20,6 @@ from embviz.ui.panels import attribution_text as say
 from embviz.ui.panels.attribution_views import AttentionView, BlocksView, PinnedView
 from embviz.ui.panels.language_model import HIDDEN_SPACE_STRETCH, LanguageModelLoader, LanguageModelTab
 
-DEBOUNCE_MS = 300
 MAX_POSITION = 511  # the spin box's top; the core names a position past the text's end
 
 
@@ -27,11 +27,13 @@ class AttributionPanel(LanguageModelTab):
     def __init__(self, submit, cancel, language_model: LanguageModelLoader, parent=None) -> None:
         super().__init__(submit, cancel, language_model, parent)
         self.state = AttributionState()
-        self.result = None  # prompt A's AttributionResult on screen
-        self.result_b = None
-        self.pattern = None  # the AttentionResult on screen
+        self.result: Any = None  # prompt A's AttributionResult on screen
+        self.result_b: Any = None  # prompt B's, beside it when the two are compared
+        self.pattern: Any = None  # the AttentionResult on screen
         self.pinned = None  # the PinnedResult on screen
-        self.ids = {"b": 0, "attention": 0, "pinned": 0}  # the newest request of each kind
+        self.asking_b = Latest(submit, self.on_result_b, self.on_failed)
+        self.asking_attention = Latest(submit, self.on_pattern, self.on_failed)
+        self.asking_pinned = Latest(submit, self.on_pinned, self.on_failed)
         self.blocks, self.attention, self.pinned_view = BlocksView(), AttentionView(), PinnedView()
         self.pin = self.pinned_view.pin  # on its page: the tab's top rows are the split's inputs
         self._build_inputs()
@@ -69,20 +71,16 @@ class AttributionPanel(LanguageModelTab):
         for widget, name in ((self.text, "text"), (self.token, "token"), (self.pin, "pinned"),
                              (self.text_b, "text_b"), (self.position, "position"), (self.compare, "compare")):
             self.bindings.bind(widget, name)
-        self.timer = QTimer(self)
-        self.timer.setSingleShot(True)
-        self.timer.setInterval(DEBOUNCE_MS)
-        self.timer.timeout.connect(self.run)
         for edit in (self.text, self.token, self.pin, self.text_b):
             edit.textChanged.connect(self.timer.start)
         self.position.valueChanged.connect(self.timer.start)
         self.compare.toggled.connect(self.run)
         self.inputs = QGridLayout()
         # Two rows: at 150 % text on a 1024 × 700 screen a third took the room the bars' axis needs.
-        row = [(QLabel("Prompt A:"), 0, 0), (self.text, 0, 1), (QLabel("Token:"), 0, 2), (self.token, 0, 3),
+        row: list[tuple[Any, ...]] = [(QLabel("Prompt A:"), 0, 0), (self.text, 0, 1), (QLabel("Token:"), 0, 2), (self.token, 0, 3),
                (QLabel("After:"), 0, 4), (self.position, 0, 5), (self.compare, 1, 0), (self.text_b, 1, 1, 1, 5)]
-        for widget, *where in row:
-            self.inputs.addWidget(widget, *where)
+        for cell, *where in row:
+            self.inputs.addWidget(cell, *where)
         self.inputs.setColumnStretch(1, 3)
         self.inputs.setColumnStretch(3, 1)
         self.position.setToolTip("The position (0 = the first token) whose guess for the token after it is split")
@@ -95,7 +93,8 @@ class AttributionPanel(LanguageModelTab):
 
     # --- model, text and choices -------------------------------------------------------------------
     def on_model(self, summary, restore: AttributionState | None = None) -> None:
-        self.request_id = 0
+        for asking in (self.asking, self.asking_b, self.asking_attention, self.asking_pinned):
+            asking.forget()
         self._clear()
         self.loading.show_loading(False)
         if restore is None:
@@ -138,29 +137,24 @@ class AttributionPanel(LanguageModelTab):
             "Type a prompt: the bars show which blocks wrote the model's guess for the token after it."
 
     def ask(self) -> None:
-        self.request_id = self.submit(rq.Attribution(self.state.text, self._token(), self._position()),
-                                      Reply(self.on_result, self.on_failed))
+        self.asking.ask(rq.Attribution(self.state.text, self._token(), self._position()))
         self._ask_pinned()
 
     def _ask_pinned(self) -> None:
-        tokens = self.state.pinned_tokens()
+        tokens: list[str | int] = [*self.state.pinned_tokens()]
         if not tokens:
             self.pinned = None
             self.pinned_view.clear()
             return
-        self.ids["pinned"] = self.submit(rq.PinnedTokens(self.state.text, tokens, self._position()),
-                                         Reply(self.on_pinned, self.on_failed))
+        self.asking_pinned.ask(rq.PinnedTokens(self.state.text, tokens, self._position()))
 
     def _ask_attention(self) -> None:
         result = self.result
-        self.ids["attention"] = self.submit(
-            rq.Attention(self.state.text, self.state.head_block, self.state.head, result.target_id, result.position),
-            Reply(self.on_pattern, self.on_failed))
+        self.asking_attention.ask(
+            rq.Attention(self.state.text, self.state.head_block, self.state.head, result.target_id, result.position))
 
     # --- results ----------------------------------------------------------------------------------
-    def on_result(self, rid: int, result) -> None:
-        if rid != self.request_id:
-            return
+    def on_result(self, result) -> None:
         self.result, self.result_b = result, None
         self.views.show()
         self._say("  ".join(result.notes))
@@ -171,37 +165,31 @@ class AttributionPanel(LanguageModelTab):
         self.attention.show_ranking(result, (self.state.head_block, self.state.head))
         self._ask_attention()
         if self.state.compare and self.state.text_b.strip():
-            self.ids["b"] = self.submit(rq.Attribution(self.state.text_b, result.target_id, None),
-                                        Reply(self.on_result_b, self.on_failed))
+            self.asking_b.ask(rq.Attribution(self.state.text_b, result.target_id, None))
         else:
             self.blocks.show_one(result)
             self._tell()
 
-    def on_result_b(self, rid: int, result) -> None:
-        if rid == self.ids["b"] and self.result is not None:
+    def on_result_b(self, result) -> None:
+        if self.result is not None:
             self.result_b = result
             self.blocks.show_two(self.result, result)
             self._tell()
 
-    def on_pattern(self, rid: int, pattern) -> None:
-        if rid == self.ids["attention"]:
-            self.pattern = pattern
-            self.attention.show_pattern(pattern)
-            self._tell()
+    def on_pattern(self, pattern) -> None:
+        self.pattern = pattern
+        self.attention.show_pattern(pattern)
+        self._tell()
 
-    def on_pinned(self, rid: int, result) -> None:
-        if rid == self.ids["pinned"]:
-            self.pinned = result
-            self.pinned_view.show_pinned(result)
-            self._tell()
+    def on_pinned(self, result) -> None:
+        self.pinned = result
+        self.pinned_view.show_pinned(result)
+        self._tell()
 
     def _tell(self) -> None:
         """The sentence of the page on screen, under the pages: one line of room for all three."""
-        self.sentence.setText(self.views.currentWidget().sentence if self.result is not None else "")
-
-    def on_failed(self, rid: int, message: str) -> None:
-        if rid == self.request_id or rid in self.ids.values():
-            self._say(message, error=True)
+        page: Any = self.views.currentWidget()  # each page says its own sentence
+        self.sentence.setText(page.sentence if self.result is not None else "")
 
     def _clear(self) -> None:
         self.result = self.result_b = self.pattern = self.pinned = None

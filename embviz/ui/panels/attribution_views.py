@@ -3,6 +3,8 @@ head's attention pattern with the heads ranked, and pinned tokens through the la
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
@@ -66,8 +68,8 @@ class BlocksView(QWidget):
     def show_one(self, result) -> None:
         groups, attention, mlp, embedding = block_parts(result)
         self.chart.set_series(groups, [Series("emb", EMBEDDING, [embedding] + [None] * len(attention)),
-                                       Series("attention", ATTENTION, [None] + attention),
-                                       Series("MLP", MLP, [None] + mlp)])
+                                       Series("attention", ATTENTION, [None, *attention]),
+                                       Series("MLP", MLP, [None, *mlp])])
         self._show_heads(head_grid(result), result.target, "Heads")  # short: the column is narrow beside the lessons
         self.sentence = say.parts_sentence(result)
 
@@ -88,12 +90,17 @@ class BlocksView(QWidget):
         self.heads.set_cells(grid[::-1], rows, [str(h) for h in range(grid.shape[1])], (-reach, reach))
         self.heads.set_title(title)
 
+    def _heads(self) -> np.ndarray:
+        """The grid on screen (the heat map's cells are asked about only once it is drawn)."""
+        assert self.grid is not None, "no heads are drawn yet"
+        return self.grid
+
     def _cell(self, row: int, column: int) -> tuple[int, int]:
-        return self.grid.shape[0] - row, column
+        return self._heads().shape[0] - row, column
 
     def _name(self, row: int, column: int) -> None:
         block, head = self._cell(row, column)
-        value = float(self.grid[block - 1, head])
+        value = float(self._heads()[block - 1, head])
         self.hover = say.head_sentence(block, head, value, self.target)
         self.heads.set_title(f"Block {block} · head {head}: {value:+.2f}")  # short: the column is narrow
         self.heads.setToolTip(self.hover)
@@ -112,7 +119,7 @@ class AttentionView(QWidget):
         super().__init__(parent)
         self.map = HeatMap(SEQUENTIAL)
         self.map.cellHovered.connect(self._name)
-        self.pattern = None
+        self.pattern: Any = None
         self.ranked = QListWidget()
         style.use_font(self.ranked)
         self.ranked.itemClicked.connect(lambda item: self.headChosen.emit(*item.data(Qt.ItemDataRole.UserRole)))

@@ -15,9 +15,9 @@ from embviz.ui.plots.bar_chart import BarChart
 from embviz.ui.widgets import ResultsTable, next_frame
 
 CHART_MIN_WIDTH = 300  # bars still comparable beside the section names
-# The misses' cells, this many rows a frame, then their columns sized one a frame:
-# all 500 rows at once, with the columns sized to their contents at every layout, held the window
-# for 110 ms; sized to their contents while cells arrive, seconds.
+# The misses' cells come this many rows a frame, then their columns are sized one a frame: the
+# 500 rows at once, their columns fitted at every layout, hold the window for about 110 ms, and
+# fitting the columns while the cells arrive takes seconds.
 MISS_ROWS_A_FRAME = 100
 SERIES = (("inputs excluded", "accuracy_excluded", style.BAR_LOGIT), ("inputs allowed", "accuracy_included", style.BAR_PROB))
 

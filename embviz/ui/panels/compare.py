@@ -5,7 +5,10 @@ neighbours in both, only in A and only in B; a double-click makes it the focus e
 
 from __future__ import annotations
 
-from dataclasses import fields
+from typing import Any
+
+import os
+from dataclasses import fields, replace
 
 import numpy as np
 from PySide6.QtCore import Qt, Signal
@@ -15,7 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from embviz.bridge import requests as rq
-from embviz.bridge.worker import Reply
+from embviz.bridge.latest import Latest
 from embviz.state.tabs import COMPARE_K_RANGE, CompareState
 from embviz.ui import style
 from embviz.ui.binding import Bindings
@@ -37,10 +40,12 @@ class ComparePanel(QWidget):
         super().__init__(parent)
         self.submit, self.cancel = submit, cancel
         self.state = CompareState()
-        self.view = None  # the last CompareView, None until one is computed
+        self.view: Any = None  # the last CompareView, None until one is computed
         self.labels: list[str] = []
         self.names = ("", "")  # A's and B's model names
-        self.request_id = self.token_id = 0
+        self.comparing = Latest(submit, self.on_result, self._ended,
+                                lambda: self._ended("The comparison was cancelled."), self.progressed)
+        self.asking_token = Latest(submit, self._token_result, self._token_failed)
         self._build_controls()
         self._build_body()
         self._lay_out()
@@ -99,15 +104,15 @@ class ComparePanel(QWidget):
         text.addLayout(controls)
         text.addStretch(1)
         plot = QVBoxLayout()
-        for widget in (self.histogram, self.shown, self.show_rule):
-            plot.addWidget(widget)
+        for shown in (self.histogram, self.shown, self.show_rule):
+            plot.addWidget(shown)
         top = QHBoxLayout()
         top.addLayout(text, 2)
         top.addLayout(plot, 1)
         body = QHBoxLayout()
-        for widget, stretch in ((self.table, 1), (self.dominoes, 3)):
-            widget.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Expanding)  # shares by stretch alone
-            body.addWidget(widget, stretch)
+        for part, stretch in ((self.table, 1), (self.dominoes, 3)):
+            part.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Expanding)  # shares by stretch alone
+            body.addWidget(part, stretch)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(self.message)
@@ -129,7 +134,8 @@ class ComparePanel(QWidget):
     def reset(self, text: str) -> None:
         """No comparison on screen (none yet, or the one shown was dropped): `text` says why."""
         self.view = None
-        self.request_id = self.token_id = 0
+        self.comparing.forget()
+        self.asking_token.forget()
         self.source.setText(text)
         self.rule = ""
         self.show_rule.setVisible(False)
@@ -140,6 +146,13 @@ class ComparePanel(QWidget):
         self.dominoes.clear("Click a token in the list to see its neighbours in both models.")
         self.go.setEnabled(False)
         self._busy(False)
+
+    def snapshot(self) -> CompareState:
+        """The state for a session: a file's path made absolute, to re-open from anywhere."""
+        source = self.state.source
+        if source and os.path.exists(source):
+            source = os.path.abspath(source)
+        return replace(self.state, source=source)
 
     def on_model(self, summary, restore: CompareState | None = None) -> None:
         """A new first model: any comparison belonged to the old one (the worker dropped it)."""
@@ -184,7 +197,7 @@ class ComparePanel(QWidget):
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.open()  # not modal: the window stays usable
 
-    def progressed(self, rid: int, fraction: float, stage: str, _preview=None) -> None:
+    def progressed(self, fraction: float, stage: str, _preview: object = None) -> None:
         self.progress.setValue(int(fraction * 1000))
         self.progress.setFormat(stage or "%p%")
 
@@ -195,17 +208,13 @@ class ComparePanel(QWidget):
         self.message.setText("")
         self.progress.setValue(0)
         self._busy(True)
-        self.request_id = self.submit(rq.Compare(k=self.state.k), Reply(
-            self.on_result, self._ended, lambda rid: self._ended(rid, "The comparison was cancelled."),
-            lambda rid, *rest: rid == self.request_id and self.progressed(rid, *rest)))
+        self.comparing.ask(rq.Compare(k=self.state.k))
 
     def cancel_running(self) -> None:
         for channel in (rq.Compare.channel, rq.LoadComparison.channel):
             self.cancel(channel)
 
-    def on_result(self, rid: int, view) -> None:
-        if rid != self.request_id:
-            return
+    def on_result(self, view) -> None:
         self._busy(False)
         self.view = view
         self.histogram.set_scores(view.jaccard)
@@ -220,25 +229,21 @@ class ComparePanel(QWidget):
         """A shared word's dominoes (as matched: "march"); it becomes the tab's focused token."""
         self.state.token = word
         k = self.view.k if self.view is not None else self.state.k  # the k of the scores listed
-        self.token_id = self.submit(rq.CompareToken(token=word, k=k),
-                                    Reply(self._token_result, self._token_failed))
+        self.asking_token.ask(rq.CompareToken(token=word, k=k))
 
     def _token_clicked(self, token_id: int) -> None:
         self.show_token(self.view.words[self._position[token_id]])
         self.highlight.emit([token_id])
 
-    def _token_result(self, rid: int, found) -> None:
-        if rid == self.token_id:
-            self.dominoes.show_view(found, self.view.k if self.view is not None else self.state.k)
+    def _token_result(self, found) -> None:
+        self.dominoes.show_view(found, self.view.k if self.view is not None else self.state.k)
 
-    def _token_failed(self, rid: int, message: str) -> None:
-        if rid == self.token_id:
-            self.dominoes.clear(message)
+    def _token_failed(self, message: str) -> None:
+        self.dominoes.clear(message)
 
-    def _ended(self, rid: int, message: str) -> None:
-        if rid == self.request_id:
-            self._busy(False)
-            self.message.setText(message)
+    def _ended(self, message: str) -> None:
+        self._busy(False)
+        self.message.setText(message)
 
     # --- the list ---------------------------------------------------------------------------------
     def set_range(self, low: float, high: float) -> None:

@@ -4,19 +4,19 @@ any two tokens score (the baseline); the nearest vocabulary rows at a chosen lay
 
 from __future__ import annotations
 
+from typing import Any
+
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPlainTextEdit, QSpinBox, QVBoxLayout, QWidget
 
 from embviz.bridge import requests as rq
-from embviz.bridge.worker import Reply
 from embviz.state.tabs import DriftState
 from embviz.ui import style
 from embviz.ui.binding import Bindings
 from embviz.ui.panels.language_model import HIDDEN_SPACE_STRETCH, LanguageModelLoader, LanguageModelTab
 from embviz.ui.widgets import ResultsTable, WordField, side_by_side
 
-DEBOUNCE_MS = 300
 LEGEND_ROOM = 1.5  # the y axis runs past cosine 1 to leave the legend (two rows at the text size) a band of its own
 MAX_LAYER = 200  # the spin box's bound before the model's depth is known
 BETWEEN_COLOR = style.SET_COLORS[6]  # black: the line the chart is about
@@ -35,7 +35,7 @@ class DriftPanel(LanguageModelTab):
 
     def __init__(self, submit, cancel, language_model: LanguageModelLoader, parent=None) -> None:
         super().__init__(submit, cancel, language_model, parent)
-        self.result = None
+        self.result: Any = None  # the DriftResult on screen
         self.state = DriftState()
         inputs = self._inputs()
         self._chart()
@@ -58,10 +58,6 @@ class DriftPanel(LanguageModelTab):
         self.bindings.bind(self.word, "word")
         self.bindings.bind(self.sentences, "sentences")
         self.bindings.bind(self.layer, "layer")
-        self.timer = QTimer(self)
-        self.timer.setSingleShot(True)
-        self.timer.setInterval(DEBOUNCE_MS)
-        self.timer.timeout.connect(self.run)
         self.word.textChanged.connect(self.timer.start)
         self.sentences.textChanged.connect(self.timer.start)
         self.layer.valueChanged.connect(self.timer.start)
@@ -153,7 +149,7 @@ class DriftPanel(LanguageModelTab):
 
     # --- model and inputs ---------------------------------------------------------------------
     def on_model(self, summary, restore: DriftState | None = None) -> None:
-        self.request_id = 0
+        self.asking.forget()
         self._clear()
         self.loading.show_loading(False)
         self.word.set_vocabulary(summary.labels)
@@ -175,13 +171,10 @@ class DriftPanel(LanguageModelTab):
 
     def ask(self) -> None:
         layer = None if self.state.layer < 0 else self.state.layer
-        self.request_id = self.submit(rq.Drift(word=self.state.word, sentences=sentences_of(self.state.sentences),
-                                               layer=layer), Reply(self.on_result, self.on_failed))
+        self.asking.ask(rq.Drift(word=self.state.word, sentences=sentences_of(self.state.sentences), layer=layer))
 
     # --- results ------------------------------------------------------------------------------
-    def on_result(self, rid: int, result) -> None:
-        if rid != self.request_id:
-            return
+    def on_result(self, result) -> None:
         self.result = result
         self._say("")
         for widget in (self.splitter, self.caption):
@@ -227,10 +220,9 @@ class DriftPanel(LanguageModelTab):
                 if r < len(hits) and (cell := self.neighbours.item(r, s)) is not None:
                     cell.setToolTip(f"{hits[r].token} (id {hits[r].id}): cosine {hits[r].score:.3f}")
 
-    def on_failed(self, rid: int, message: str) -> None:
-        if rid == self.request_id:
-            self._clear()
-            self._say(message, error=True)
+    def on_failed(self, message: str) -> None:
+        self._clear()
+        self._say(message, error=True)
 
     def _clear(self) -> None:
         self.result = None

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from typing import Callable
 
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
 
 from embviz.bridge import requests as rq
+from embviz.bridge.latest import Latest
 from embviz.bridge.worker import Reply
 from embviz.ui import style
 
@@ -20,13 +22,12 @@ HIDDEN_SPACE_STRETCH = 100
 
 class LanguageModelLoader:
     def __init__(self, submit: Callable[[rq.Request, Reply], int]) -> None:
-        self.submit = submit
-        self.request_id = 0
+        self.building = Latest(submit, self._finished, self._failed, self._cancelled)
         self.needed = False  # the model on screen has a full model that is not built yet
         self.waiting: list[LanguageModelTab] = []
 
     def on_model(self, summary) -> None:
-        self.request_id = 0
+        self.building.forget()
         self.waiting = []
         self.needed = bool(summary.lm_needed)
 
@@ -34,28 +35,24 @@ class LanguageModelLoader:
         """Build the full model for `panel`, unless a build is already on its way."""
         if panel not in self.waiting:
             self.waiting.append(panel)
-        if not self.request_id:
-            self.request_id = self.submit(rq.LoadLanguageModel(), Reply(self.finished, self.failed, self.cancelled))
+        if not self.building.waiting:
+            self.building.ask(rq.LoadLanguageModel())
 
-    def _ended(self, rid: int) -> list[LanguageModelTab]:
-        if rid != self.request_id:
-            return []
-        self.request_id = 0
+    def _ended(self) -> list[LanguageModelTab]:
         waiting, self.waiting = self.waiting, []
         return waiting
 
-    def finished(self, rid: int, _result: object = None) -> None:
-        if rid == self.request_id:
-            self.needed = False
-        for panel in self._ended(rid):
+    def _finished(self, _result: object = None) -> None:
+        self.needed = False
+        for panel in self._ended():
             panel.on_language_model()
 
-    def failed(self, rid: int, message: str) -> None:
-        for panel in self._ended(rid):
+    def _failed(self, message: str) -> None:
+        for panel in self._ended():
             panel.on_language_model_failed(message)
 
-    def cancelled(self, rid: int) -> None:
-        for panel in self._ended(rid):
+    def _cancelled(self) -> None:
+        for panel in self._ended():
             panel.on_language_model_cancelled()
 
 
@@ -95,6 +92,9 @@ class LanguageModelTab(QWidget):
     LOADING = LOADING_TEXT
     CANCELLED = "Loading the language model was cancelled. Edit the text to try again."
     FAILED_SUFFIX = ""  # after a failed build's message: what still works
+    # How long the inputs stay still before the tab asks (a forward pass each time): a
+    # subclass whose pass is longer waits longer.
+    DEBOUNCE_MS = 300
 
     def __init__(self, submit: Callable[[rq.Request, Reply], int], cancel: Callable[[str], None],
                  language_model: LanguageModelLoader, parent=None) -> None:
@@ -102,7 +102,11 @@ class LanguageModelTab(QWidget):
         self.submit = submit
         self.cancel = cancel
         self.language_model = language_model
-        self.request_id = 0
+        self.asking = Latest(submit, self.on_result, self.on_failed, progress=self.on_progress)
+        self.timer = QTimer(self)  # the inputs' debounce: started by each edit, it runs the tab
+        self.timer.setSingleShot(True)
+        self.timer.setInterval(self.DEBOUNCE_MS)
+        self.timer.timeout.connect(self.run)
         self.stale = False  # a new model's answer is still to be asked for
         self.enabled = False  # whether the model on screen can run this tab
         self.loading = LoadingRow(cancel)
@@ -127,6 +131,16 @@ class LanguageModelTab(QWidget):
     def missing_input(self) -> str:
         """What to type before there is anything to run; "" when the inputs are there."""
         raise NotImplementedError
+
+    def on_result(self, result: object) -> None:
+        """The answer of the newest request (`asking`)."""
+        raise NotImplementedError
+
+    def on_failed(self, message: str) -> None:
+        self._say(message, error=True)
+
+    def on_progress(self, fraction: float, stage: str, preview: object) -> None:
+        """A part of the answer on its way; a tab that draws as it comes overrides this."""
 
     def ask(self) -> None:
         """Submit the tab's request (the full model is there)."""

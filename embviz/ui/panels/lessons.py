@@ -11,6 +11,8 @@ from PySide6.QtWidgets import (
     QAbstractItemView, QFrame, QHBoxLayout, QLabel, QListWidget, QPushButton, QScrollArea, QVBoxLayout, QWidget,
 )
 
+from embviz.bridge import requests as rq
+from embviz.bridge.latest import Latest, Submit
 from embviz.state.lesson_tour import TourState
 from embviz.ui import style
 
@@ -24,10 +26,10 @@ MIN_STEP_ROWS = 3
 class LessonsPanel(QWidget):
     stepChosen = Signal(int)  # the index of the step to go to
 
-    def __init__(self, tour: TourState, parent=None) -> None:
+    def __init__(self, tour: TourState, submit: Submit, parent=None) -> None:
         super().__init__(parent)
         self.tour = tour
-        self.numbers_id = 0
+        self.asking = Latest(submit, self.on_numbers, self.on_failed)  # a step's numbers
         self.steps = QListWidget()
         for i, step in enumerate(tour.steps):
             # The lesson's number is in the step's heading: the narrow list keeps the words.
@@ -52,10 +54,10 @@ class LessonsPanel(QWidget):
         self.back = QPushButton("◀ Back")
         self.next = QPushButton("Next ▶")
         self.back.clicked.connect(lambda: self.stepChosen.emit(self.tour.index - 1))
+        self.started = False
         self.next.clicked.connect(lambda: self.stepChosen.emit(self.tour.index + 1 if self.started else 0))
         self.counter = QLabel("")
         self.counter.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.started = False
         buttons = QHBoxLayout()
         buttons.addWidget(self.back)
         buttons.addStretch(1)
@@ -116,18 +118,16 @@ class LessonsPanel(QWidget):
         self.title.setText(f"Lesson {step.lesson}: {step.title}")
         self.text.setText(step.text)
         self.numbers.setText("")
-        self.numbers_id = 0
+        self.asking.forget()
         self.counter.setText(f"step {i + 1} of {len(self.tour.steps)}")
         self.back.setEnabled(not self.tour.at_start)
         self.next.setEnabled(not self.tour.at_end)
 
-    def ask(self, rid: int) -> None:
-        self.numbers_id = rid
+    def ask(self, request: rq.LessonNumbers) -> None:
+        self.asking.ask(request)
         self.numbers.setText("Working it out on this model…")
 
-    def on_numbers(self, rid: int, view) -> None:
-        if rid != self.numbers_id:
-            return
+    def on_numbers(self, view) -> None:
         parts = []
         if view.table is not None and view.rows is not None:
             fetched = {i for i, _, _ in view.rows}
@@ -162,6 +162,5 @@ class LessonsPanel(QWidget):
                          f"parameters; {tying}.")
         self.numbers.setText("<br><br>".join(parts))
 
-    def on_failed(self, rid: int, message: str) -> None:
-        if rid == self.numbers_id:
-            self.numbers.setText(escape(message))
+    def on_failed(self, message: str) -> None:
+        self.numbers.setText(escape(message))

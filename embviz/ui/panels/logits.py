@@ -6,14 +6,12 @@ the lookup that asks for logits, so neighbours and search never wait for it."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import (
     QButtonGroup, QCheckBox, QDoubleSpinBox, QFrame, QHBoxLayout, QLabel, QLayout, QPlainTextEdit, QRadioButton, QScrollArea,
     QSpinBox, QVBoxLayout, QWidget,
 )
 
 from embviz.bridge import requests as rq
-from embviz.bridge.worker import Reply
 from embviz.ui.formatting import logit_labels, percent_labels
 from embviz.state.tabs import LogitsState
 from embviz.ui import style
@@ -22,17 +20,17 @@ from embviz.ui.binding import Bindings
 from embviz.ui.panels.language_model import LOADING_TEXT, LanguageModelLoader, LanguageModelTab
 from embviz.ui.widgets import flow_row
 
-DEBOUNCE_MS = 120
 
 
 class LogitsPanel(LanguageModelTab):
     LOADING = LOADING_TEXT[:-1] + "; the direct path works meanwhile)"
     CANCELLED = "Loading the language model was cancelled. Edit the text to try again, or pick the direct path."
     FAILED_SUFFIX = " The direct path still works."
+    DEBOUNCE_MS = 120
 
     def __init__(self, submit, cancel, language_model: LanguageModelLoader, parent=None) -> None:
         super().__init__(submit, cancel, language_model, parent)
-        self.shown_id = 0  # the request whose bars are on screen
+        self.shown_id = 0  # the request whose bars are on screen (what the benchmark waits for)
         self.shown: list = []  # the bars on screen, in their order
         self.last = None  # the last answer
         self.vocab_size = 0
@@ -49,10 +47,6 @@ class LogitsPanel(LanguageModelTab):
         style.use_font(self.text, style.LABEL_POINT_SIZE + 4)
         self.text.setPlaceholderText("Type text; the model predicts the next token.")
         self.text.setFixedHeight(90)
-        self.timer = QTimer(self)
-        self.timer.setSingleShot(True)
-        self.timer.setInterval(DEBOUNCE_MS)
-        self.timer.timeout.connect(self.run)
         self.text.textChanged.connect(self._text_edited)
 
     def _options(self) -> tuple[QLayout, QLayout]:
@@ -140,7 +134,8 @@ class LogitsPanel(LanguageModelTab):
         """A new model: the old bars, tokens and notes go; the text is asked again. A
         session of this model (`restore`) brings back its prompt, clicked ids included,
         and its switches."""
-        self.request_id = self.shown_id = 0
+        self.asking.forget()
+        self.shown_id = 0
         self.vocab_size = summary.info["vocab_size"]
         self._clear_results()
         self.loading.show_loading(False)
@@ -206,17 +201,13 @@ class LogitsPanel(LanguageModelTab):
             self._say("Type some text: the model predicts the token that comes after it.")
             return
         if self.state.direct or self.language_model_ready():
-            self.request_id = self.submit(rq.Logits(
-                text=self.prompt.request_prompt(), k=self.state.k, temperature=self.state.temperature,
-                direct=self.state.direct,
-            ), Reply(self.on_result, self.on_failed))
+            self.asking.ask(rq.Logits(text=self.prompt.request_prompt(), k=self.state.k,
+                                      temperature=self.state.temperature, direct=self.state.direct))
 
     # --- results ------------------------------------------------------------------------------
-    def on_result(self, rid: int, result) -> None:
-        if rid != self.request_id:
-            return
+    def on_result(self, result) -> None:
         self.last = result
-        self.shown_id = rid
+        self.shown_id = self.asking.id
         self._say("  ".join(result.notes))
         shown = " | ".join(label for _, label in result.tokens[-60:])
         more = f"… ({len(result.tokens):,} tokens) " if len(result.tokens) > 60 else ""
@@ -250,7 +241,3 @@ class LogitsPanel(LanguageModelTab):
             f"at temperature T = {result.temperature:g}. "
             f"{share}{order} Click a bar to append that token."
         )
-
-    def on_failed(self, rid: int, message: str) -> None:
-        if rid == self.request_id:
-            self._say(message, error=True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
@@ -9,7 +11,7 @@ from PySide6.QtWidgets import (
 )
 
 from embviz.bridge import requests as rq
-from embviz.bridge.worker import Reply
+from embviz.bridge.latest import Latest
 from embviz.state.tabs import MapState, ProjectionState
 from embviz.ui.tables import map_rows
 from embviz.ui.plots import colouring
@@ -25,7 +27,13 @@ from embviz.ui.panels.map_colour import ColourByMixin
 from embviz.ui.panels.map_selecting import SelectionMixin
 from embviz.ui.panels.map_sets import WordSetsMixin
 from embviz.state.word_sets import parse_word_list
-from embviz.ui.panels.map_names import DRAG_MODES, HOVER_HINT, INSTANT, METHOD_NAMES, METHOD_SHORT, SEARCH_DEBOUNCE_MS, SEARCH_SET, SEARCH_WIDTH, SIDE_WIDTH, SUBSETS, combo
+from embviz.ui.panels.map_names import (
+    DRAG_MODES, HOVER_HINT, INSTANT, METHOD_NAMES, METHOD_SHORT, SEARCH_DEBOUNCE_MS, SEARCH_SET, SEARCH_WIDTH, SIDE_WIDTH, SUBSETS,
+    combo,
+)
+
+if TYPE_CHECKING:  # the cache's readers: not needed to show the window
+    from embviz.bridge.first_map import FirstMap
 
 FIRST_MAP_LABELS = 200_000
 
@@ -40,21 +48,24 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         self.submit = submit
         self.settings = settings
         self.presets = presets
-        self.request_id = 0
-        self.search_id = 0
-        self.faithful_id = 0
-        self.colour_id = 0  # the colour-by lookup (values or clusters) on its way
-        self.set_ids: dict[int, str] = {}  # word-set lookups on their way: request id → set name
+        self.drawing = Latest(submit, self.on_result, self._map_failed, self._map_cancelled, self.on_progress)
+        self.measuring = Latest(submit, self.on_faithfulness, self._faithfulness_failed, self._faithfulness_cancelled)
+        self.searching = Latest(submit, self.on_search, self._search_failed)
+        # The colour-by lookup: values or clusters, one at a time (asking one forgets the other).
+        self.valuing = Latest(submit, self.on_point_values, self._colours_failed, self._colours_cancelled)
+        self.clustering = Latest(submit, self.on_clusters, self._colours_failed, self._colours_cancelled,
+                                 self._clusters_progress)
+        self.set_lookups: dict[str, Latest] = {}  # per word set: its newest lookup
         self.state = MapState()
         self.word_sets = self.state.word_sets
         self._asked_rows: tuple[str, str, int] = (self.state.method, self.state.subset, self.state.limit)
         self._zoom_to_search = True
         self.summary_ready = False  # no model yet: changing Rows has nothing to redraw
-        self._first_map = None  # a bridge.first_map.FirstMap drawn from the cache while the model opens
+        self._first_map: FirstMap | None = None  # a bridge.first_map.FirstMap drawn from the cache while the model opens
         self._taking_over = False  # the open model's first map is on its way, its kept copy on screen
         # t-SNE's latest live picture while the tab is not on screen: drawn when it is shown,
         # not at every step (20,000 points a step cost the tab on screen its frames).
-        self._unseen_preview: tuple[int, tuple] | None = None
+        self._unseen_preview: tuple | None = None
         self.table_shape = (0, 0, 0, False)  # rows, dimensions, whole-word rows, on a GPU: what a long map is asked of
         self.bindings = Bindings(self.state)
         self.view = MapView()
@@ -83,9 +94,11 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         self.limit.setSingleStep(1000)
         self.limit.setPrefix("N = ")
         # Bound before any other slot is connected: those slots read the state.
-        for widget, attr in ((self.method, "method"), (self.subset, "subset"), (self.limit, "limit")):
-            self.bindings.bind(widget, attr)
-            (widget.valueChanged if widget is self.limit else widget.currentIndexChanged).connect(self._rows_changed)
+        for choice, attr in ((self.method, "method"), (self.subset, "subset")):
+            self.bindings.bind(choice, attr)
+            choice.currentIndexChanged.connect(self._rows_changed)
+        self.bindings.bind(self.limit, "limit")
+        self.limit.valueChanged.connect(self._rows_changed)
         self._show_limit()
         self.run_button = QPushButton("Draw map")
         self.run_button.clicked.connect(self.run_projection)
@@ -132,10 +145,11 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         self.clusters_k = QSpinBox()
         self.clusters_k.setRange(2, 1000)
         self.clusters_k.setPrefix("k = ")
-        for widget, attr in ((self.colour_by, "colour_by"), (self.cluster_method, "cluster_method"),
-                             (self.clusters_k, "clusters_k")):
-            self.bindings.bind(widget, attr)
-            (widget.valueChanged if widget is self.clusters_k else widget.currentIndexChanged).connect(self.apply_colour_by)
+        for choice, attr in ((self.colour_by, "colour_by"), (self.cluster_method, "cluster_method")):
+            self.bindings.bind(choice, attr)
+            choice.currentIndexChanged.connect(self.apply_colour_by)
+        self.bindings.bind(self.clusters_k, "clusters_k")
+        self.clusters_k.valueChanged.connect(self.apply_colour_by)
         self.contours_box = QCheckBox("Contours")
         self.contours_box.setToolTip("Outline where the points crowd: density contours under the map's points")
         self.bindings.bind(self.contours_box, "contours")
@@ -260,13 +274,15 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         map come back, the map as saved rather than computed again. A map drawn from the
         cache while it opened stays on screen until the model's own map replaces it, and then
         only if the two differ."""
-        self.request_id = self.search_id = self.faithful_id = self.colour_id = 0
+        for asked in (self.drawing, self.measuring, self.searching, self.valuing, self.clustering):
+            asked.forget()
+        self.set_lookups.clear()
+        self._unseen_preview = None
         self.summary_ready = True
         info = summary.info
         self.table_shape = (int(info.get("vocab_size", 0)), int(info.get("dim", 0)), summary.word_rows,
                             str(info.get("device", "cpu")).startswith("cuda"))
         self.clear_selection()  # ids of the old vocabulary
-        self.set_ids.clear()
         self.word_sets.model_changed()
         first, self._first_map = self._first_map, None
         self._taking_over = first is not None and restore is None
@@ -353,13 +369,14 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         if self.state.method == "axes" and not pairs:
             self.status.setText("Word-pair axes: type two words for each axis, e.g. x: man, woman and y: man, king.")
             return
-        request = rq.Project(method=self.state.method, subset=self.state.subset, limit=self.state.limit,
-                             axes=tuple(x + y) if pairs else rq.Project.axes)
-        request = self._long_map_choice(request)
+        asked = rq.Project(method=self.state.method, subset=self.state.subset, limit=self.state.limit,
+                           axes=(x[0], x[1], y[0], y[1]) if pairs else rq.Project.axes)
+        request = self._long_map_choice(asked)
         if request is None:
             return
-        self.request_id = self.submit(request, Reply(self.on_result, self.on_failed, self.on_cancelled, self.on_progress))
-        self.faithful_id = 0  # the measure of the map on screen no longer matters
+        self._unseen_preview = None
+        self.drawing.ask(request)
+        self.measuring.forget()  # the measure of the map on screen no longer matters
         self._asked_rows = (request.method, request.subset, request.limit)
         self.run_button.setText("Draw map")
         self.cancel_button.setEnabled(True)
@@ -397,34 +414,31 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         self.progress.setValue(0)
         self.progress.hide()
 
-    def on_progress(self, rid: int, fraction: float, stage: str, preview) -> None:
-        if rid == self.colour_id:
-            self.statusMessage.emit(f"Clusters: {stage} — {fraction:.0%}")
-            return
-        if rid != self.request_id:
-            return
+    def _clusters_progress(self, fraction: float, stage: str, _preview: object) -> None:
+        self.statusMessage.emit(f"Clusters: {stage} — {fraction:.0%}")
+
+    def on_progress(self, fraction: float, stage: str, preview) -> None:
         self.progress.setValue(int(fraction * 1000))
         self.status.setText(f"{stage} — {fraction:.0%}")
         if isinstance(preview, tuple) and not self._taking_over:  # (row ids, coordinates so far): t-SNE's live picture
             if self.isVisible():
                 self._draw_preview(preview)
             else:
-                self._unseen_preview = (rid, preview)
+                self._unseen_preview = preview
 
     def _draw_preview(self, preview: tuple) -> None:
         self._unseen_preview = None
         self.clear_selection()  # its rings would scatter over the new layout
-        self.view.set_points(*preview, autorange=True)
+        ids, coords = preview
+        self.view.set_points(ids, coords, autorange=True)
 
     def showEvent(self, event) -> None:
         super().showEvent(event)
         unseen = self._unseen_preview
-        if unseen is not None and unseen[0] == self.request_id and not self._taking_over:
-            self._draw_preview(unseen[1])
+        if unseen is not None and not self._taking_over:
+            self._draw_preview(unseen)
 
-    def on_result(self, rid: int, projection) -> None:
-        if rid != self.request_id:
-            return
+    def on_result(self, projection) -> None:
         taking_over, self._taking_over = self._taking_over, False
         self._unseen_preview = None
         if not (taking_over and np.array_equal(projection.ids, self.view.ids)
@@ -450,52 +464,42 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         self.apply_colour_by()  # the new map's points, coloured as asked
         self.clear_selection()  # picked on another layout: its points are elsewhere here
         # Drawn first, measured next (a second, on the long lane): how faithful is this picture?
-        self.faithful_id = self.submit(rq.Faithfulness(ids=projection.ids, coords=projection.coords),
-                                       Reply(self.on_faithfulness, self.on_failed, self.on_cancelled))
+        self.measuring.ask(rq.Faithfulness(ids=projection.ids, coords=projection.coords))
 
-    def on_faithfulness(self, rid: int, faithful) -> None:
-        if rid != self.faithful_id or faithful is None or self.state.projection is None:
+    def on_faithfulness(self, faithful) -> None:
+        if faithful is None or self.state.projection is None:
             return
         self.state.projection.caption = f"{self.state.projection.caption} — {faithful.caption()}"
         self.status.setText(self.state.projection.caption)
 
-    def on_failed(self, rid: int, message: str) -> None:
-        if rid == self.request_id:
-            self._idle()
-            self._taking_over = False
-            self.status.setText("Map failed: " + message)
-        elif rid == self.search_id:  # e.g. a regex that does not parse: its old hits would mislead
-            self.view.remove_word_set(SEARCH_SET)
-            self.view.set_selected([])
-            self.statusMessage.emit(message)
-        elif rid == self.faithful_id:
-            self.statusMessage.emit(f"Could not measure how faithful the map is: {message}")
-        elif rid == self.colour_id:
-            self.colour_id = 0
-            self.cancel_button.setEnabled(self.progress.isVisible())
-            self.view.set_colours(None)
-            self.statusMessage.emit(f"Colour by {colouring.COLOUR_BY[self.state.colour_by].lower()}: {message}")
-        elif (name := self.set_ids.pop(rid, None)) is not None:
-            self.statusMessage.emit(f"{name}: {message}")
+    def _map_failed(self, message: str) -> None:
+        self._idle()
+        self._taking_over = False
+        self._unseen_preview = None
+        self.status.setText("Map failed: " + message)
 
-    def on_cancelled(self, rid: int) -> None:
-        if rid == self.request_id:
-            self._idle()
-            self._taking_over = False
-            done = self.state.projection
-            if done is not None and not (np.array_equal(done.ids, self.view.ids) and np.array_equal(done.coords, self.view.coords)):
-                self.view.set_points(done.ids, done.coords)  # not the half-made layout of the cancelled run
-                self.status.setText(f"Cancelled: back to the last finished map. {done.caption}")
-                self.apply_colour_by()  # its colours went with the preview's rows; Colour by still names them
-            else:
-                self.status.setText("Cancelled: the last picture is kept")
-        elif rid == self.colour_id:
-            self.colour_id = 0
-            self.cancel_button.setEnabled(self.progress.isVisible())
-            self.statusMessage.emit("Clustering cancelled: the map is drawn without its colours.")
-        elif rid == self.faithful_id:
-            self.statusMessage.emit("Measuring how faithful the map is was cancelled.")
-        self.set_ids.pop(rid, None)
+    def _search_failed(self, message: str) -> None:
+        self.view.remove_word_set(SEARCH_SET)  # e.g. a regex that does not parse: its old hits would mislead
+        self.view.set_selected([])
+        self.statusMessage.emit(message)
+
+    def _faithfulness_failed(self, message: str) -> None:
+        self.statusMessage.emit(f"Could not measure how faithful the map is: {message}")
+
+    def _faithfulness_cancelled(self) -> None:
+        self.statusMessage.emit("Measuring how faithful the map is was cancelled.")
+
+    def _map_cancelled(self) -> None:
+        self._idle()
+        self._taking_over = False
+        self._unseen_preview = None
+        done = self.state.projection
+        if done is not None and not (np.array_equal(done.ids, self.view.ids) and np.array_equal(done.coords, self.view.coords)):
+            self.view.set_points(done.ids, done.coords)  # not the half-made layout of the cancelled run
+            self.status.setText(f"Cancelled: back to the last finished map. {done.caption}")
+            self.apply_colour_by()  # its colours went with the preview's rows; Colour by still names them
+        else:
+            self.status.setText("Cancelled: the last picture is kept")
 
     # --- export ---------------------------------------------------------------------------------
     def picture(self) -> tuple[QWidget, str]:

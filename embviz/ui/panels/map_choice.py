@@ -3,7 +3,10 @@ the map takes, in words a class can follow, with the quickest honest map picked.
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QButtonGroup, QDialog, QDialogButtonBox, QHBoxLayout, QLabel, QRadioButton, QVBoxLayout, QWidget
+from PySide6.QtGui import QMouseEvent
+from PySide6.QtWidgets import (
+    QAbstractButton, QButtonGroup, QDialog, QDialogButtonBox, QHBoxLayout, QLabel, QRadioButton, QVBoxLayout, QWidget,
+)
 
 from embviz.state.map_estimate import MapChoice, duration
 from embviz.ui.panels.map_names import METHOD_SHORT
@@ -44,14 +47,24 @@ class MapChoiceDialog(QDialog):
         return self.choices[max(0, self.group.checkedId())]
 
 
+class _ChecksButton(QLabel):
+    """A label that checks its radio button when clicked."""
+
+    def __init__(self, text: str, button: QAbstractButton) -> None:
+        super().__init__(text)
+        self._button = button
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        self._button.setChecked(True)
+
+
 def _wrapped(button: QRadioButton) -> QWidget:
     """A radio button whose long text wraps: Qt's own does not, so its text moves to a
     label beside an empty button, and a click on the label checks it."""
     text = button.text()
     button.setText("")
-    label = QLabel(text)
+    label = _ChecksButton(text, button)
     label.setWordWrap(True)
-    label.mousePressEvent = lambda _event: button.setChecked(True)
     box = QWidget()
     row = QHBoxLayout(box)
     row.setContentsMargins(0, 0, 0, 0)

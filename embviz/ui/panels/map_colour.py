@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 
 from embviz.bridge import requests as rq
-from embviz.bridge.worker import Reply
 from embviz.ui.plots import colouring
 from embviz.ui.panels.map_names import clusters_summary
+from embviz.ui.panels.map_host import MapHost
 
 
-class ColourByMixin:
+class ColourByMixin(MapHost):
     def _show_cluster_controls(self) -> None:
         clusters = self.state.colour_by == "cluster"
         self.cluster_method.setVisible(clusters)
@@ -21,37 +21,34 @@ class ColourByMixin:
     def apply_colour_by(self) -> None:
         """Ask for the values that colour the map on screen (clusters on the long lane)."""
         self._show_cluster_controls()
-        self.colour_id = 0
+        self.valuing.forget()
+        self.clustering.forget()
         view = self.view
         if self.state.colour_by == "none" or not len(view.ids):
             view.set_colours(None)
             return
         if self.state.colour_by == "cluster":
-            self.colour_id = self.submit(rq.Clusters(method=self.state.cluster_method, k=self.state.clusters_k,
-                                                     ids=view.ids, coords=view.coords),
-                                         Reply(self.on_clusters, self.on_failed, self.on_cancelled, self.on_progress))
+            self.clustering.ask(rq.Clusters(method=self.state.cluster_method, k=self.state.clusters_k,
+                                            ids=view.ids, coords=view.coords))
             self.cancel_button.setEnabled(True)
             self.statusMessage.emit("Clusters: starting…")
         else:
-            self.colour_id = self.submit(rq.PointValues(by=self.state.colour_by, ids=view.ids),
-                                         Reply(self.on_point_values, self.on_failed, self.on_cancelled))
+            self.valuing.ask(rq.PointValues(by=self.state.colour_by, ids=view.ids))
 
     def _same_map(self, ids: np.ndarray) -> bool:
         return ids.shape == self.view.ids.shape and np.array_equal(ids, self.view.ids)
 
-    def on_point_values(self, rid: int, values) -> None:
-        if rid != self.colour_id or not self._same_map(values.ids):
+    def on_point_values(self, values) -> None:
+        if not self._same_map(values.ids):
             return
-        self.colour_id = 0
         if values.by == "kind":
             self.view.set_colours(*colouring.kind_colours(values.values, values.names))
         else:
             self.view.set_colours(*colouring.gradient_colours(values.values, values.by))
 
-    def on_clusters(self, rid: int, found) -> None:
-        if rid != self.colour_id or not self._same_map(found.ids):
+    def on_clusters(self, found) -> None:
+        if not self._same_map(found.ids):
             return
-        self.colour_id = 0
         self.cancel_button.setEnabled(self.progress.isVisible())
         codes, table, legend = colouring.cluster_colours(found.codes, found.clusters, found.method, found.k)
         self.view.set_colours(codes, table, legend)
@@ -59,3 +56,12 @@ class ColourByMixin:
                                      colouring.coarse_centres(codes, self.view.coords, found.coarse, found.coarse_of))
         self.statusMessage.emit(clusters_summary(found))
 
+
+    def _colours_failed(self, message: str) -> None:
+        self.cancel_button.setEnabled(self.progress.isVisible())
+        self.view.set_colours(None)
+        self.statusMessage.emit(f"Colour by {colouring.COLOUR_BY[self.state.colour_by].lower()}: {message}")
+
+    def _colours_cancelled(self) -> None:
+        self.cancel_button.setEnabled(self.progress.isVisible())
+        self.statusMessage.emit("Clustering cancelled: the map is drawn without its colours.")

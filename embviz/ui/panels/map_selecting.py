@@ -7,15 +7,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QFileDialog, QInputDialog
 
 from embviz.state.settings import atomic_write_text
 from embviz.ui.tables import rows_to_text
 from embviz.ui import style
 from embviz.ui.panels.map_names import SELECTION_SET
+from embviz.ui.panels.map_host import MapHost
 
 
-class SelectionMixin:
+class SelectionMixin(MapHost):
     def set_selection(self, ids: list[int]) -> None:
         """The tokens inside a drawn rectangle or lasso (or a restored session's)."""
         self.state.selection = [int(i) for i in ids]
@@ -39,7 +41,7 @@ class SelectionMixin:
         for the next press. Claimed at ShortcutOverride, so the shortcut does not fire."""
         if watched is self.view and self.state.selection and event.type() in (QEvent.Type.ShortcutOverride,
                                                                               QEvent.Type.KeyPress):
-            if event.key() == Qt.Key.Key_Escape:
+            if isinstance(event, QKeyEvent) and event.key() == Qt.Key.Key_Escape:
                 event.accept()
                 if event.type() == QEvent.Type.KeyPress:
                     self.clear_selection()

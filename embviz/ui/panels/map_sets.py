@@ -7,13 +7,14 @@ from __future__ import annotations
 from PySide6.QtWidgets import QInputDialog
 
 from embviz.bridge import requests as rq
-from embviz.bridge.worker import Reply
+from embviz.bridge.latest import Latest
 from embviz.ui import style
 from embviz.state.word_sets import parse_word_list
 from embviz.ui.panels.map_names import SEARCH_SET
+from embviz.ui.panels.map_host import MapHost
 
 
-class WordSetsMixin:
+class WordSetsMixin(MapHost):
     def _search_edited(self) -> None:
         self.search_timer.start()
 
@@ -21,17 +22,13 @@ class WordSetsMixin:
         """Find as you type (debounced); an empty field takes the search off the map."""
         self.search_timer.stop()
         if not self.state.search:
-            self.search_id = 0
+            self.searching.forget()
             self.view.remove_word_set(SEARCH_SET)
             self.view.set_selected([])  # its rings and labels go with it
             return
-        self.search_id = self.submit(rq.Search(pattern=self.state.search, regex=self.state.regex,
-                                               substring=self.state.substring),
-                                     Reply(self.on_search, self.on_failed, self.on_cancelled))
+        self.searching.ask(rq.Search(pattern=self.state.search, regex=self.state.regex, substring=self.state.substring))
 
-    def on_search(self, rid: int, ids: list[int]) -> None:
-        if rid != self.search_id:
-            return
+    def on_search(self, ids: list[int]) -> None:
         shown = self.view.on_map(ids).tolist()
         self.view.set_word_set(SEARCH_SET, shown, style.SEARCH_COLOR)
         self.view.set_selected(shown[:12])
@@ -57,14 +54,18 @@ class WordSetsMixin:
             self.view.remove_word_set(name)
 
     def _request_set(self, name: str) -> None:
-        rid = self.submit(rq.WordSet(name=name, words=self.words_of(name)),
-                          Reply(self.on_word_set, self.on_failed, self.on_cancelled))
-        self.set_ids = {r: n for r, n in self.set_ids.items() if n != name}  # only the newest lookup counts
-        self.set_ids[rid] = name
+        if name not in self.set_lookups:
+            self.set_lookups[name] = Latest(self.submit, self.on_word_set,
+                                            lambda message: self.statusMessage.emit(f"{name}: {message}"))
+        self.set_lookups[name].ask(rq.WordSet(name=name, words=self.words_of(name)))
 
-    def on_word_set(self, rid: int, view) -> None:
-        if self.set_ids.pop(rid, None) is None or not self.word_sets.resolve(view.name, view.ids):
-            return  # an older lookup, or a set unticked while this one was on its way
+    def sets_waiting(self) -> bool:
+        """Whether a word set's lookup is on its way."""
+        return any(lookup.waiting for lookup in self.set_lookups.values())
+
+    def on_word_set(self, view) -> None:
+        if not self.word_sets.resolve(view.name, view.ids):
+            return  # a set unticked while its lookup was on its way
         self.view.set_word_set(view.name, view.ids, self.sets.colour_of.get(view.name, style.SET_COLORS[0]))
         if not view.ids:
             self.statusMessage.emit(f"{view.name}: none of its words is a single token in this model, so none is marked.")

@@ -15,23 +15,23 @@ class WordSetsList(QListWidget):
 
     toggled = Signal(str, bool)
 
-    def __init__(self, state: WordSetsState) -> None:
+    def __init__(self, word_sets: WordSetsState) -> None:
         super().__init__()
-        self.state = state
+        self.word_sets = word_sets  # not `state`: a list view has a state() of its own
         self.colour_of: dict[str, QColor] = {}
         self.add_button = QPushButton("Add word set…")
         self.itemChanged.connect(self._item_changed)
 
     def fill(self, names: list[str]) -> None:
         """Offer `names`; ticks of the sets kept survive (the state decides)."""
-        self.state.set_names(names)
+        self.word_sets.set_names(names)
         self.blockSignals(True)
         self.clear()
         for i, name in enumerate(names):
             colour = style.SET_COLORS[i % len(style.SET_COLORS)]
             item = QListWidgetItem(name)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            item.setCheckState(Qt.CheckState.Checked if self.state.is_ticked(name) else Qt.CheckState.Unchecked)
+            item.setCheckState(Qt.CheckState.Checked if self.word_sets.is_ticked(name) else Qt.CheckState.Unchecked)
             item.setForeground(colour)
             self.colour_of[name] = colour
             self.addItem(item)
@@ -45,5 +45,5 @@ class WordSetsList(QListWidget):
 
     def _item_changed(self, item: QListWidgetItem) -> None:
         on = item.checkState() == Qt.CheckState.Checked
-        self.state.tick(item.text(), on)
+        self.word_sets.tick(item.text(), on)
         self.toggled.emit(item.text(), on)

@@ -9,7 +9,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
 
 from embviz.bridge import requests as rq
-from embviz.bridge.worker import Reply
+from embviz.bridge.latest import Latest
 from embviz.state.tabs import NeighboursState
 from embviz.ui import style
 from embviz.ui.binding import Bindings
@@ -29,8 +29,7 @@ class NeighboursPanel(QWidget):
 
     def __init__(self, submit, parent=None) -> None:
         super().__init__(parent)
-        self.submit = submit
-        self.request_id = 0
+        self.asking = Latest(submit, self.on_result, self.on_failed)
         self.state = NeighboursState()
         self.labels: list[str] = []  # the model's, for the field to name a clicked token
         self.word = WordField("A word, e.g. king (or ␣king for the exact token)")
@@ -90,7 +89,7 @@ class NeighboursPanel(QWidget):
         """A new model: the old answer goes; a typed word is asked again, a clicked id
         (which names another token here) is forgotten. A session of this model
         (`restore`) brings back its controls and asks its last query, ids included."""
-        self.request_id = 0
+        self.asking.forget()
         self.labels = summary.labels
         self.word.set_vocabulary(summary.labels)
         self.table.fill([], [])
@@ -112,17 +111,14 @@ class NeighboursPanel(QWidget):
         """The field's word; while it still names the selection shown, that selection."""
         query = self.state.query
         selection = isinstance(query, list) and self.state.word == selection_text(query)
-        self.query(query if selection else self.state.word)
+        self.query(query if selection and query is not None else self.state.word)
 
     def query(self, query: int | str | list[int]) -> None:
         """A typed word, a clicked token id, or the ids of a map selection (their mean).
         The field says which: what is listed is never another word's neighbours."""
         self.state.query = query
         self._show_word(self._describe(query))
-        self.request_id = self.submit(rq.Neighbours(
-            query=query, k=self.state.k, centered=self.state.centered, hide_special=self.state.hide_special,
-            by=self.state.by,
-        ), Reply(self.on_result, self.on_failed))
+        self.asking.ask(rq.from_state(rq.Neighbours, self.state, query=query))
 
     def _describe(self, query: int | str | list[int]) -> str:
         """The query as the field shows it: the word, the token's label, or the selection."""
@@ -140,9 +136,7 @@ class NeighboursPanel(QWidget):
         """A point clicked on the map."""
         self.query(int(token_id))
 
-    def on_result(self, rid: int, view) -> None:
-        if rid != self.request_id:
-            return
+    def on_result(self, view) -> None:
         self.message.setText("")
         kind = "cosine" if view.by == "cosine" else "dot product"
         kind = f"mean-centred {kind}" if view.centered else kind
@@ -156,9 +150,8 @@ class NeighboursPanel(QWidget):
         # Ringed on the map: where the picture puts the table's true nearest rows.
         self.highlight.emit([view.query_id] * (view.query_id >= 0) + [h.id for h in view.hits[:10]])
 
-    def on_failed(self, rid: int, message: str) -> None:
-        if rid == self.request_id:  # the old answer would read as this query's
-            self.message.setText(message)
-            self.heading.setText(HEADING_HINT)
-            self.table.fill([], [])
-            self.highlight.emit([])
+    def on_failed(self, message: str) -> None:
+        self.message.setText(message)  # the old answer would read as this query's
+        self.heading.setText(HEADING_HINT)
+        self.table.fill([], [])
+        self.highlight.emit([])

@@ -3,12 +3,14 @@ diverging palette centred on zero (the picture the word2vec explainers draw)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from embviz.bridge import requests as rq
-from embviz.bridge.worker import Reply
+from embviz.bridge.latest import Latest
 from embviz.state.tabs import VectorsState
 from embviz.ui import style
 from embviz.ui.binding import Bindings
@@ -22,10 +24,9 @@ COLORMAP = "CET-D1"  # blue below zero, white at zero, red above: the sign reads
 class VectorsPanel(QWidget):
     def __init__(self, submit, parent=None) -> None:
         super().__init__(parent)
-        self.submit = submit
-        self.request_id = 0
+        self.asking = Latest(submit, self.on_result, self.on_failed)
         self.state = VectorsState()
-        self.shown = None  # the StripsView on screen
+        self.shown: Any = None  # the StripsView on screen
         self.words = WordField("Words, e.g. king, man, woman, queen")
         self.bindings = Bindings(self.state)
         self.bindings.bind(self.words, "words")
@@ -82,7 +83,7 @@ class VectorsPanel(QWidget):
         return headers, [[label, i, *row.tolist()] for label, i, row in zip(view.labels, view.ids, view.rows)]
 
     def on_model(self, summary, restore: VectorsState | None = None) -> None:
-        self.request_id = 0
+        self.asking.forget()
         self.words.set_vocabulary(summary.labels)
         if restore is not None:
             self.state.words = restore.words
@@ -102,11 +103,9 @@ class VectorsPanel(QWidget):
         if not words:
             self._clear()
             return
-        self.request_id = self.submit(rq.VectorStrips(words=words), Reply(self.on_result, self.on_failed))
+        self.asking.ask(rq.VectorStrips(words=words))
 
-    def on_result(self, rid: int, view) -> None:
-        if rid != self.request_id:
-            return
+    def on_result(self, view) -> None:
         self.message.setText(f"Not one token here: {', '.join(view.missing)}" if view.missing else "")
         if not view.ids:
             self.shown = None
@@ -125,6 +124,5 @@ class VectorsPanel(QWidget):
         item.setYRange(0, rows.shape[0], padding=0)
         self.heading.setText(f"The rows of {', '.join(view.labels)}: {rows.shape[1]} numbers each")
 
-    def on_failed(self, rid: int, message: str) -> None:
-        if rid == self.request_id:
-            self.message.setText(message)
+    def on_failed(self, message: str) -> None:
+        self.message.setText(message)

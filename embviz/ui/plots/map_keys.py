@@ -10,6 +10,7 @@ from PySide6.QtGui import QColor
 
 from embviz.ui import style
 from embviz.ui.plots.map_markers import highlight_size
+from embviz.ui.plots.map_view_host import MapViewHost
 
 KEY_GAP_PX = 6
 # Each key covers at most this share of the view's area, width and height, so two cover
@@ -33,7 +34,7 @@ def new_key(view_box: pg.ViewBox, offset: tuple[int, int]) -> pg.LegendItem:
     return key
 
 
-class KeysMixin:
+class KeysMixin(MapViewHost):
     """MapView's keys: `legend` (word sets), `colour_legend` (Colour by) and their fitting."""
 
     def _make_keys(self) -> None:

@@ -13,6 +13,7 @@ from PySide6.QtGui import QColor, QFont, QFontMetricsF
 
 from embviz.ui import style
 from embviz.ui.plots.map_markers import fan_out, highlight_size
+from embviz.ui.plots.map_view_host import MapViewHost
 
 LABEL_ALL_BELOW = 200  # with at most this many points in view, every one is labelled
 MAX_LABELS = 300
@@ -88,7 +89,7 @@ class Frame:
         return 0 <= px <= self.width and 0 <= py <= self.height
 
 
-class LabelsMixin:
+class LabelsMixin(MapViewHost):
     """MapView's token labels and cluster names."""
 
     def _make_labels(self) -> None:
@@ -170,7 +171,8 @@ class LabelsMixin:
         spots = place_labels([boxes[k] if kind == "token" else named[k][1] for kind, k in order], frame.width,
                              frame.height, taken, radius + 3, [sides[k] if kind == "token" else 0 for kind, k in order],
                              [0 if kind == "token" else NAME_STACKS for kind, _ in order])
-        tokens, names = [], []
+        tokens: list[tuple[int, float, float]] = []
+        names: list[tuple[Name, bool]] = []
         for (kind, k), spot in zip(order, spots):
             if spot is None:
                 continue
@@ -184,7 +186,8 @@ class LabelsMixin:
                      important: set[int]) -> tuple[list[int], list[Box], list[int]]:
         """(ids, pixel boxes, side tried first) of the tokens to label that are in view; the
         highlighted ones that share a spot are fanned out, their markers with them."""
-        ids, points = [], []
+        ids: list[int] = []
+        spots: list[tuple[float, float]] = []
         for token_id in self.label_candidates(in_view)[: 4 * MAX_LABELS]:
             pos = self.position_of(token_id)
             if pos is None or token_id >= len(self.labels):
@@ -192,8 +195,8 @@ class LabelsMixin:
             px, py = frame.to_px(float(pos[0]), float(pos[1]))
             if frame.holds(px, py):
                 ids.append(token_id)
-                points.append((px, py))
-        points = np.array(points, dtype=np.float64).reshape(-1, 2)
+                spots.append((px, py))
+        points = np.array(spots, dtype=np.float64).reshape(-1, 2)
         sides = [0] * len(ids)
         marked = [k for k, i in enumerate(ids) if i in important]
         fanned = fan_out(points[marked], metrics.height() + 4, highlight_size(len(self.coords), self._dot_px) * self._scale)

@@ -11,6 +11,7 @@ import pyqtgraph as pg
 from PySide6.QtGui import QColor
 
 from embviz.ui import style
+from embviz.ui.plots.map_view_host import MapViewHost
 
 # A zoomed-in map's dots grow from their size on the whole map toward GROWN_PX, as
 # fewer points are in view: by sqrt(GROW_FROM / points in view), so 200 in view are 3x.
@@ -59,7 +60,7 @@ def fan_out(points: np.ndarray, label_height: float, marker: float) -> np.ndarra
     return out
 
 
-class MarkersMixin:
+class MarkersMixin(MapViewHost):
     """MapView's word sets (`_sets`: name → scatter, ids, colour), rings and arrows."""
 
     def set_word_set(self, name: str, ids: list[int], color: QColor) -> None:
@@ -108,9 +109,10 @@ class MarkersMixin:
         rows = self.rows_of(np.asarray(ids, dtype=np.int64))
         shown = rows >= 0
         pos = self.coords[rows[shown]].astype(np.float32).reshape(-1, 2)
-        for k, token_id in enumerate(np.asarray(ids, dtype=np.int64)[shown].tolist()) if fanned else ():
-            if token_id in fanned:
-                pos[k] = fanned[token_id]
+        if fanned:
+            for k, token_id in enumerate(np.asarray(ids, dtype=np.int64)[shown].tolist()):
+                if token_id in fanned:
+                    pos[k] = fanned[token_id]
         scatter.setData(pos=pos)
 
     def _refresh_halo(self) -> None:

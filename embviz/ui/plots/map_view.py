@@ -296,6 +296,8 @@ class MapView(KeysMixin, MarkersMixin, LabelsMixin, pg.PlotWidget):
         mx, my = DENSITY_MARGIN * (x1 - x0), DENSITY_MARGIN * (y1 - y0)
         want = (x0 - mx, x1 + mx, y0 - my, y1 + my)
         cells = index.cells_rect(want)
+        if cells is None:  # the view has left the points: the image there stays, out of sight
+            return
         block = index.block(want)
         size = block.stop - block.start if isinstance(block, slice) else len(block)
         every = 1 if sharpen else max(1, math.ceil(size / STEP_POINTS))
@@ -327,15 +329,17 @@ class MapView(KeysMixin, MarkersMixin, LabelsMixin, pg.PlotWidget):
         self._subset_rect = None
 
     def _index_colours(self) -> np.ndarray:
-        if self._sorted_rgba is None:
+        """The points' colours in the index's order (asked only of a coloured map)."""
+        if self._sorted_rgba is None and self._rgba32 is not None:
             self._sorted_rgba = self._rgba32[self._index().rows]
+        assert self._sorted_rgba is not None, "the map is not coloured"
         return self._sorted_rgba
 
     def _row(self, token_id: int) -> int | None:
         """The row of `token_id` on this map, or None."""
         return int(r) if (r := self.rows_of(np.array([token_id]))[0]) >= 0 else None
 
-    def rows_of(self, token_ids: np.ndarray) -> np.ndarray:
+    def rows_of(self, token_ids: np.ndarray | list[int]) -> np.ndarray:
         """The row of each of `token_ids` on this map, -1 for those not on it."""
         token_ids = np.asarray(token_ids, dtype=np.int64).ravel()
         ordered = self.ids if self._id_order is None else self.ids[self._id_order]
@@ -436,10 +440,10 @@ class MapView(KeysMixin, MarkersMixin, LabelsMixin, pg.PlotWidget):
 
     def _on_mouse_moved(self, scene_pos) -> None:
         token_id = self.nearest_at(scene_pos)
-        if token_id < 0:
+        pos = self.position_of(token_id) if token_id >= 0 else None
+        if pos is None:
             self.hover_text.hide()
         else:
-            pos = self.position_of(token_id)
             self.hover_text.setText(f"{self.labels[token_id]}  #{token_id}" if token_id < len(self.labels) else f"#{token_id}")
             self.hover_text.setPos(float(pos[0]), float(pos[1]))
             self.hover_text.show()

@@ -3,6 +3,7 @@ up or down from zero, with a key in the title naming each series."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pyqtgraph as pg
@@ -20,7 +21,7 @@ GROUP_WIDTH = 0.84  # of a group's slot: a gap between blocks keeps them apart
 class Series:
     name: str
     color: QColor
-    values: list[float | None]  # one per group; None: no bar in that group
+    values: Sequence[float | None]  # one per group; None: no bar in that group
 
 
 class PartsChart(StillPlot):

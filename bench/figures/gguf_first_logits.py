@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import statistics
 import tempfile
-from typing import Callable
 
-from bench.run import LIMIT, PEAK, run_child
+from bench.figures import Context, Figure
+from bench.measure import LIMIT, PEAK, run_child
 
 TEXT = "The capital of France is"
 
@@ -51,7 +51,8 @@ def _fresh(code: str) -> dict:
         return run_child(code, {"EMBVIZ_CACHE_DIR": cache, "HF_HUB_OFFLINE": "1", "TQDM_DISABLE": "1"})
 
 
-def fig_gguf_first_logits(args, record: Callable) -> None:
+def run(ctx: Context) -> None:
+    args, record = ctx.args, ctx.record
     repeats = 1 if args.quick else 3
     # Interleaved, so that a machine busy for a while slows both alike.
     runs = [(_fresh(_OURS), _fresh(_TRANSFORMERS)) for _ in range(repeats)]
@@ -67,3 +68,6 @@ def fig_gguf_first_logits(args, record: Callable) -> None:
                 f"top-5 {'same tokens' if same_ids else 'DIFFERENT tokens'}, logits within {differs:.1e}; "
                 f"peak RSS {max(r['rss'] for r in ours) / 2**20:,.0f} MiB vs "
                 f"{max(r['rss'] for r in theirs) / 2**20:,.0f} MiB; median of {repeats}")
+
+
+FIGURE = Figure(18, run, order=430)

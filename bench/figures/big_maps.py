@@ -14,10 +14,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from bench.run import median_time
+from bench.figures import Context, Figure
+from bench.measure import median_time
 from bench.synthetic import BIG_QUICK, BIG_ROWS, write_word2vec_clusters
 
-FIGURE = 17
+NUMBER = 17  # the figure this module measures
 
 
 def big_file(args) -> tuple[Path, int, int]:
@@ -100,7 +101,7 @@ def csv_seconds(args, model, ids: np.ndarray, coords: np.ndarray, record) -> Non
     repeats = max(1, args.repeats // 3)
     took, base = median_time(ours, repeats), median_time(row_by_row, repeats)
     out.unlink(missing_ok=True)
-    record(FIGURE, f"CSV of a map of {ids.size:,} rows (project --out)", took, "s", base,
+    record(NUMBER, f"CSV of a map of {ids.size:,} rows (project --out)", took, "s", base,
            "csv.writer, a row at a time (the same bytes)", "" if args.quick else "≤ 0.5×")
 
 
@@ -116,13 +117,13 @@ def search_seconds(args, model, record) -> None:
     repeats = max(3, args.repeats)
     ours = median_time(lambda: search_tokens(model.vocab, "no such word"), repeats)
     base = median_time(lambda: [i for i, text in enumerate(texts) if text.lower() == "no such word"], repeats)
-    record(FIGURE, f"plain-text search of {len(texts):,} tokens", ours * 1000, "ms", base * 1000,
+    record(NUMBER, f"plain-text search of {len(texts):,} tokens", ours * 1000, "ms", base * 1000,
            "a Python pass over every token's lowercase", "" if args.quick else "≤ 0.2×",
            f"the first search of a vocabulary joins its lowered texts: {first:.2f} s")
 
 
-def fig_big_maps(args, record) -> None:
-    """Records its rows through `record` (bench.run.record)."""
+def run(ctx: Context) -> None:
+    args, record = ctx.args, ctx.record
     from embviz.core.device import every_idle_core
     from embviz.state.map_estimate import map_seconds, place_seconds
     from embviz.core.maps.knn import neighbour_preservation
@@ -161,10 +162,10 @@ def fig_big_maps(args, record) -> None:
             model.cache.pop(UNIT_TABLE)
     ours, built, base, base_raw = (float(np.median(v)) for v in (ours, built, base, base_raw))
     floor = f"numpy unit-row PCA (mean, uᵀu, eigh, one product) on a built unit table, {threads} thread(s)"
-    record(FIGURE, f"PCA of all {size} rows (synthetic word2vec)", ours, "s", base_raw,
+    record(NUMBER, f"PCA of all {size} rows (synthetic word2vec)", ours, "s", base_raw,
            f"numpy: unit rows made from the table, then the same PCA, {threads} thread(s)", goal("≤ 1.1×"),
            f"the app's first map: no unit table, rows scaled chunk by chunk; {ours / base:.2f}× the built-table floor")
-    record(FIGURE, f"PCA of all {size} rows, the unit table built", built, "s", base, floor, goal("≤ 1.1×"),
+    record(NUMBER, f"PCA of all {size} rows, the unit table built", built, "s", base, floor, goal("≤ 1.1×"),
            "after a neighbour lookup or a t-SNE has built it")
     del units
     csv_seconds(args, model, ids, coords, record)
@@ -172,7 +173,7 @@ def fig_big_maps(args, record) -> None:
     t, cpu = time.perf_counter(), cpu_seconds()
     faithful = neighbour_preservation(model, ids, coords)
     wall, cpu = time.perf_counter() - t, cpu_seconds() - cpu
-    record(FIGURE, f"faithfulness caption of a PCA map of {rows:,} rows", wall, "s", target=goal("≤ 10 s"),
+    record(NUMBER, f"faithfulness caption of a PCA map of {rows:,} rows", wall, "s", target=goal("≤ 10 s"),
            note=f"{faithful.caption()}; {cpu:.1f} s of CPU time, all threads: near the wall time of an idle core")
 
     units = unit_table(model).numpy()
@@ -186,7 +187,7 @@ def fig_big_maps(args, record) -> None:
         return top[np.argsort(-scores[top])]
 
     base = median_time(numpy_top10, args.repeats * 3)
-    record(FIGURE, f"cosine top-10 over {rows:,} rows", ours * 1000, "ms", base * 1000,
+    record(NUMBER, f"cosine top-10 over {rows:,} rows", ours * 1000, "ms", base * 1000,
            "numpy matvec + argpartition on a pre-normalised table", goal("≤ 1.2×"))
 
     kept = [q for q in questions if None not in (token_form(model, w.lower()) for w in q.words)]
@@ -205,7 +206,7 @@ def fig_big_maps(args, record) -> None:
     with every_idle_core() as threads:  # both on one thread count, as evaluate decides for itself
         ours = median_time(lambda: evaluate(model, asked), 1)
         base = median_time(floor, 1)
-    record(FIGURE, f"analogy benchmark, {len(asked):,} questions over {rows:,} rows", ours, "s", base,
+    record(NUMBER, f"analogy benchmark, {len(asked):,} questions over {rows:,} rows", ours, "s", base,
            f"the same matrix products alone ({batch} questions a product, {threads} thread(s))", goal("≤ 1.3×"))
 
     # Past 100,000 rows (the map panel asks first), but not two million: placing those takes
@@ -218,6 +219,9 @@ def fig_big_maps(args, record) -> None:
     took, cpu = time.perf_counter() - t, cpu_seconds() - cpu
     estimated = map_seconds("tsne", sample, dim) + place_seconds(sample, mapped.size - sample, dim)
     faithful = neighbour_preservation(model, mapped, sampled.coords)
-    record(FIGURE, f"t-SNE of {sample:,} sampled rows of the first {mapped.size:,}, the others placed", took, "s",
+    record(NUMBER, f"t-SNE of {sample:,} sampled rows of the first {mapped.size:,}, the others placed", took, "s",
            estimated, "the estimate the map panel shows", goal("≤ 2× its estimate"),
            f"{cpu:.0f} s of CPU time (this process and the t-SNE's child); {faithful.caption()}")
+
+
+FIGURE = Figure(NUMBER, run, order=420)

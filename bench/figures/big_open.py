@@ -11,7 +11,8 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from bench.run import LIMIT, PEAK, run_child
+from bench.figures import Context, Figure
+from bench.measure import LIMIT, PEAK, run_child
 from bench.synthetic import BIG_QUICK, BIG_ROWS, write_word2vec_clusters
 
 # The text figure: a .vec of this many rows (its text is about 3.5 times the table; gensim's text
@@ -52,7 +53,8 @@ if mapped is not None:  # the seal's check of every byte of the table, which the
     r = time.perf_counter()
     Sealed(mapped.path.parent, None).check('table.npy')
     seal = time.perf_counter() - r
-print(json.dumps({{'s': s, 'open': time.perf_counter() - o, 'cpu': cpu, 'rss': peak(), 'shared': shared(), 'rows': m.vocab_size, 'notes': m.notes, 'seal': seal}}))
+print(json.dumps({{'s': s, 'open': time.perf_counter() - o, 'cpu': cpu, 'rss': peak(), 'shared': shared(),
+                  'rows': m.vocab_size, 'notes': m.notes, 'seal': seal}}))
 """
 
 
@@ -73,8 +75,8 @@ def _read_through(path: Path) -> None:
             pass
 
 
-def fig_big_open(args, record) -> None:
-    """Records its rows through `record` (bench.run.record)."""
+def run(ctx: Context) -> None:
+    args, record = ctx.args, ctx.record
     rows, dim = BIG_QUICK if args.quick else BIG_ROWS
     # figure 17's names: one file on disk for both
     name = f"w2v-{rows // 1_000_000}M.bin" if rows >= 1_000_000 else f"w2v-{rows // 1000}k.bin"
@@ -172,3 +174,6 @@ def fig_big_text_peak(args, record) -> None:
            "×", target="≤ 1.3×",
            note=f"{run['rss'] / 2**20:,.0f} MiB for a {table / 2**20:,.0f} MiB table, {path.stat().st_size / 2**30:.1f} GiB of "
                 f"text read in {run['open']:.0f} s (CPU {run['cpu']:.0f} s); gensim not run at this size (many minutes)")
+
+
+FIGURE = Figure(16, run, order=410)
