@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Callable
 
-from bench.run import LIMIT, PEAK, run_child
+from bench.figures import Context, Figure
+from bench.measure import LIMIT, PEAK, run_child
 
 TEXT = "the king and the queen ruled the kingdom"
 # 0.85B parameters: a 32,000-token vocabulary, width 2,048, 15 blocks, untied head.
@@ -77,7 +77,8 @@ def write_half_checkpoint(folder: Path) -> Path:
     return folder
 
 
-def fig_half_memory(args, record: Callable) -> None:
+def run(ctx: Context) -> None:
+    args, record = ctx.args, ctx.record
     folder = write_half_checkpoint(Path(args.workdir) / "half-llama")
     params = json.loads((folder / "parameters.json").read_text())
     env = {"HF_HUB_OFFLINE": "1", "TQDM_DISABLE": "1"}
@@ -89,3 +90,7 @@ def fig_half_memory(args, record: Callable) -> None:
            ours["rss"] / 2**20, "MiB", baseline=theirs["rss"] / 2**20,
            baseline_name="transformers' from_pretrained(dtype=bfloat16) + one forward", target="≤ 1.25×",
            note=f"weights {params * 2 / 2**20:,.0f} MiB; top-5 {'same tokens' if same else 'DIFFERENT tokens'}")
+
+
+# Full runs only: it writes a 1.7 GB checkpoint and loads it twice.
+FIGURE = Figure(19, run, order=440, full_only=True)
