@@ -10,7 +10,8 @@ from embviz.core.maps.file_rows import FileRows, rows_in_child
 
 
 def kmeans_fit(units: np.ndarray | FileRows, k: int, seed: int, threads: int) -> np.ndarray:
-    """MiniBatchKMeans (of the rows, or of those made from the cache file: file_rows) with scikit-learn's defaults (k-means++, n_init=3, batches of 1024,
+    """MiniBatchKMeans (of the rows, or of those made from the cache file: file_rows) with scikit-learn's
+    defaults (k-means++, n_init=3, batches of 1024,
     its own stopping rule): a hand-made loop of bigger batches split the weekdays 3 + 3.
     Its OpenMP threads are capped like torch's: on 2 busy cores, 2 of them took 18 s
     where 1 took 2 s."""

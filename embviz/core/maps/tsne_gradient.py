@@ -112,7 +112,7 @@ class TorchObjective:
         self.torch_attractive = self.device.type != "cpu" if torch_attractive is None else torch_attractive
         self._sparse: tuple | None = None
 
-    def __call__(self, embedding, P, dof=1, n_jobs=1, should_eval_error=False, **_):
+    def __call__(self, embedding, P, dof=1, n_jobs=1, should_eval_error=False, **_):  # noqa: N803 - openTSNE's names
         if dof != 1:
             raise ValueError("Only the Cauchy kernel (dof = 1) is implemented.")
         points = np.asarray(embedding, dtype=np.float64)
@@ -138,7 +138,7 @@ class TorchObjective:
             kl += sum_p * np.log(z + EPSILON)
         return kl, gradient
 
-    def _on_device(self, P) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def _on_device(self, P) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:  # noqa: N803 - t-SNE's P
         """P's entries on the device, copied once. openTSNE multiplies P in place for early
         exaggeration and divides it back after, so the scale is read off its first entry."""
         if self._sparse is None or self._sparse[0] is not P:

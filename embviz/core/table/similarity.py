@@ -221,7 +221,8 @@ def mean_query(model: EmbeddingModel, ids: Sequence[int], centered: bool = False
     return (scores - mean_row(model) @ raw if centered else scores), raw
 
 
-def mean_scores_of(model: EmbeddingModel, ids: Sequence[int], index: list[int], centered: bool = False) -> tuple[list[float], list[float], list[float]]:
+def mean_scores_of(model: EmbeddingModel, ids: Sequence[int], index: list[int],
+                   centered: bool = False) -> tuple[list[float], list[float], list[float]]:
     """(cosines, dot products, row lengths) of the rows `index` with the mean of the rows
     `ids`: the Neighbours table's columns for a selection."""
     direction = mean_direction(model, ids, centered)
