@@ -136,10 +136,6 @@ class LensResult:
         layers, positions = self.cells.ids.shape[:2]
         return [[self.cells.cell(layer, p) for p in range(positions)] for layer in range(layers)]
 
-    def top1_probs(self) -> np.ndarray:
-        """(layers, positions): the probability of each cell's top token."""
-        return self.cells.probs[:, :, 0]
-
     def as_dict(self) -> dict:
         return {
             "tokens": list(self.token_texts),

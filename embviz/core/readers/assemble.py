@@ -6,7 +6,7 @@ from typing import Callable
 
 import torch
 
-from embviz.core.device import free_bytes, human_bytes
+from embviz.core.device import GPU_HEADROOM, free_bytes, human_bytes
 from embviz.core.errors import EmbvizError
 from embviz.core.model import EmbeddingModel, LanguageModel
 from embviz.core.table.similarity import ROW_CHECKS, ROW_NORMS, row_checks
@@ -87,7 +87,7 @@ def _to_device(table: torch.Tensor, device: torch.device, notes: list[str]) -> t
     need = table.numel() * 4
     if device.type != "cpu":
         free = free_bytes(device)
-        if free is not None and need > 0.8 * free:
+        if free is not None and need > GPU_HEADROOM * free:
             notes.append(f"The table needs {human_bytes(need)} but {device} has {human_bytes(free)} free: using the CPU.")
             device = torch.device("cpu")
         else:

@@ -204,11 +204,11 @@ def writable(values: np.ndarray) -> np.ndarray:
 def placed_language_model(model: Any, device: torch.device, total_params: int | None) -> Any:
     """The model on `device` when its float32 weights take under 80% of the device's free memory,
     else on the CPU, wrapped for embviz."""
-    from embviz.core.device import free_bytes
+    from embviz.core.device import GPU_HEADROOM, free_bytes
     from embviz.core.readers.hf_folder import place_language_model
 
     free = free_bytes(device) if device.type != "cpu" else None
-    cpu = free is not None and (total_params or 0) * 4 > 0.8 * free
+    cpu = free is not None and (total_params or 0) * 4 > GPU_HEADROOM * free
     return place_language_model(model, torch.device("cpu") if cpu else device)
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import torch
 
 from embviz.core.lm.causal_lm import HFLanguageModel, quiet_loading
-from embviz.core.device import ensure_fits_in_ram, free_bytes
+from embviz.core.device import GPU_HEADROOM, ensure_fits_in_ram, free_bytes
 from embviz.core.errors import EmbvizError, ProgressFn, first_line, no_progress
 from embviz.core.model import EmbeddingModel
 from embviz.core.readers.assemble import assemble
@@ -102,7 +102,7 @@ def load_hf_language_model(
     target = device
     if device.type != "cpu" and need:
         free = free_bytes(device)
-        if free is not None and need > 0.8 * free:
+        if free is not None and need > GPU_HEADROOM * free:
             target = torch.device("cpu")
     if target.type == "cpu" and need:
         ensure_fits_in_ram(need, "The full model (for next-token logits)")
