@@ -299,7 +299,7 @@ def map_table(path: Path, rows: int, read_only: bool = False) -> np.ndarray:
         if size != offset + rows * shape[1] * 4:
             raise DamagedEntry(f"{path.name} is {size:,} bytes, not the {offset + rows * shape[1] * 4:,} its header says")
         mapped = np.memmap(f, dtype="<f4", mode="r" if read_only else "c", offset=offset, shape=tuple(shape))
-        guard(f.fileno(), mapped._mmap, read_only)  # cut short by another process, the map keeps its numbers
+        guard(f.fileno(), mapped._mmap, read_only)  # type: ignore[attr-defined]  # numpy keeps its mmap there  # cut short by another process, the map keeps its numbers
     return mapped.view(np.ndarray)  # a plain array; the map stays open as long as it is used
 
 

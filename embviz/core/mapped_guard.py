@@ -24,8 +24,8 @@ import threading
 import weakref
 from dataclasses import dataclass
 
-_F_SETLEASE = getattr(fcntl, "F_SETLEASE", None)
-_F_GETLEASE = getattr(fcntl, "F_GETLEASE", None)
+_F_SETLEASE: int = getattr(fcntl, "F_SETLEASE", -1)  # -1: not Linux, no leases
+_F_GETLEASE: int = getattr(fcntl, "F_GETLEASE", -1)
 _MREMAP_MAYMOVE, _MREMAP_FIXED = 1, 2
 
 
@@ -65,7 +65,7 @@ def install() -> bool:
     global _installed, _previous
     if _installed:
         return True
-    if _F_SETLEASE is None or threading.current_thread() is not threading.main_thread():
+    if _F_SETLEASE < 0 or threading.current_thread() is not threading.main_thread():
         return False
     _previous = signal.signal(signal.SIGIO, _on_lease_break)
     _installed = True

@@ -5,21 +5,40 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence, TypeVar
 
 import torch
 
 from embviz.core.errors import EmbvizError, ProgressFn, no_progress
 from embviz.core.table.vocab import Vocabulary
 
+if TYPE_CHECKING:
+    from embviz.core.lm.anatomy import Anatomy
+
 T = TypeVar("T")
 
 
 class LanguageModel(Protocol):
-    """The full forward pass, as far as embviz needs it."""
+    """The full forward pass, as far as embviz needs it (core.lm.causal_lm.HFLanguageModel)."""
 
     def last_logits(self, ids: list[int]) -> torch.Tensor:
         """Logits (V,) for the token after the last of `ids`."""
+
+    @property
+    def anatomy(self) -> Anatomy:
+        """Where the model keeps its blocks, readout and writes."""
+
+    def run(self, ids: list[int], residuals: bool = False, hooks: Sequence[Any] = ()) -> Any:
+        """The kept prefix for `ids` (its logits, and its residual stream when asked)."""
+
+    def uncached_residual_stream(self, ids: list[int]) -> torch.Tensor:
+        """(layers + 1, T, D) for text that must not replace the typing cache."""
+
+    def eager_forward(self, ids: list[int], hooks: Sequence[Any]) -> None:
+        """One uncached pass with eager attention, hooked."""
+
+    def forget(self) -> None:
+        """Drop the typing cache."""
 
 
 @dataclass

@@ -69,7 +69,7 @@ LOGIT_FACTS: tuple[tuple[str, Callable[[float], LogitMap]], ...] = (
 WRITE_FACTS: tuple[Callable[[Any], Any], ...] = (
     lambda c: getattr(c, "residual_multiplier", None),
     lambda c: (c.scale_depth / c.num_hidden_layers ** 0.5
-               if isinstance(getattr(c, "scale_depth", None), (int, float)) and getattr(c, "num_hidden_layers", 0) else None),
+               if isinstance(getattr(c, "scale_depth", None), (int, float)) and getattr(c, "num_hidden_layers", None) else None),
 )
 
 
@@ -151,7 +151,8 @@ def find_layers(model: torch.nn.Module) -> tuple[str, torch.nn.ModuleList] | Non
     """The module list the residual stream runs through: of the lists as long as the config's
     layer count, the one holding the most weights (a mixture of experts' list is smaller)."""
     n = getattr(text_config(model), "num_hidden_layers", None)
-    head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+    getter = getattr(model, "get_output_embeddings", None)
+    head = getter() if callable(getter) else None
     found = [(name, m) for name, m in model.named_modules()
              if isinstance(m, torch.nn.ModuleList) and len(m) > 0 and (not isinstance(n, int) or len(m) == n)
              and m is not head]

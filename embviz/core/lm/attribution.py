@@ -302,6 +302,7 @@ def _trace_hooks(anatomy: Anatomy, rows: dict) -> list[Hook]:
         hooks += [(b.layer, "pre", _keep(rows, ("in", n), "in")), (b.layer, "post", _post(rows, ("out", n)))]
         for kind, module, path, minus in (("mixer", b.mixer, b.mixer_path, b.mixer_minus_residual),
                                           ("mlp", b.mlp, b.mlp_path, b.mlp_minus_residual)):
+            assert module is not None  # a block whose writes are known (splittable)
             hooks.append((module, "post", _post(rows, (kind, n))))
             if minus:
                 hooks.append((module, "pre", _keep(rows, (kind + " residual", n), "in2")))
@@ -460,8 +461,9 @@ def _split(anatomy: Anatomy, rows: dict, target: int, logit: float) -> tuple[lis
         raise EmbvizError(f"The {family} model's output head does not read the residual stream's width, so its "
                           "logits cannot be split.")
     writes = _writes(anatomy, rows)
-    split_heads = [n for n, h in enumerate(writes.heads) if h is not None]
-    vectors = [writes.stream] + [writes.heads[n] for n in split_heads] + [writes.biases[n][None] for n in split_heads]
+    split = [(n, h, bias) for n, (h, bias) in enumerate(zip(writes.heads, writes.biases)) if h is not None and bias is not None]
+    split_heads = [n for n, _, _ in split]
+    vectors = [writes.stream] + [h for _, h, _ in split] + [bias[None] for _, _, bias in split]
     values = (norm(torch.cat(vectors)) @ row).tolist()
     n = len(anatomy.blocks)
     parts = [Part(0, "embedding", values[0])]
@@ -469,12 +471,13 @@ def _split(anatomy: Anatomy, rows: dict, target: int, logit: float) -> tuple[lis
     if norm.bias is not None:
         parts.append(Part(None, "norm bias", float(norm.bias @ row)))
     parts += extra
-    if getattr(head, "bias", None) is not None:
-        parts.append(Part(None, "head bias", float(head.bias[target].float()) * factor))
+    head_bias = getattr(head, "bias", None)
+    if isinstance(head_bias, torch.Tensor):
+        parts.append(Part(None, "head bias", float(head_bias[target].float()) * factor))
     at = len(writes.stream)
     head_parts: list[HeadPart] = []
-    for b in split_heads:
-        count = writes.heads[b].shape[0]
+    for b, h, _ in split:
+        count = h.shape[0]
         head_parts += [HeadPart(b + 1, k, values[at + k]) for k in range(count)]
         at += count
     for b in split_heads:

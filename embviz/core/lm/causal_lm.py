@@ -155,7 +155,9 @@ class HFLanguageModel:
                 # Kept while the lens may ask again, but not for a long text of the logits tab alone.
                 with_stream = old.residuals is not None and (residuals or len(ids) <= STREAM_TOKENS)
                 cache, new_stream, logits = self._forward(ids[keep:], old.cache, with_stream, hooks)
-                stream = None if not with_stream else torch.cat([old.residuals[:, :keep], new_stream], dim=1)
+                stream = None
+                if with_stream and old.residuals is not None and new_stream is not None:
+                    stream = torch.cat([old.residuals[:, :keep], new_stream], dim=1)
             self._prefix = _Prefix(list(ids), cache, stream, logits)
             return self._prefix
 

@@ -132,7 +132,7 @@ def encode_prompt(model: EmbeddingModel, prompt: Prompt) -> list[int]:
 
 def prompt_ids(model: EmbeddingModel, text: Prompt, why: str) -> tuple[list[int], int, list[str]]:
     """(ids the model sees, tokens dropped from the start to fit its context, notes)."""
-    parts = [text] if isinstance(text, str) else list(text)
+    parts: list[str | int] = [text] if isinstance(text, str) else list(text)
     if not any(isinstance(p, int) or (p and p.strip()) for p in parts):
         raise EmbvizError(f"Type some text first: {why}.")
     if not model.vocab.has_text_encoder:

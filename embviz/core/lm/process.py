@@ -28,7 +28,7 @@ import sys
 import tempfile
 import threading
 import weakref
-from typing import Any, BinaryIO, Callable
+from typing import IO, Any, Callable
 
 from embviz.core.errors import Cancelled, EmbvizError, ProgressFn, first_line, no_progress
 
@@ -95,13 +95,13 @@ def describe(exc: BaseException) -> str:
     return f"Unexpected error in the language model ({type(exc).__name__}: {first_line(exc)})."
 
 
-def _send(stream: BinaryIO, message: tuple) -> None:
+def _send(stream: IO[bytes], message: tuple) -> None:
     data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
     stream.write(HEADER.pack(len(data)) + data)
     stream.flush()
 
 
-def _receive(stream: BinaryIO) -> tuple | None:
+def _receive(stream: IO[bytes]) -> tuple | None:
     """The next message, or None at the end of the stream. Only our own process writes it."""
     header = _read_exact(stream, HEADER.size)
     if header is None:
@@ -110,7 +110,7 @@ def _receive(stream: BinaryIO) -> tuple | None:
     return None if data is None else pickle.loads(data)
 
 
-def _read_exact(stream: BinaryIO, n: int) -> bytes | None:
+def _read_exact(stream: IO[bytes], n: int) -> bytes | None:
     parts, left = [], n
     while left:
         part = stream.read(left)
@@ -270,6 +270,7 @@ class LanguageModelHost:
         """The reader thread: each message to the call that waits for it (a blocking read,
         so this thread holds the interpreter lock only while it unpickles)."""
         try:
+            assert child.stdout is not None  # started with stdout=PIPE
             while (message := _receive(child.stdout)) is not None:
                 target = 0 if message[0] == "ready" or (message[0] == "error" and message[1] == 0) else message[1]
                 replies = waiting.get(target)
@@ -291,7 +292,8 @@ class LanguageModelHost:
             child.wait()
             for stream in (child.stdin, child.stdout):
                 try:
-                    stream.close()
+                    if stream is not None:
+                        stream.close()
                 except OSError:
                     pass
 

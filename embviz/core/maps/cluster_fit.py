@@ -18,9 +18,9 @@ def kmeans_fit(units: np.ndarray | FileRows, k: int, seed: int, threads: int) ->
     from sklearn.cluster import MiniBatchKMeans
     from threadpoolctl import threadpool_limits
 
-    units = rows_in_child(units)
+    rows = rows_in_child(units)
     with threadpool_limits(threads, user_api="openmp"):
-        return MiniBatchKMeans(k, random_state=seed).fit_predict(units).astype(np.int32)
+        return MiniBatchKMeans(k, random_state=seed).fit_predict(rows).astype(np.int32)
 
 
 def hdbscan_fit(coords: np.ndarray, min_cluster_size: int) -> np.ndarray:

@@ -121,7 +121,7 @@ def _graph(model: EmbeddingModel, k: int, progress: ProgressFn, seed: int) -> Cl
     ids = np.arange(model.vocab_size, dtype=np.int64)
     positions, cosines = neighbour_graph(model, ids, progress)
     graph = _igraph(positions, cosines)
-    found = None
+    found: np.ndarray | None = None
     resolution, below, above = 1.0, 0.0, np.inf  # the resolutions known to give too few, too many
     for run in range(LEIDEN_RUNS):
         progress(0.6 + 0.3 * run / LEIDEN_RUNS, f"Leiden communities, resolution {resolution:.3g}", None)
@@ -137,6 +137,7 @@ def _graph(model: EmbeddingModel, k: int, progress: ProgressFn, seed: int) -> Cl
         bracketed = below > 0 and np.isfinite(above)
         resolution = float(np.sqrt(below * above)) if bracketed else resolution * k / count
     progress(0.95, "naming the clusters", None)
+    assert found is not None  # the loop ran at least once
     return _named(model, "graph", k, ids, found, unit_table(model, centered=True).cpu().numpy())
 
 

@@ -164,7 +164,7 @@ def _disk_key(model: EmbeddingModel, ids: np.ndarray) -> str:
     """The exact table (every value) and the rows: a graph read back is this table's."""
     def table_digest() -> str:
         digest = hashlib.sha256()
-        digest.update(np.ascontiguousarray(model.table.detach().float().cpu().numpy()))
+        digest.update(np.ascontiguousarray(model.table.detach().float().cpu().numpy()).data)
         return digest.hexdigest()[:24]
 
     return f"{model.derived(TABLE_DIGEST, table_digest)}-{_digest(np.asarray(ids, dtype=np.int64))[:16]}-{GRAPH_VERSION}"
@@ -285,7 +285,7 @@ def neighbour_preservation(model: EmbeddingModel, ids: np.ndarray, coords: np.nd
     if sample is None:
         sample = FAITHFUL_SAMPLE if graph else faithful_sample(n, model.dim)
     picked = np.arange(n) if n <= sample else np.sort(np.random.default_rng(seed).choice(n, sample, replace=False))
-    if graph:
+    if knn is not None and graph:
         true = knn[picked, :k]
     else:
         true = _sample_neighbours(model, ids, picked, k)

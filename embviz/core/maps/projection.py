@@ -104,7 +104,8 @@ def _column_mean(x: torch.Tensor, scale: torch.Tensor | None) -> torch.Tensor:
     """Mean row, float32 chunk sums added in float64. Chunk sums as weights·chunk (a BLAS
     matrix-vector product): torch's float64-accumulating sum took 167 ms at 49k × 576."""
     weights = scale if scale is not None else torch.ones(x.shape[0], dtype=x.dtype, device=x.device)
-    total = sum(matmul(weights[i : i + _CHUNK], x[i : i + _CHUNK]).double() for i in range(0, x.shape[0], _CHUNK))
+    start = torch.zeros(x.shape[1], dtype=torch.float64, device=x.device)  # 0 + s is s: the same sums
+    total = sum((matmul(weights[i : i + _CHUNK], x[i : i + _CHUNK]).double() for i in range(0, x.shape[0], _CHUNK)), start)
     return (total / x.shape[0]).float()
 
 
@@ -137,6 +138,7 @@ def _scatter(x: torch.Tensor, scale: torch.Tensor | None, centre: torch.Tensor |
         if buffer is not None:
             chunk = buffer[: chunk.shape[0]]
             if scale is None:
+                assert centre is not None  # copied: one of the two is given
                 torch.sub(x[i : i + rows], centre, out=chunk)
             else:
                 torch.mul(x[i : i + rows], scale[i : i + rows, None], out=chunk)
@@ -325,7 +327,7 @@ def _umap(model, ids, normalize, progress, seed) -> Projection:
                                        "UMAP: each row's nearest rows in the full table")
         own = np.arange(n, dtype=np.int64)[:, None]
         knn = (np.hstack([own, positions]), np.hstack([np.zeros((n, 1), np.float32), 1.0 - cosines]).astype(np.float32))
-        data = x50  # the graph is given; the rows only seed the starting layout
+        data: np.ndarray | FileRows = x50  # the graph is given; the rows only seed the starting layout
     else:  # umap-learn's own index, on the full unit rows by cosine
         knn = None
         data = _child_rows(model, ids)
@@ -346,11 +348,12 @@ def umap_coords(x: np.ndarray | FileRows, seed: int, neighbours: int,
 
     import umap  # slow to import (numba), so only when asked for
 
-    x = rows_in_child(x)
-    n = x.shape[0]
+    rows = rows_in_child(x)
+    assert rows is not None
+    n = rows.shape[0]
     reducer = umap.UMAP(n_components=2, n_neighbors=neighbours, min_dist=0.1, metric="cosine", random_state=seed,
                         n_jobs=1, init="pca" if n > 2 else "random",
                         precomputed_knn=(None, None, None) if knn is None else knn)
     with warnings.catch_warnings():  # "no search index, so no transform": none is wanted
         warnings.simplefilter("ignore")
-        return reducer.fit_transform(x).astype(np.float32)
+        return reducer.fit_transform(rows).astype(np.float32)

@@ -90,10 +90,10 @@ def _convolve(grid: torch.Tensor, kernel: torch.Tensor, fft_len: int) -> torch.T
         padded[:, :side, :side] = grid.numpy()
         out = scipy.fft.irfft2(scipy.fft.rfft2(padded) * scipy.fft.rfft2(kernel.numpy()), s=(fft_len, fft_len))
         return torch.from_numpy(np.ascontiguousarray(out[:, :side, :side]))
-    padded = torch.zeros((grid.shape[0], fft_len, fft_len), dtype=grid.dtype, device=grid.device)
-    padded[:, :side, :side] = grid
-    out = torch.fft.irfft2(torch.fft.rfft2(padded) * torch.fft.rfft2(kernel), s=(fft_len, fft_len))
-    return out[:, :side, :side]
+    on_device = torch.zeros((grid.shape[0], fft_len, fft_len), dtype=grid.dtype, device=grid.device)
+    on_device[:, :side, :side] = grid
+    convolved = torch.fft.irfft2(torch.fft.rfft2(on_device) * torch.fft.rfft2(kernel), s=(fft_len, fft_len))
+    return convolved[:, :side, :side]
 
 
 def attractive_gradient(y: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor, p: torch.Tensor) -> torch.Tensor:

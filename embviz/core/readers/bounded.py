@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gzip
 import io
+from typing import IO
 import math
 import zipfile
 import zlib
@@ -85,7 +86,7 @@ def read_npz_array(path: Path, member: str) -> np.ndarray:
 _HEADER_READERS = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
 
 
-def _read_npy_stream(stream: io.BufferedIOBase, declared: int, name: str) -> np.ndarray:
+def _read_npy_stream(stream: IO[bytes], declared: int, name: str) -> np.ndarray:
     try:
         version = np.lib.format.read_magic(stream)
         if version not in _HEADER_READERS:

@@ -59,7 +59,8 @@ class _PickledDtype:
     dtype by `_dtype` only once they are proved to describe plain numbers."""
 
     def __init__(self, spec: object = None, *args: object) -> None:
-        self.spec, self.state = spec, None
+        self.spec: object = spec
+        self.state: object = None
 
     def __setstate__(self, state: object) -> None:
         self.state = state
@@ -70,7 +71,7 @@ class _PickledArray:
     allocated until `_array` has checked the shape, the type and the data against each other."""
 
     def __init__(self, *args: object) -> None:
-        self.state = None
+        self.state: object = None
 
     def __setstate__(self, state: object) -> None:
         self.state = state

@@ -125,7 +125,9 @@ def _load_cached(folder: Path, source: Source) -> GGUFTable | None:
     try:
         sealed = Sealed(folder, source.sha256)
         meta = sealed.json("meta.json")
-        why = check_meta(meta) if isinstance(meta, dict) else "its metadata is not a record"
+        if not isinstance(meta, dict):
+            raise DamagedEntry("its metadata is not a record")
+        why = check_meta(meta)
         if why is not None:
             raise DamagedEntry(why)
         tensors = load_file(str(sealed.check("table.safetensors")))

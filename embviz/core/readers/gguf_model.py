@@ -49,7 +49,7 @@ def gguf_config(fields: dict[str, Any], tensor_names: list[str]) -> dict[str, An
     (transformers' own reads the whole file's metadata with gguf.GGUFReader: 4 s for SmolLM2)."""
     from transformers.integrations import GGUF_CONFIG_DEFAULTS_MAPPING, GGUF_CONFIG_MAPPING
 
-    architecture = fields.get("general.architecture")
+    architecture = str(fields.get("general.architecture"))
     updated = architecture
     if architecture == "llama" and fields.get("general.name") == "mistral":
         updated = "mistral"  # llama.cpp writes Mistral as llama; transformers tells them apart by this name
@@ -59,15 +59,17 @@ def gguf_config(fields: dict[str, Any], tensor_names: list[str]) -> dict[str, An
                                      for bias in ("attn_q.bias", "attn_k.bias", "attn_v.bias"))
         config["use_parallel_residual"] = not any("ffn_norm" in name for name in tensor_names)
     config["tie_word_embeddings"] = "output.weight" not in tensor_names or architecture in ("falcon", "bloom")
-    for key, value in GGUF_CONFIG_DEFAULTS_MAPPING.get(updated, GGUF_CONFIG_DEFAULTS_MAPPING.get(architecture) or {}).items():
-        config.setdefault(key, value)
-    for gguf_key, value in fields.items():
+    defaults: dict[str, dict[str, Any]] = GGUF_CONFIG_DEFAULTS_MAPPING
+    for key, default in defaults.get(updated, defaults.get(architecture) or {}).items():
+        config.setdefault(key, default)
+    mapping: dict[str, dict[str, Any]] = GGUF_CONFIG_MAPPING  # type: ignore[assignment]  # its values are dicts
+    for gguf_key, raw in fields.items():
         gguf_key = gguf_key.replace(architecture, updated)
         prefix, _, config_key = gguf_key.partition(".")
-        value = _parsed(value)
+        value: Any = _parsed(raw)
         if isinstance(value, str) and architecture in value:
             value = value.replace(architecture, updated)
-        renamed = GGUF_CONFIG_MAPPING.get(prefix, {}).get(config_key, -1)
+        renamed = mapping.get(prefix, {}).get(config_key, -1)
         if renamed is not None and renamed != -1:
             config[renamed] = value
     if config.get("model_type") == "gemma3":
@@ -102,7 +104,7 @@ def _empty_model(path: Path, header: GGUFHeader) -> tuple[Any, Any]:
     from transformers import AutoModelForCausalLM, CONFIG_MAPPING
     from transformers.modeling_gguf_pytorch_utils import TENSOR_PROCESSORS, TensorProcessor
 
-    architecture = header.fields.get("general.architecture")
+    architecture = str(header.fields.get("general.architecture"))
     config_dict = gguf_config(header.fields, list(header.tensors))
     try:
         config = CONFIG_MAPPING[config_dict["model_type"]].from_dict(config_dict)

@@ -49,7 +49,8 @@ def read_config(folder: Path) -> dict[str, Any]:
 
 
 def context_length_of(config: dict[str, Any]) -> int | None:
-    text_config = config.get("text_config") if isinstance(config.get("text_config"), dict) else {}
+    nested = config.get("text_config")
+    text_config: dict[str, Any] = nested if isinstance(nested, dict) else {}
     for key in ("max_position_embeddings", "n_positions", "n_ctx", "seq_length"):
         for source in (config, text_config):
             value = source.get(key)

@@ -76,7 +76,7 @@ def _hub_errors() -> tuple[type[BaseException], ...]:
     return errors
 
 
-def _hub_failure(repo_id: str, exc: Exception) -> str:
+def _hub_failure(repo_id: str, exc: BaseException) -> str:
     names = {cls.__name__ for cls in type(exc).__mro__}
     if "OfflineModeIsEnabled" in names:
         return (f"'{repo_id}' is not in the local Hugging Face cache, and downloads are switched off "

@@ -13,7 +13,7 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, Callable
+from typing import IO, TYPE_CHECKING, BinaryIO, Callable
 
 from embviz.core.errors import EmbvizError
 
@@ -85,7 +85,7 @@ def check_claim(name: str, what: str, claimed: int, available: int) -> None:
         )
 
 
-def read_exact(f: BinaryIO, size: int, name: str, what: str) -> bytes:
+def read_exact(f: IO[bytes], size: int, name: str, what: str) -> bytes:
     """Exactly `size` bytes, read in bounded chunks; a one-line error if the file ends first."""
     parts = io.BytesIO()
     left = size

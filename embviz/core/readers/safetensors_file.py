@@ -153,10 +153,10 @@ def _read_plain(info: TensorInfo, dtype: torch.dtype) -> torch.Tensor:
         check_claim(name, f"the tensor {shown(info.name)[:80]}", end, size - 8 - length)
         out = torch.empty(nbytes, dtype=torch.uint8)
         f.seek(8 + length + begin)
-        view = memoryview(out.numpy())
+        view = memoryview(out.numpy())  # type: ignore[arg-type]  # a uint8 array is a buffer
         got = 0
         while got < nbytes:
-            n = f.readinto(view[got:got + CHUNK_BYTES])
+            n = f.readinto(view[got:got + CHUNK_BYTES])  # type: ignore[attr-defined]  # a regular file opened "rb"
             if not n:
                 raise EmbvizError(f"{shown(name)} ends inside the tensor {shown(info.name)[:80]}; the file is truncated.")
             got += n

@@ -56,7 +56,8 @@ def open_state_dict(path: Path, device: torch.device, name: str | None = None) -
     else:
         state = load_torch_state_dict(path)
         shapes = {n: tuple(t.shape) for n, t in state.items()}
-        get = state.__getitem__
+        def get(tensor_name: str) -> torch.Tensor:
+            return state[tensor_name]
     table_name = find_embedding(shapes)
     table = get(table_name)
     head_name = find_head(shapes, tuple(table.shape))

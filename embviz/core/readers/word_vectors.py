@@ -111,15 +111,19 @@ def _write_rest(entry: _Entry) -> Callable[[Path], None]:
     """The entry's files beside its table (written here unless the reader filled the entry's own)."""
 
     def write(scratch: Path) -> None:
+        assert entry.table is not None and entry.norms is not None  # read whole by now
         # A table read into the entry's own map is in the file already (no msync: the OS writes it out).
         mapped = getattr(entry.table, "filename", None)
         if mapped is None or Path(mapped).resolve() != (scratch / "table.npy").resolve():
             np.save(scratch / "table.npy", entry.table)
         np.save(scratch / "norms.npy", entry.norms)
-        lines = None if any("\n" in w for w in entry.words) else "\n".join(entry.words)
         try:  # one a line reads back in a tenth of JSON's time, for millions of words
-            (scratch / "words.txt").write_bytes(lines.encode("utf-8"))
-        except (AttributeError, UnicodeEncodeError):  # a word with a newline or a lone surrogate in it
+            lines = None if any("\n" in w for w in entry.words) else "\n".join(entry.words).encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate
+            lines = None
+        if lines is not None:
+            (scratch / "words.txt").write_bytes(lines)
+        else:  # a word with a newline or a lone surrogate in it
             (scratch / "words.json").write_text(json.dumps(entry.words), encoding="utf-8")
         (scratch / "notes.json").write_text(json.dumps(entry.notes), encoding="utf-8")
 

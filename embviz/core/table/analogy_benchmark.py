@@ -218,14 +218,14 @@ def evaluate(
         wide = model.device.type == "cpu" and len(rows) * units.numel() >= WIDE_PRODUCTS
         with torch.inference_mode(), every_idle_core() if wide else nullcontext():
             for start in range(0, len(rows), batch):
-                q = quads[start : start + batch]
-                a, b, c, d = q.unbind(1)
+                batch_quads = quads[start : start + batch]
+                a, b, c, d = batch_quads.unbind(1)
                 targets = units[b] - units[a] + units[c]
-                scores = torch.matmul(targets, units.T, out=buffer[: len(q)])
+                scores = torch.matmul(targets, units.T, out=buffer[: len(batch_quads)])
                 best = _argmax(scores)
                 hits_included[start : start + batch] = best == d
-                scores.scatter_(1, q[:, :3], -torch.inf)
-                best = _best_without(scores, best, q[:, :3])
+                scores.scatter_(1, batch_quads[:, :3], -torch.inf)
+                best = _best_without(scores, best, batch_quads[:, :3])
                 predicted[start : start + batch] = best
                 hits_excluded[start : start + batch] = best == d
                 banned = variants[start : start + batch]
@@ -243,7 +243,7 @@ def evaluate(
             score.correct_variants = int(var[mask].sum())
         label = model.vocab.label
         guesses = predicted.cpu().numpy()
-        misses = [Miss(row_sections[i], tuple(label(t) for t in rows[i]), label(int(guesses[i])))
+        misses = [Miss(row_sections[i], _four(tuple(label(t) for t in rows[i])), label(int(guesses[i])))
                   for i in np.flatnonzero(~exc)[:MAX_MISSES]]
     else:
         misses = []
@@ -282,3 +282,8 @@ def _evaluate_here(source: str, device: str, fingerprint: dict, questions: str, 
                           "open it again to run the benchmark.")
     report(0.0, "Reading the questions")
     return evaluate(model, read_questions(questions), progress=report)
+
+
+def _four(words: tuple[str, ...]) -> tuple[str, str, str, str]:
+    a, b, c, d = words
+    return a, b, c, d

@@ -58,10 +58,10 @@ def _rounds(blocks: int) -> list[list[tuple[int, int]]]:
     """All pairs of blocks i ≤ j, in rounds whose pairs share no block: the diagonal, then
     the circle method's matchings."""
     rounds = [[(b, b) for b in range(blocks)]]
-    players = list(range(blocks)) + ([None] if blocks % 2 else [])
+    players: list[int | None] = list(range(blocks)) + ([None] if blocks % 2 else [])
     for _ in range(len(players) - 1):
-        pairs = [(players[p], players[-1 - p]) for p in range(len(players) // 2)]
-        pairs = [(min(a, b), max(a, b)) for a, b in pairs if a is not None and b is not None]
+        met = [(players[p], players[-1 - p]) for p in range(len(players) // 2)]
+        pairs = [(min(a, b), max(a, b)) for a, b in met if a is not None and b is not None]
         if pairs:
             rounds.append(pairs)
         players = [players[0], players[-1], *players[1:-1]]

@@ -114,7 +114,7 @@ def _scan(vocab: Vocabulary, needle: str, substring: bool, exact_space: bool, ma
     for pattern in wanted:
         at = joined.find(pattern)
         while at >= 0 and (not substring or len(out) < limit):
-            found = []  # a batch of places, turned into rows in one sorted lookup
+            found: list[int] = []  # a batch of places, turned into rows in one sorted lookup
             while at >= 0 and len(found) < _SCAN_BATCH:
                 found.append(at)
                 at = joined.find(pattern, at + 1)

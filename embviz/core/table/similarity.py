@@ -64,7 +64,10 @@ def _finite_rows(model: EmbeddingModel) -> torch.Tensor:
 
 def _row_flags_cpu(model: EmbeddingModel) -> tuple[np.ndarray, np.ndarray]:
     """(finite, zero) as numpy: checking one query row then costs no GPU round trip."""
-    return model.derived(_ROW_FLAGS_CPU, lambda: tuple(t.cpu().numpy() for t in _row_checks(model)))
+    def flags() -> tuple[np.ndarray, np.ndarray]:
+        finite, zero = _row_checks(model)
+        return finite.cpu().numpy(), zero.cpu().numpy()
+    return model.derived(_ROW_FLAGS_CPU, flags)
 
 
 def _careful_unit_rows(rows: torch.Tensor, finite: torch.Tensor) -> torch.Tensor:
@@ -328,7 +331,7 @@ def nearest_neighbours(
         raise EmbvizError(f"Rank by 'cosine' or 'dot', not {by!r}.")
     if by == "dot" and not isinstance(query, (int, np.integer)):
         raise EmbvizError("Ranking by dot product needs a token, not a vector.")
-    scores = cosine_scores(model, query, centered) if by == "cosine" else dot_scores(model, int(query), centered)
+    scores = cosine_scores(model, query, centered) if by == "cosine" else dot_scores(model, int(query), centered)  # type: ignore[arg-type]  # an id: checked above
     exclude = [int(query)] if isinstance(query, (int, np.integer)) and not include_self else []
     return top_k(model, scores, k, exclude=exclude, keep=keep)
 
