@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import csv
+import json
 
 import pytest
 
+from embviz.cli import main
+from embviz.cli.parser import build_parser
 from embviz.ui.tab_list import TABS
 
 from conftest import make_tiny_model
 from helpers import wait_for
+from test_compare import random_rows, words, write_glove_text
 
 
 @pytest.mark.parametrize("spec", TABS, ids=lambda spec: spec.key)
@@ -52,3 +56,20 @@ def test_the_attribution_tab_exports_its_parts_and_heads(qtbot, window, tmp_path
     for row in rows[1:]:
         assert float(row[5]) == pytest.approx(float(row[4]) - float(row[3]), abs=1e-5)
     assert any(abs(float(row[5])) > 1e-4 for row in rows[1:])  # two prompts, two splits
+
+
+@pytest.mark.parametrize("command, flag, dest", [(["compare", "--with", "toy4"], "--token", "token"),
+                                                 (["clusters"], "--of", "of")])
+def test_a_repeated_word_flag_keeps_every_word(command, flag, dest):
+    args = build_parser().parse_args([*command, flag, "a", flag, "b", "c"])
+    assert getattr(args, dest) == ["a", "b", "c"]
+    assert getattr(build_parser().parse_args(command), dest) == []
+
+
+def test_compare_lists_every_token_given_with_its_own_flag(tmp_path, capsys):
+    x = random_rows(60, 8, 7)
+    first = write_glove_text(tmp_path / "a.txt", words(60), x)
+    second = write_glove_text(tmp_path / "b.txt", words(60), x + 0.3 * random_rows(60, 8, 8))
+    assert main(["compare", "--model", first, "--with", second, "--device", "cpu", "--k", "5",
+                 "--token", "w003", "--token", "w040", "--json"]) == 0
+    assert [t["token"] for t in json.loads(capsys.readouterr().out)["tokens"]] == ["w003", "w040"]
