@@ -73,3 +73,28 @@ def test_compare_lists_every_token_given_with_its_own_flag(tmp_path, capsys):
     assert main(["compare", "--model", first, "--with", second, "--device", "cpu", "--k", "5",
                  "--token", "w003", "--token", "w040", "--json"]) == 0
     assert [t["token"] for t in json.loads(capsys.readouterr().out)["tokens"]] == ["w003", "w040"]
+
+
+def open_toy4(qtbot, window) -> None:
+    window.open_model("toy4")
+    wait_for(qtbot, lambda: window.summary is not None and window.map_panel.view.ids.size == 4, 60_000)
+
+
+def test_an_emptied_search_field_takes_its_message_with_it(qtbot, window):
+    open_toy4(qtbot, window)
+    panel = window.map_panel
+    panel.search.setText("cat")
+    wait_for(qtbot, lambda: window.message.full_text.startswith("Search 'cat': 1 tokens"), 10_000)
+    panel.search.clear()
+    wait_for(qtbot, lambda: window.message.full_text == "", 10_000)
+    panel.regex.setChecked(True)
+    panel.search.setText("(")
+    wait_for(qtbot, lambda: "regular expression" in window.message.full_text, 10_000)
+    panel.search.clear()
+    wait_for(qtbot, lambda: window.message.full_text == "", 10_000)
+    panel.search.setText("dog")
+    wait_for(qtbot, lambda: window.message.full_text.startswith("Search 'dog'"), 10_000)
+    window.show_message("Saved somewhere")  # the window's own message is not the search's to take
+    panel.search.clear()
+    qtbot.wait(800)
+    assert window.message.full_text == "Saved somewhere"
