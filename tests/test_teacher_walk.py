@@ -98,3 +98,19 @@ def test_an_emptied_search_field_takes_its_message_with_it(qtbot, window):
     panel.search.clear()
     qtbot.wait(800)
     assert window.message.full_text == "Saved somewhere"
+
+
+def test_the_screenshot_demo_on_toy4_skips_what_it_cannot_show_and_ends(qtbot, qapp, window, tmp_path, monkeypatch):
+    from embviz.ui import screenshots
+
+    monkeypatch.setattr(screenshots, "WAIT_S", 60.0)  # a picture that never comes fails the test, not hangs it
+    demo = screenshots.Demo(qapp, window, tmp_path)
+    screenshots._open(demo, "toy4")
+    screenshots._model_pictures(demo, 1.0)
+    assert screenshots._tsne_live(qapp, window, demo.save) is not None  # too few rows for a t-SNE
+    saved = {path.stem for path in demo.saved}
+    assert {"map", "neighbours", "analogies", "logits", "attribution"} <= saved
+    assert not saved & {"analogy_plane", "analogy_map", "tsne_live"}
+    assert [line.split(":")[0] for line in demo.skipped] == ["analogy_plane.png", "analogy_map.png"]
+    assert all(len(line.split(": ", 1)[1]) > 10 for line in demo.skipped)  # each with its reason
+    assert all(path.stat().st_size > 0 for path in demo.saved)
