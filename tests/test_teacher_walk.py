@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 
 import pytest
 
@@ -14,6 +15,8 @@ from embviz.ui.tab_list import TABS
 from conftest import make_tiny_model
 from helpers import wait_for
 from test_compare import random_rows, words, write_glove_text
+
+NUMBER_WORDS = {10: "ten", 11: "eleven", 12: "twelve", 13: "thirteen", 14: "fourteen", 15: "fifteen", 16: "sixteen"}
 
 
 @pytest.mark.parametrize("spec", TABS, ids=lambda spec: spec.key)
@@ -114,3 +117,14 @@ def test_the_screenshot_demo_on_toy4_skips_what_it_cannot_show_and_ends(qtbot, q
     assert [line.split(":")[0] for line in demo.skipped] == ["analogy_plane.png", "analogy_map.png"]
     assert all(len(line.split(": ", 1)[1]) > 10 for line in demo.skipped)  # each with its reason
     assert all(path.stat().st_size > 0 for path in demo.saved)
+
+
+def test_the_readme_counts_the_lesson_steps_there_are():
+    from pathlib import Path
+
+    from embviz.state.lesson_tour import STEPS
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    said = re.search(r"Help ▸ Lessons, F2\): (\w+) guided steps", readme)
+    assert said is not None
+    assert said.group(1) == NUMBER_WORDS[len(STEPS)]
