@@ -128,3 +128,31 @@ def test_the_readme_counts_the_lesson_steps_there_are():
     said = re.search(r"Help ▸ Lessons, F2\): (\w+) guided steps", readme)
     assert said is not None
     assert said.group(1) == NUMBER_WORDS[len(STEPS)]
+
+
+def test_a_small_models_limits_leave_with_it():
+    from embviz.state.tabs import MapState
+
+    state = MapState(colour_by="cluster", clusters_k=20, subset="words")
+    assert "k = 4" in state.fit_to_model(max_clusters=4, word_rows=0)
+    assert (state.clusters_k, state.subset) == (4, "all")
+    assert state.fit_to_model(max_clusters=49_152, word_rows=30_000) == ""
+    assert (state.clusters_k, state.subset, state.colour_by) == (20, "words", "cluster")  # the user's own
+    state.fit_to_model(max_clusters=1, word_rows=0)
+    assert state.colour_by == "none"
+    state.fit_to_model(max_clusters=4, word_rows=0)
+    assert (state.colour_by, state.clusters_k) == ("cluster", 4)
+    state.clusters_k = 3  # the user's choice on the small model: kept
+    state.fit_to_model(max_clusters=49_152, word_rows=30_000)
+    assert state.clusters_k == 3
+
+
+def test_the_cluster_k_toy4_needed_goes_when_another_model_opens(qtbot, window, tmp_path):
+    panel = window.map_panel
+    panel.clusters_k.setValue(20)
+    open_toy4(qtbot, window)
+    assert panel.state.clusters_k == panel.clusters_k.value() == 4
+    make_tiny_model(tmp_path / "tiny", arch="gpt2")
+    window.open_model(str(tmp_path / "tiny"))
+    wait_for(qtbot, lambda: window.summary is not None and window.summary.info["vocab_size"] > 4, 60_000)
+    assert panel.state.clusters_k == panel.clusters_k.value() == 20

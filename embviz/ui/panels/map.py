@@ -300,6 +300,7 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         else:
             self._restore(restore)
         self.clusters_k.setMaximum(max(2, summary.max_clusters))  # after the fit, which names the change
+        self.clusters_k.setValue(self.state.clusters_k)  # a k the last model's maximum held down, back
         for name in self.word_sets.ticked:
             self._request_set(name)
         if restore is not None and self.state.search:
