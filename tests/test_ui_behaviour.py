@@ -28,7 +28,8 @@ def test_map_state_fits_a_model_and_names_what_changed():
     said = state.fit_to_model(max_clusters=5, word_rows=0)
     assert (state.clusters_k, state.subset) == (5, "all")
     assert said.count(".") == 1 and "k = 5" in said and "all rows" in said
-    assert state.fit_to_model(max_clusters=5, word_rows=0) == ""  # nothing more to change
+    # The user's k = 50 and whole words are still theirs: another small model is fitted (and told) again.
+    assert state.fit_to_model(max_clusters=5, word_rows=0) == said and (state.clusters_k, state.subset) == (5, "all")
 
 
 def test_cluster_k_and_whole_words_fit_a_small_lesson_model(qtbot, window):

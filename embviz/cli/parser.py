@@ -138,11 +138,11 @@ def _map_commands(add: Add) -> None:
                    help="graph: communities of each row's 10 nearest rows (default); kmeans: k-means of the rows' directions")
     p.add_argument("--k", type=int, default=CLUSTERS_K,
                    help=f"number of clusters: exact for kmeans, about for graph (default {CLUSTERS_K})")
-    p.add_argument("--of", nargs="+", default=[], metavar="WORD", help="also say which cluster these tokens are in")
+    p.add_argument("--of", nargs="+", action="extend", default=[], metavar="WORD", help="also say which cluster these tokens are in")
     p = add("compare", "how alike two models' neighbourhoods are, token by token, over the tokens they share")
     p.add_argument("--with", dest="other", required=True, metavar="MODEL", help="the second model (same forms as --model)")
     p.add_argument("--k", type=int, default=50, help="neighbours per token, 5–250 (default 50)")
-    p.add_argument("--token", nargs="+", default=[], metavar="WORD",
+    p.add_argument("--token", nargs="+", action="extend", default=[], metavar="WORD",
                    help="also list these tokens' neighbours: in both, only in the first model, only in the second")
     p = add("analogies", "the Google analogy benchmark (questions-words.txt)")
     p.add_argument("file", nargs="?", default=None)

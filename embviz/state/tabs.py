@@ -7,7 +7,7 @@ The tab states are psygnal `@evented` dataclasses (napari's models): setting a f
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from psygnal import SignalGroup, evented
@@ -143,21 +143,35 @@ class MapState:
     drag_mode: str = one_of("pan", "rect", "lasso")  # what a drag on the map does
     contours: bool = False  # density contours under the points
 
+    def __post_init__(self) -> None:
+        # name: (the user's value, the one a model needed instead); not a field: sessions keep the user's
+        self._fitted: dict[str, tuple[Any, Any]] = {}
+
     def fit_to_model(self, max_clusters: int, word_rows: int) -> str:
         """Change the settings a new model cannot honour (k beyond its rows, whole words
-        when it has none) to the nearest it can; one sentence naming the changes, or ""."""
+        when it has none) to the nearest it can; one sentence naming the changes, or "".
+        First the changes the last model needed are undone, where the user has not changed
+        them since: a small model's limits do not stay with the next one."""
+        for name, (chosen, fitted) in self._fitted.items():
+            if getattr(self, name) == fitted:
+                setattr(self, name, chosen)
+        self._fitted = {}
         changes = []
         k = min(self.clusters_k, max_clusters)
         if k < 2 and self.colour_by == "cluster":  # one row cannot be split into clusters
-            self.colour_by = "none"
+            self._fit("colour_by", "none")
             changes.append("no colours, as one row cannot be clustered")
         elif k != self.clusters_k and k >= 2:
-            self.clusters_k = k
+            self._fit("clusters_k", k)
             changes.append(f"k = {k} clusters, the most it allows")
         if self.subset == "words" and word_rows == 0:
-            self.subset = "all"
+            self._fit("subset", "all")
             changes.append("all rows, as it has no whole words")
         return f"Map settings changed to fit this model: {' and '.join(changes)}." if changes else ""
+
+    def _fit(self, name: str, value: Any) -> None:
+        self._fitted[name] = (getattr(self, name), value)
+        setattr(self, name, value)
 
 
 @tab_state("neighbours")

@@ -272,7 +272,13 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
 
     def _tab_message(self, panel: QWidget, text: str) -> None:
         """A tab's own message (a search's count, the clusters found) is about that tab: it
-        goes when another tab is shown, so the Lens never shows the Map's clusters."""
+        goes when another tab is shown, so the Lens never shows the Map's clusters. An empty
+        one takes the tab's message back, if it is still the one on show."""
+        if not text:
+            if self._message_tab is panel:
+                self.message.clear_message()
+                self._message_tab = None
+            return
         self.show_message(text)
         self._message_tab = panel
 

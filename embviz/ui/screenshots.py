@@ -4,6 +4,7 @@ re-open it in a fresh window, exit."""
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
@@ -12,10 +13,11 @@ from embviz.core.errors import EmbvizError
 DEMO_SETS = ("weekdays", "months", "numbers")
 TSNE_ROWS = 3000  # t-SNE's live picture on the first ids: a preview in seconds, not the minutes of every row
 TSNE_SHOWN_AT = 0.7  # far enough into the optimising for the map to have shape
+WAIT_S = 600.0  # the longest wait for one picture: past it, the demo says what it waited for and ends
 
 
-def _wait(app, done, what: str, timeout: float = 600.0) -> None:
-    deadline = time.monotonic() + timeout
+def _wait(app, done, what: str, timeout: float | None = None) -> None:
+    deadline = time.monotonic() + (WAIT_S if timeout is None else timeout)
     while not done():
         app.processEvents()
         if time.monotonic() > deadline:
@@ -47,9 +49,10 @@ def _lesson_steps(app, window, save) -> None:
     window.lessons_dock.hide()
 
 
-def _tsne_live(app, window, save) -> None:
+def _tsne_live(app, window, save) -> str | None:
     """tsne_live.png: t-SNE part-way, its map moving and the progress bar running; then cancelled,
-    and the map's rows as they were (the lessons open the default model again with them)."""
+    and the map's rows as they were (the lessons open the default model again with them). None,
+    or why this model has no such picture (too few rows for a t-SNE)."""
     panel = window.map_panel
     subset, limit = panel.state.subset, panel.state.limit
     saved: list[float] = []  # the fractions of the previews saved so far
@@ -71,14 +74,19 @@ def _tsne_live(app, window, save) -> None:
     panel.run_projection()
     _wait(app, lambda: saved and saved[-1] >= TSNE_SHOWN_AT or panel.progress.isHidden(), "t-SNE's live picture")
     window.worker.progressed.disconnect(on_preview)
-    if not saved:
+    failed = None
+    if saved:
+        panel.cancel_button.click()
+        _wait(app, lambda: panel.progress.isHidden(), "the t-SNE to stop")
+    elif panel.status.text().startswith("Map failed: "):  # e.g. too few rows: the model cannot show one
+        failed = panel.status.text().removeprefix("Map failed: ")
+    else:
         raise EmbvizError(f"No live t-SNE picture to save: {panel.status.text()}")
-    panel.cancel_button.click()
-    _wait(app, lambda: panel.progress.isHidden(), "the t-SNE to stop")
     panel.subset.setCurrentIndex(panel.subset.findData(subset))
     panel.limit.setValue(limit)
     panel.method.setCurrentIndex(panel.method.findData("pca"))  # last: one PCA of those rows
     _wait(app, lambda: panel.progress.isHidden() and panel.view.ids.size > 0, "the PCA map again")
+    return failed
 
 
 def _zoom_around(app, view, token_id: int, count: int) -> None:
@@ -131,8 +139,9 @@ class Demo:
     def __init__(self, app, window, folder: Path) -> None:
         self.app, self.window, self.folder = app, window, folder
         self.saved: list[Path] = []
+        self.skipped: list[str] = []  # "name.png: why", for pictures the model cannot show
 
-    def wait(self, done, what: str, timeout: float = 600.0) -> None:
+    def wait(self, done, what: str, timeout: float | None = None) -> None:
         _wait(self.app, done, what, timeout)
 
     def settle(self, done, timeout: float) -> None:
@@ -149,6 +158,10 @@ class Demo:
         (widget or self.window).grab().save(str(path))
         if path not in self.saved:  # tsne_live.png is saved again as its previews come
             self.saved.append(path)
+
+    def skip(self, names: tuple[str, ...], why: str) -> None:
+        """Pictures this model cannot show: said, not waited for."""
+        self.skipped += [f"{name}.png: {why}" for name in names]
 
 
 def _open(demo: Demo, model: str | None) -> None:
@@ -191,18 +204,22 @@ def _table_tabs(demo: Demo) -> None:
     window.analogies.set_words("king", "man", "woman")
     demo.wait(lambda: window.analogies.table.rowCount() > 0 or window.analogies.message.text(), "the analogy")
     demo.save("analogies")
-    demo.wait(lambda: window.analogies.plane.ids.size > 0, "the analogy's plane")
-    demo.save("analogy_plane", window.analogies.plane_box)  # the plane alone, as large as the tab gives it
+    if window.analogies.table.rowCount() == 0:  # the model lacks a word: its sentence is the picture
+        demo.skip(("analogy_plane", "analogy_map"), window.analogies.message.text())
+    else:
+        demo.wait(lambda: window.analogies.plane.ids.size > 0, "the analogy's plane")
+        demo.save("analogy_plane", window.analogies.plane_box)  # the plane alone, as large as the tab gives it
     window.analogies.run_benchmark()
     bench = window.analogies.bench_window
     demo.wait(lambda: bench.sections.rowCount() > 0 or not bench.cancel_button.isVisible(), "the analogy benchmark")
     demo.wait(lambda: bench.misses_settled or not bench.cancel_button.isVisible(), "the benchmark's misses")
     demo.save("benchmark", bench)
     bench.hide()
-    window.tabs.setCurrentWidget(window.map_panel)
-    window.map_panel.view.zoom_to(window.map_panel.view._selected)
-    demo.wait(lambda: True, "the map")
-    demo.save("analogy_map")
+    if window.analogies.table.rowCount() > 0:
+        window.tabs.setCurrentWidget(window.map_panel)
+        window.map_panel.view.zoom_to(window.map_panel.view._selected)
+        demo.wait(lambda: True, "the map")
+        demo.save("analogy_map")
 
 
 def _model_tabs(demo: Demo, text_size: float) -> None:
@@ -270,6 +287,14 @@ def _attribution_pictures(demo: Demo) -> None:
     panel.views.setCurrentWidget(panel.blocks)
 
 
+def _model_pictures(demo: Demo, text_size: float) -> None:
+    """Every tab's pictures of the model open; those it cannot show are skipped, with why."""
+    _map_pictures(demo)
+    _table_tabs(demo)
+    _model_tabs(demo, text_size)
+    _attribution_pictures(demo)
+
+
 def _lesson_model(demo: Demo) -> None:
     """lesson_map.png: toy4's four big labelled markers."""
     window, panel = demo.window, demo.window.map_panel
@@ -320,10 +345,7 @@ def run_screenshots(out: str, model: str | None = None, device: str = "auto", te
     window.show()
     demo = Demo(app, window, folder)
     _open(demo, model)
-    _map_pictures(demo)
-    _table_tabs(demo)
-    _model_tabs(demo, text_size)
-    _attribution_pictures(demo)
+    _model_pictures(demo, text_size)
     window.tabs.setCurrentWidget(window.map_panel)
     demo.wait(lambda: True, "the layout")  # the zoom is kept for the map's final size
     window.map_panel.view.zoom_to(window.map_panel.view._selected)  # the analogy's words, as the session keeps them
@@ -332,12 +354,15 @@ def run_screenshots(out: str, model: str | None = None, device: str = "auto", te
     if session is None:
         raise RuntimeError("no model on screen to save a session of")
     _compare_tab(demo)  # after the session, whose restoring is timed without a second model
-    _tsne_live(app, window, demo.save)  # after the session: it keeps the PCA map
+    if why := _tsne_live(app, window, demo.save):  # after the session: it keeps the PCA map
+        demo.skip(("tsne_live",), why)
     _lesson_model(demo)
     _lesson_steps(app, window, demo.save)
     window.close()
     _restored(demo, session, device, Path(scratch.name) / "settings-2.json")
     for path in demo.saved + [session]:
         print(path)
+    for line in demo.skipped:
+        print(f"skipped {line}", file=sys.stderr)
     scratch.cleanup()
     return 0

@@ -7,7 +7,7 @@ handler(s), its panel, and one entry here. A panel is made with the services its
 `takes`, holds its `state`, and has `on_model(summary, restore)`, where `restore` is the
 state a session saved (or None); a `snapshot()` when a session must keep more than
 `state`. The window connects, where a panel has them, its `highlight` (token ids to ring
-on the map), `statusMessage` (a message about this tab) and `focusToken` signals."""
+on the map), `statusMessage` (a message about this tab; "" takes it back) and `focusToken` signals."""
 
 from __future__ import annotations
 

@@ -16,6 +16,7 @@ from embviz.bridge.latest import Latest
 from embviz.state.tabs import AttributionState
 from embviz.ui import style
 from embviz.ui.binding import Bindings
+from embviz.ui.tables import attribution_rows
 from embviz.ui.panels import attribution_text as say
 from embviz.ui.panels.attribution_views import AttentionView, BlocksView, PinnedView
 from embviz.ui.panels.language_model import HIDDEN_SPACE_STRETCH, LanguageModelLoader, LanguageModelTab
@@ -90,6 +91,13 @@ class AttributionPanel(LanguageModelTab):
 
     def picture(self) -> tuple[QWidget, str]:
         return self.views, self.sentence.text()
+
+    def table_rows(self) -> tuple[list[str], list[list[object]]] | None:
+        """The split on screen: prompt A's parts and heads, with B's and B − A beside them
+        when the two are compared."""
+        if self.result is None:
+            return None
+        return attribution_rows(self.result, self.result_b)
 
     # --- model, text and choices -------------------------------------------------------------------
     def on_model(self, summary, restore: AttributionState | None = None) -> None:

@@ -60,6 +60,9 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         self.word_sets = self.state.word_sets
         self._asked_rows: tuple[str, str, int] = (self.state.method, self.state.subset, self.state.limit)
         self._zoom_to_search = True
+        self._search_said = ""  # the search's last message: the one an emptied field takes back
+        self._last_said = ""
+        self.statusMessage.connect(lambda text: setattr(self, "_last_said", text))
         self.summary_ready = False  # no model yet: changing Rows has nothing to redraw
         self._first_map: FirstMap | None = None  # a bridge.first_map.FirstMap drawn from the cache while the model opens
         self._taking_over = False  # the open model's first map is on its way, its kept copy on screen
@@ -297,6 +300,7 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         else:
             self._restore(restore)
         self.clusters_k.setMaximum(max(2, summary.max_clusters))  # after the fit, which names the change
+        self.clusters_k.setValue(self.state.clusters_k)  # a k the last model's maximum held down, back
         for name in self.word_sets.ticked:
             self._request_set(name)
         if restore is not None and self.state.search:
@@ -481,7 +485,7 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
     def _search_failed(self, message: str) -> None:
         self.view.remove_word_set(SEARCH_SET)  # e.g. a regex that does not parse: its old hits would mislead
         self.view.set_selected([])
-        self.statusMessage.emit(message)
+        self._say_of_search(message)
 
     def _faithfulness_failed(self, message: str) -> None:
         self.statusMessage.emit(f"Could not measure how faithful the map is: {message}")

@@ -34,6 +34,8 @@ if TYPE_CHECKING:
         sets: WordSetsList
         selection: SelectionBox
         _zoom_to_search: bool
+        _search_said: str
+        _last_said: str
         # Its requests (bridge.latest), one per kind.
         searching: Latest
         valuing: Latest

@@ -25,6 +25,8 @@ class WordSetsMixin(MapHost):
             self.searching.forget()
             self.view.remove_word_set(SEARCH_SET)
             self.view.set_selected([])  # its rings and labels go with it
+            if self._search_said and self._last_said == self._search_said:
+                self.statusMessage.emit("")  # its count, or why it failed, goes too
             return
         self.searching.ask(rq.Search(pattern=self.state.search, regex=self.state.regex, substring=self.state.substring))
 
@@ -36,7 +38,11 @@ class WordSetsMixin(MapHost):
             self.view.zoom_to(shown)
         self._zoom_to_search = True
         more = "" if len(ids) < rq.Search.limit else f" (first {rq.Search.limit})"
-        self.statusMessage.emit(f"Search '{self.state.search}': {len(ids)} tokens{more}, {len(shown)} on this map")
+        self._say_of_search(f"Search '{self.state.search}': {len(ids)} tokens{more}, {len(shown)} on this map")
+
+    def _say_of_search(self, text: str) -> None:
+        self._search_said = text
+        self.statusMessage.emit(text)
 
     def _fill_sets(self) -> None:
         self.sets.fill(list(self.presets) + [n for n in self.settings.word_sets if n not in self.presets])
