@@ -5,15 +5,12 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence, TypeVar
+from typing import Any, Callable, Protocol, Sequence, TypeVar
 
 import torch
 
 from embviz.core.errors import EmbvizError, ProgressFn, no_progress
 from embviz.core.table.vocab import Vocabulary
-
-if TYPE_CHECKING:
-    from embviz.core.lm.anatomy import Anatomy
 
 T = TypeVar("T")
 
@@ -25,8 +22,9 @@ class LanguageModel(Protocol):
         """Logits (V,) for the token after the last of `ids`."""
 
     @property
-    def anatomy(self) -> Anatomy:
-        """Where the model keeps its blocks, readout and writes."""
+    def anatomy(self) -> Any:
+        """Where the model keeps its blocks, readout and writes (core.lm.anatomy.Anatomy, which
+        imports the table's code that imports this module)."""
 
     def run(self, ids: list[int], residuals: bool = False, hooks: Sequence[Any] = ()) -> Any:
         """The kept prefix for `ids` (its logits, and its residual stream when asked)."""
