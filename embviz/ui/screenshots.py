@@ -306,8 +306,9 @@ def _lesson_model(demo: Demo) -> None:
     demo.save("lesson_map")
 
 
-def _restored(demo: Demo, session: Path, device: str, settings_path: Path) -> None:
-    """Another day: a fresh window opens the saved session (the map as saved, not recomputed)."""
+def _restored(demo: Demo, session: Path, device: str, settings_path: Path, analogies: bool) -> None:
+    """Another day: a fresh window opens the saved session (the map as saved, not recomputed);
+    `analogies`: the saved window listed an analogy's answers (a model without its words lists none)."""
     from embviz.state.settings import Settings
     from embviz.ui.app import install_excepthook
     from embviz.ui.main_window import MainWindow
@@ -318,7 +319,7 @@ def _restored(demo: Demo, session: Path, device: str, settings_path: Path) -> No
     demo.window = window
     if not window.open_session(session):
         raise EmbvizError(window.last_error or "The demo session could not be opened.")
-    demo.wait(lambda: window.summary is not None and window.analogies.table.rowCount() > 0
+    demo.wait(lambda: window.summary is not None and (window.analogies.table.rowCount() > 0 or not analogies)
               and len(window.map_panel.view.word_set_names()) >= len(DEMO_SETS) or window.last_error, "the session")
     if window.last_error:
         raise EmbvizError(window.last_error)
@@ -350,6 +351,7 @@ def run_screenshots(out: str, model: str | None = None, device: str = "auto", te
     demo.wait(lambda: True, "the layout")  # the zoom is kept for the map's final size
     window.map_panel.view.zoom_to(window.map_panel.view._selected)  # the analogy's words, as the session keeps them
     demo.wait(lambda: True, "the zoom")
+    analogies = window.analogies.table.rowCount() > 0
     session = window.save_session(folder / "demo.embviz")
     if session is None:
         raise RuntimeError("no model on screen to save a session of")
@@ -359,7 +361,7 @@ def run_screenshots(out: str, model: str | None = None, device: str = "auto", te
     _lesson_model(demo)
     _lesson_steps(app, window, demo.save)
     window.close()
-    _restored(demo, session, device, Path(scratch.name) / "settings-2.json")
+    _restored(demo, session, device, Path(scratch.name) / "settings-2.json", analogies)
     for path in demo.saved + [session]:
         print(path)
     for line in demo.skipped:
