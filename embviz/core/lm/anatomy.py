@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 import torch
 
-from embviz.core.lm.norms import sums_to, tolerance
+from embviz.core.lm.norms import close, first_output, sums_to, tolerance
 
 PROBE_IDS = (1, 2, 3, 4)
 MIXER_PATTERN = re.compile(r"attention|attn|mixer", re.IGNORECASE)
@@ -115,17 +115,14 @@ class Anatomy:
         """Residual rows (n, D) → the logits the model would give them (n, V), float32."""
         x = rows.to(self.dtype)
         if final_norm and self.final_norm is not None:
-            x = _first(self.final_norm(x))
+            x = first_output(self.final_norm(x))
         for module in self.after_norm:
-            x = _first(module(x))
+            x = first_output(module(x))
         if self.pre_head != 1.0:
             x = x * self.pre_head if self.pre_head > 1 else x / (1 / self.pre_head)
         logits = head_logits(self.head, x).float()
         return self.logit_map(logits) if cap else self.logit_map.linear(logits)
 
-
-def _first(output: object) -> torch.Tensor:
-    return output[0] if isinstance(output, (tuple, list)) else output  # type: ignore[return-value]
 
 
 def head_logits(head: torch.nn.Module, rows: torch.Tensor) -> torch.Tensor:
@@ -136,7 +133,7 @@ def head_logits(head: torch.nn.Module, rows: torch.Tensor) -> torch.Tensor:
     weight = getattr(head, "weight", None)
     if not (isinstance(head, torch.nn.Linear) and rows.device.type == "cpu" and weight is not None
             and weight.dtype == rows.dtype == torch.float32):
-        return _first(head(rows))
+        return first_output(head(rows))
     logits = matmul(rows.contiguous(), weight.T)
     return logits if head.bias is None else logits + head.bias
 
@@ -173,7 +170,7 @@ class _Call:
 
 
 def last_row(value: object) -> torch.Tensor | None:
-    value = _first(value)
+    value = first_output(value)
     if not (isinstance(value, torch.Tensor) and value.is_floating_point() and value.dim() in (2, 3)):
         return None
     # (batch, T, D), or (T, D) where a model flattens its one text's tokens (OPT's MLP)
@@ -209,11 +206,6 @@ def _same(a: torch.Tensor | None, b: torch.Tensor | None, dtype: torch.dtype) ->
     if a is None or b is None or a.shape != b.shape:
         return False
     return float((a - b).norm()) <= tolerance(dtype) * 0.01 * float(b.norm()) + 1e-7
-
-
-def _close(a: torch.Tensor, b: torch.Tensor, dtype: torch.dtype, scale: float | None = None) -> bool:
-    bound = tolerance(dtype) * (scale if scale is not None else float(b.norm()))
-    return float((a - b).norm()) <= bound + 1e-6
 
 
 @torch.inference_mode()
@@ -317,13 +309,13 @@ def _readout(family: str, model: Any, config: Any, layers: list, head: torch.nn.
 def _factor(head_in: torch.Tensor, current: torch.Tensor, config: Any, dtype: torch.dtype) -> float | None:
     """1, or the config's factor between the readout and the head's input (MiniCPM3 divides
     by its `logits_scaling` there), when the probe shows it."""
-    if _close(head_in, current, dtype):
+    if close(head_in, current, dtype):
         return 1.0
     for name, make in LOGIT_FACTS:
         value = getattr(config, name, None)
         if isinstance(value, (int, float)) and value and not isinstance(value, bool):
             factor = make(float(value)).factor
-            if _close(head_in, current * factor, dtype):
+            if close(head_in, current * factor, dtype):
                 return factor
     return None
 
@@ -337,7 +329,7 @@ def _logit_map(head_out: torch.Tensor, logits: torch.Tensor, config: Any, dtype:
     combined = [LogitMap(m.scale, m.divide, s.softcap) for m in maps for s in maps
                 if s.softcap is not None and m.softcap is None]
     for candidate in combined + maps + [LogitMap()]:
-        if _close(candidate(head_out), logits, dtype):
+        if close(candidate(head_out), logits, dtype):
             return candidate
     return None
 

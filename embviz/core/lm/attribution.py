@@ -22,7 +22,7 @@ from embviz.core.errors import EmbvizError
 from embviz.core.lm.anatomy import Anatomy, BlockAnatomy, last_row, tensor_args
 from embviz.core.lm.causal_lm import Hook
 from embviz.core.lm.lens import MAX_LENS_CONTEXT, check_has_layers, exact_stream, layer_names
-from embviz.core.lm.norms import LinearNorm, first_output as _first, linearise, sums_to, tolerance
+from embviz.core.lm.norms import LinearNorm, close, first_output as _first, linearise, sums_to, tolerance
 from embviz.core.lm.logits import Prompt, prompt_ids
 from embviz.core.model import EmbeddingModel
 
@@ -335,11 +335,6 @@ def _attention_weights(lm: Any, block: BlockAnatomy, ids: list[int], family: str
 
 # --- the split ------------------------------------------------------------------------------------
 
-def _close(a: torch.Tensor, b: torch.Tensor, dtype: torch.dtype, scale: float | None = None) -> bool:
-    bound = tolerance(dtype) * (scale if scale is not None else float(b.norm()))
-    return float((a - b).norm()) <= bound + 1e-6
-
-
 def _head_mask(width: int, n_heads: int, device: torch.device) -> torch.Tensor:
     """(H, width): row h keeps head h's slice of the heads' outputs side by side."""
     return torch.block_diag(*[torch.ones(1, width // n_heads, device=device)] * n_heads)
@@ -401,7 +396,7 @@ def _writes(anatomy: Anatomy, rows: dict) -> _Writes:
             notes.append(why)
     stream = torch.stack(writes)
     final = rows[("out", len(anatomy.blocks) - 1)]
-    if not _close(stream.sum(0), final, dtype, float(stream.norm(dim=-1).sum())):
+    if not close(stream.sum(0), final, dtype, float(stream.norm(dim=-1).sum())):
         raise EmbvizError(f"The {family} model's residual stream is not the sum of the embedding and the blocks' "
                           "writes, so attribution cannot split it exactly.")
     return _Writes(stream, heads, biases, notes)
@@ -423,7 +418,7 @@ def _block_heads(anatomy: Anatomy, b: BlockAnatomy, n: int, rows: dict,
     per_head, bias = _head_writes(b.out_proj, z, _head_mask(z.shape[-1], b.n_heads, z.device), anatomy.dtype)
     per_head, bias = _through(path_norms, per_head, bias)
     per_head, bias = per_head * b.multiplier, bias * b.multiplier
-    if not _close(per_head.sum(0) + bias, attention, anatomy.dtype, float(per_head.norm(dim=-1).sum() + bias.norm())):
+    if not close(per_head.sum(0) + bias, attention, anatomy.dtype, float(per_head.norm(dim=-1).sum() + bias.norm())):
         return None, None, (f"The heads of the {family} model do not add up to its attention's write (it changes "
                             "their sum after its output projection), so its blocks are not split by head.")
     return per_head, bias, None
@@ -494,7 +489,7 @@ def _split(anatomy: Anatomy, rows: dict, target: int, logit: float) -> tuple[lis
                      f"after the cap it is {logit:.2f}.")
         if abs(float(anatomy.logit_map(torch.tensor([uncapped]))[0]) - logit) > 1e-3 * max(1.0, abs(logit)):
             raise EmbvizError(f"The {family} model's logit is not its capped readout here, so it cannot be split.")
-    elif not _close(torch.tensor([uncapped]), torch.tensor([logit]), dtype, max(1.0, abs(logit))):
+    elif not close(torch.tensor([uncapped]), torch.tensor([logit]), dtype, max(1.0, abs(logit))):
         raise EmbvizError(f"The parts add up to {uncapped:.4f}, not the model's logit {logit:.4f}: the {family} model "
                           "changes the logits after the output head in a way embviz does not know, so they cannot be "
                           "split.")

@@ -36,7 +36,8 @@ class LinearNorm:
 
 
 def first_output(output: object) -> torch.Tensor:
-    return output[0] if isinstance(output, tuple) else output  # type: ignore[return-value]
+    """A module's tensor output, or the first of what it returns (GPT-1's blocks return a list)."""
+    return output[0] if isinstance(output, (tuple, list)) else output  # type: ignore[return-value]
 
 
 def _apply(norm: torch.nn.Module, v: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
@@ -45,6 +46,12 @@ def _apply(norm: torch.nn.Module, v: torch.Tensor, like: torch.Tensor) -> torch.
 
 def tolerance(dtype: torch.dtype) -> float:
     return NORM_TOLERANCE.get(dtype, 1e-4)
+
+
+def close(a: torch.Tensor, b: torch.Tensor, dtype: torch.dtype, scale: float | None = None) -> bool:
+    """Whether a is b to the dtype's tolerance, relative to `scale` (default: b's norm)."""
+    bound = tolerance(dtype) * (scale if scale is not None else float(b.norm()))
+    return float((a - b).norm()) <= bound + 1e-6
 
 
 def sums_to(parts: torch.Tensor, whole: torch.Tensor, dtype: torch.dtype, rounded: float) -> bool:
