@@ -88,14 +88,26 @@ def save_session(session: Session, path: str | Path) -> Path:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("session.json", json.dumps(_to_json(session), ensure_ascii=False, indent=1))
-        projection = session["map"].projection
-        if projection is not None:
-            arrays = io.BytesIO()
-            np.savez(arrays, ids=np.asarray(projection.ids, dtype=np.int64),
-                     coords=np.asarray(projection.coords, dtype=np.float32))
-            archive.writestr("projection.npz", arrays.getvalue())
+        arrays = _map_arrays(session)
+        if arrays is not None:
+            npz = io.BytesIO()
+            np.savez(npz, ids=arrays["ids"], coords=arrays["coords"])
+            archive.writestr("projection.npz", npz.getvalue())
     atomic_write_bytes(path, buffer.getvalue())
     return path
+
+
+def copied(session: Session) -> Session:
+    """The session as saving and opening it would give, in memory: states of its own that
+    later changes to the window's never reach."""
+    return _from_json(json.loads(json.dumps(_to_json(session))), _map_arrays(session))
+
+
+def _map_arrays(session: Session) -> dict[str, np.ndarray] | None:
+    projection = session["map"].projection
+    if projection is None:
+        return None
+    return {"ids": np.asarray(projection.ids, dtype=np.int64), "coords": np.asarray(projection.coords, dtype=np.float32)}
 
 
 def _map_json(state: MapState) -> dict[str, Any]:

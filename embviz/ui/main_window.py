@@ -16,6 +16,7 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QProgressBar, QPushButton, QSizePolicy, QWidget
 
 from embviz.bridge import requests as rq
+from embviz.state.kept_tabs import KeptTabs
 from embviz.state.lesson_tour import LessonStep, TourState
 from embviz.state.session import Session
 from embviz.state.settings import Settings
@@ -64,6 +65,8 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
         # What the newest load opens the model for, if more than to show it:
         self._session: tuple[Session, str] | None = None  # (session, file name) being opened
         self._lesson_step: LessonStep | None = None  # a lesson step waiting for its model
+        self.kept_tabs = KeptTabs()  # the tabs of models left, for when they come back
+        self._before_lesson: Session | None = None  # the user's tabs while a lesson has them
         self.opening = Latest(self.worker.submit, self._model_loaded, self._load_ended,
                               lambda: self._load_ended(None), self._load_progress)
         self.last_error: str | None = None
@@ -151,6 +154,8 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
     def _lessons_shown(self, visible: bool) -> None:
         if visible:
             self._size_lessons()
+        elif self.lessons_dock.isHidden():  # closed, not just covered
+            self.end_lesson()
 
     def _connect_panels(self) -> None:
         self._connect_panel(self.map_panel)
@@ -306,11 +311,12 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
             self._open_failed(f"Could not open {what}", message)
 
     def _model_loaded(self, summary) -> None:
+        self._keep_tabs()
         if self._session is not None:
             session, name = self._session
             self._restore(summary, session, name)
         else:
-            self._show_model(summary)
+            self._show_model(summary, self.kept_tabs.take(summary.fingerprint))
             if self._lesson_step is not None:
                 step, self._lesson_step = self._lesson_step, None
                 self._run_step(step)

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
     from embviz.bridge import requests as rq
     from embviz.bridge.worker import ComputeWorker, Reply
+    from embviz.state.kept_tabs import KeptTabs
     from embviz.state.lesson_tour import LessonStep, TourState
     from embviz.state.session import Session
     from embviz.state.settings import Settings
@@ -33,6 +34,9 @@ if TYPE_CHECKING:
         last_error: str | None
         _session: tuple[Session, str] | None
         _lesson_step: LessonStep | None
+        kept_tabs: KeptTabs
+        _before_lesson: Session | None
+        session_state: Callable[[], Session | None]
         tabs: PanelTabs
         map_panel: MapPanel
         load_progress: QProgressBar

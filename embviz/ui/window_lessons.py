@@ -8,6 +8,9 @@ from PySide6.QtCore import Qt
 
 from embviz.bridge import requests as rq
 from embviz.state.lesson_tour import LessonStep
+from embviz.state.session import Session, copied
+from embviz.state.tab_state import field_default
+from embviz.state.tabs import MapState
 from embviz.ui.window_host import WindowHost
 
 
@@ -29,8 +32,11 @@ class LessonsMixin(WindowHost):
 
     def go_to_step(self, index: int) -> None:
         """Set the app up for a lesson step: its model (opened if another is on screen),
-        its tab and its inputs; the step's own numbers are asked of that model."""
+        its tab and its inputs; the step's own numbers are asked of that model. The user's
+        tabs are lent to the lesson: `end_lesson` gives them back."""
         step = self.tour.go(index)
+        if self._before_lesson is None and (session := self.session_state()) is not None:
+            self._before_lesson = copied(session)
         self.show_lessons()
         self.lessons.show_step()
         if self.summary is None or self.model_source != step.model or self.load_progress.isVisible():
@@ -38,6 +44,23 @@ class LessonsMixin(WindowHost):
             self._lesson_step = step
         else:
             self._run_step(step)
+
+    def end_lesson(self) -> None:
+        """The lessons closed: the user's tabs as they were before the first step, now if
+        their model is on screen, or when it next opens."""
+        before, self._before_lesson = self._before_lesson, None
+        if before is None:
+            return
+        self._lesson_step = None
+        if self.summary is not None and before.model.fingerprint == self.summary.fingerprint:
+            self._give_back(before)
+        else:
+            self.kept_tabs.keep(before)
+
+    def _give_back(self, before: Session) -> None:
+        for key, panel in self.panels().items():
+            panel.on_model(self.summary, before[key])
+        self.show_tab(before.tab)
 
     def _run_step(self, step: LessonStep) -> None:
         """The step's inputs go into the tabs' states (the widgets follow them silently),
@@ -66,6 +89,8 @@ class LessonsMixin(WindowHost):
             self.lesson_compare(setup["compare"], setup["k"], setup["focus"])
         if "attribution" in setup:
             self.attribution.show_lesson(setup["attribution"], setup["pinned"], *setup["head"])
+        if step.tab == "map":  # the picture the text describes, whatever the user coloured by
+            self.map_panel.state.colour_by = setup.get("colour_by", field_default(MapState, "colour_by"))
         ids = setup.get("rows")
         if ids:
             self.map_panel.view.set_selected(list(ids))

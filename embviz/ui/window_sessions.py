@@ -32,6 +32,13 @@ class SessionsMixin(WindowHost):
             states=states, custom_sets=custom, tab=self.tab_key(), text_scale=style.text_scale(),
         )
 
+    def _keep_tabs(self) -> None:
+        """Before another model replaces the one on screen: its tabs as the user left them
+        (the lesson's borrowed ones given back first), for when it comes back."""
+        session = self._before_lesson if self._before_lesson is not None else self.session_state()
+        if session is not None and session.model.fingerprint == getattr(self.summary, "fingerprint", None):
+            self.kept_tabs.keep(session)
+
     def save_session(self, path: str | Path) -> Path | None:
         session = self.session_state()
         return None if session is None else save_session(session, path)
