@@ -22,8 +22,9 @@ LAYERS = ("core", "state", "bridge", "ui", "cli")
 # handlers, and opens the window (ui) for its GUI commands.
 MAY_IMPORT = {"core": set(), "state": {"core"}, "bridge": {"core", "state"}, "ui": {"bridge", "state", "core"},
               "cli": {"core", "state", "bridge", "ui"}}
-# The few core modules a view may use: plain types and texts, no computation.
-UI_CORE_ALLOWED = {"embviz.core.errors", "embviz.core.lessons"}
+# The few core modules a view may use: plain types and texts, no computation (and no torch,
+# which test_result_types_load_without_torch checks).
+UI_CORE_ALLOWED = {"embviz.core.errors", "embviz.core.lessons", "embviz.core.lm.results", "embviz.core.table.results"}
 
 
 def module_name(path: Path) -> str:
@@ -247,3 +248,15 @@ def test_a_new_tab_needs_only_its_state_request_handler_panel_and_one_entry(qtbo
     readme = (ROOT.parent / "README.md").read_text(encoding="utf-8")
     words = {5: "five"}
     assert f"### Adding a tab: {words[len(pieces)]} files" in readme
+
+
+def test_result_types_load_without_torch():
+    """The types a panel is typed with (what the handlers answer) are plain: importing them
+    brings neither torch nor Qt, so the window may name them."""
+    import subprocess
+    import sys
+
+    code = ("import sys, embviz.bridge.views, embviz.core.lm.results, embviz.core.table.results; "
+            "print(sorted(m for m in ('torch', 'PySide6', 'transformers') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

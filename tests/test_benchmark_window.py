@@ -38,7 +38,7 @@ def test_the_benchmark_window_lists_sections_misses_and_cancels(qtbot, smol):
 
 
 def _benchmark_result():
-    from embviz.core.table.analogy_benchmark import BenchmarkResult, Miss, SectionScore
+    from embviz.core.table.results import BenchmarkResult, Miss, SectionScore
 
     names = ["capital-common-countries", "capital-world", "currency", "city-in-state", "family",
              "gram1-adjective-to-adverb", "gram2-opposite", "gram3-comparative", "gram4-superlative",

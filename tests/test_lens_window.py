@@ -94,8 +94,8 @@ def test_lens_and_drift_inputs_round_trip_through_a_session(qtbot, window, tmp_p
 def _grid_result(ids: list[int], final_norm: bool = True, truncated: int = 0, seed: int = 0):
     """A hand-made lens result: three layers, top-2 cells whose ids depend on the position's
     token and the ones before it, as a causal model's do."""
-    from embviz.core.lm.lens import LensCells, LensResult
-    from embviz.core.lm.logits import TokenScore
+    from embviz.core.lm.results import LensCells, LensResult
+    from embviz.core.lm.results import TokenScore
 
     def score(token: int) -> TokenScore:
         return TokenScore(token, f"t{token}", 0.0, 0.5, f"t{token}")

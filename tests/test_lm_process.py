@@ -13,7 +13,8 @@ from PySide6.QtCore import Qt
 
 from embviz.bridge import requests as rq
 from embviz.bridge.worker import ComputeWorker, Reply
-from embviz.core.lm.lens import LensCells, LensColumns, LensResult, logit_lens
+from embviz.core.lm.lens import logit_lens
+from embviz.core.lm.results import LensCells, LensColumns, LensResult
 from embviz.core.lm.logits import next_token_logits
 from embviz.core.lm.process import run_lm
 
@@ -157,7 +158,7 @@ def test_lens_results_travel_packed_and_come_back_equal(in_process):
 
 def _hand_made_result(layers: int, positions: int):
     from embviz.core.lm.lens import layer_names
-    from embviz.core.lm.logits import TokenScore
+    from embviz.core.lm.results import TokenScore
 
     cell = lambda layer, p: [TokenScore(10 * layer + p, f"t{layer}.{p}", 1.0, 0.5 + 0.1 * layer, f"t{layer}.{p}"),  # noqa: E731
                              TokenScore(999, "other", 0.5, 0.05, "other")]

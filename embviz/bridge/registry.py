@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any, Callable, TypeVar
 
 from embviz.bridge.requests import Request
-from embviz.core.table.compare import ModelPair
 from embviz.core.errors import EmbvizError, ProgressFn, no_progress
 from embviz.core.model import EmbeddingModel
+from embviz.core.table.compare import ModelPair
 
 Handler = Callable[[Any, Any, ProgressFn], Any]
 R = TypeVar("R", bound=Request)

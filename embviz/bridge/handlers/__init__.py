@@ -3,11 +3,23 @@ run the same code as the window). One module per room; importing this package re
 every handler with `embviz.bridge.registry`."""
 
 from embviz.bridge.handlers import compare, lm, maps, models, table  # noqa: F401  (registers the handlers)
-from embviz.bridge.handlers.compare import CompareView, ComparisonSummary, DominoesView, summarise_comparison
-from embviz.bridge.handlers.maps import ClustersView, PointValuesView
-from embviz.bridge.handlers.models import LessonNumbersView, ModelSummary, open_model, summarise
-from embviz.bridge.handlers.table import AnalogyView, NeighboursView, StripsView, WordSetView, resolve_typed
+from embviz.bridge.handlers.compare import summarise_comparison
+from embviz.bridge.handlers.models import open_model, summarise
+from embviz.bridge.handlers.table import resolve_typed
 from embviz.bridge.registry import run_request
+from embviz.bridge.views import (
+    AnalogyView,
+    ClustersView,
+    CompareView,
+    ComparisonSummary,
+    DominoesView,
+    LessonNumbersView,
+    ModelSummary,
+    NeighboursView,
+    PointValuesView,
+    StripsView,
+    WordSetView,
+)
 
 __all__ = [
     "AnalogyView", "ClustersView", "CompareView", "ComparisonSummary", "DominoesView", "LessonNumbersView",

@@ -3,90 +3,17 @@ and one token's dominoes (neighbours common to both, only in A, only in B)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
 import numpy as np
 
 from embviz.bridge import requests as rq
 from embviz.bridge.registry import handles
+from embviz.bridge.views import CompareView, ComparisonSummary, DominoesView, TokenScore
 from embviz.core import EmbvizError, open_checkpoint
-from embviz.core.table.compare import (CKA_UNDEFINED, Comparison, Dominoes, ModelPair, dominoes, find_shared, pair_models,
-                                        token_dominoes)
 from embviz.core.errors import ProgressFn, first_line
 from embviz.core.model import EmbeddingModel
+from embviz.core.table.compare import CKA_UNDEFINED, Comparison, Dominoes, ModelPair, dominoes, find_shared, pair_models, token_dominoes
 
 EXTREMES = 20  # least and most similar tokens listed
-
-
-@dataclass
-class ComparisonSummary:
-    """What opening the second model tells the window: the model, and what the two share."""
-
-    info: dict[str, Any]
-    shared: int
-    only_a: int
-    only_b: int
-    rule: str
-    notes: list[str]
-
-
-@dataclass(frozen=True)
-class TokenScore:
-    token: str  # A's exact text
-    label: str
-    jaccard: float
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"token": self.token, "label": self.label, "jaccard": self.jaccard}
-
-
-@dataclass(frozen=True)
-class DominoesView:
-    token: str
-    label: str
-    jaccard: float
-    common: list[tuple[str, str]]  # (text, label), nearest first in A
-    only_a: list[tuple[str, str]]
-    only_b: list[tuple[str, str]]  # nearest first in B
-
-    def as_dict(self) -> dict[str, Any]:
-        def texts(words: list[tuple[str, str]]) -> list[str]:
-            return [text for text, _ in words]
-
-        return {"token": self.token, "label": self.label, "jaccard": self.jaccard,
-                "common": texts(self.common), "only_a": texts(self.only_a), "only_b": texts(self.only_b)}
-
-
-@dataclass
-class CompareView:
-    names: tuple[str, str]
-    shared: int
-    only_a: int
-    only_b: int
-    k: int
-    mean_jaccard: float
-    cka: float | None  # None: undefined, and a note says why
-    procrustes_mean: float | None  # mean cosine distance after rotating A onto B; None for unequal widths
-    rule: str
-    notes: list[str]
-    least_similar: list[TokenScore]
-    most_similar: list[TokenScore]
-    tokens: list[DominoesView]
-    ids_a: np.ndarray  # every shared token, for a view of all of them
-    ids_b: np.ndarray
-    jaccard: np.ndarray
-    procrustes: np.ndarray | None
-    words: list[str]  # each shared token as matched ("march"): what CompareToken accepts for any of them
-    neighbours_a: np.ndarray  # (n, k) positions into the shared tokens, nearest first: the window exports them
-    neighbours_b: np.ndarray
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"shared": self.shared, "only_a": self.only_a, "only_b": self.only_b, "k": self.k,
-                "mean_jaccard": self.mean_jaccard, "cka": self.cka,
-                "least_similar": [t.as_dict() for t in self.least_similar],
-                "most_similar": [t.as_dict() for t in self.most_similar],
-                "tokens": [t.as_dict() for t in self.tokens]}
 
 
 @handles(rq.LoadComparison)

@@ -8,17 +8,18 @@ no forward pass holds the window's interpreter lock); on the command line, here.
 
 from __future__ import annotations
 
-from typing import Any
 
 from embviz.bridge import requests as rq
 from embviz.bridge.registry import handles
 from embviz.core.errors import ProgressFn
 from embviz.core.lm.process import run_lm
+from embviz.core.lm.results import (AttentionResult, AttributionResult, DriftResult, LensResult, LogitsResult,
+                                     PinnedResult)
 from embviz.core.model import EmbeddingModel
 
 
 @handles(rq.Logits)
-def logits(model: EmbeddingModel, request: rq.Logits, progress: ProgressFn) -> Any:
+def logits(model: EmbeddingModel, request: rq.Logits, progress: ProgressFn) -> LogitsResult:
     from embviz.core.lm.logits import next_token_logits
 
     if request.direct or model.kind != "transformer":  # the output head alone: no forward pass to send away
@@ -28,14 +29,14 @@ def logits(model: EmbeddingModel, request: rq.Logits, progress: ProgressFn) -> A
 
 
 @handles(rq.Lens)
-def lens(model: EmbeddingModel, request: rq.Lens, progress: ProgressFn) -> Any:
+def lens(model: EmbeddingModel, request: rq.Lens, progress: ProgressFn) -> LensResult:
     from embviz.core.lm.lens import logit_lens
 
     return run_lm(model, logit_lens, request.text, request.k, request.final_norm, load_lm=False, progress=progress)
 
 
 @handles(rq.Drift)
-def drift(model: EmbeddingModel, request: rq.Drift, progress: ProgressFn) -> Any:
+def drift(model: EmbeddingModel, request: rq.Drift, progress: ProgressFn) -> DriftResult:
     from embviz.core.lm.drift import contextual_drift
 
     return run_lm(model, contextual_drift, request.word, request.sentences, request.layer, request.k, load_lm=False,
@@ -43,14 +44,14 @@ def drift(model: EmbeddingModel, request: rq.Drift, progress: ProgressFn) -> Any
 
 
 @handles(rq.Attribution)
-def attribution(model: EmbeddingModel, request: rq.Attribution, progress: ProgressFn) -> Any:
+def attribution(model: EmbeddingModel, request: rq.Attribution, progress: ProgressFn) -> AttributionResult:
     from embviz.core.lm.attribution import attribute
 
     return run_lm(model, attribute, request.text, request.token, request.position, load_lm=False, progress=progress)
 
 
 @handles(rq.Attention)
-def attention(model: EmbeddingModel, request: rq.Attention, progress: ProgressFn) -> Any:
+def attention(model: EmbeddingModel, request: rq.Attention, progress: ProgressFn) -> AttentionResult:
     from embviz.core.lm.attribution import attention_pattern
 
     return run_lm(model, attention_pattern, request.text, request.block, request.head, request.token, request.position,
@@ -58,7 +59,7 @@ def attention(model: EmbeddingModel, request: rq.Attention, progress: ProgressFn
 
 
 @handles(rq.PinnedTokens)
-def pinned(model: EmbeddingModel, request: rq.PinnedTokens, progress: ProgressFn) -> Any:
+def pinned(model: EmbeddingModel, request: rq.PinnedTokens, progress: ProgressFn) -> PinnedResult:
     from embviz.core.lm.attribution import pinned_tokens
 
     return run_lm(model, pinned_tokens, request.text, request.tokens, request.position, load_lm=False,

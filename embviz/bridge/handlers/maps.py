@@ -2,39 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from embviz.bridge import requests as rq
 from embviz.bridge.registry import handles
+from embviz.bridge.views import ClustersView, PointValuesView
 from embviz.core import EmbvizError
 from embviz.core.errors import ProgressFn
 from embviz.core.model import EmbeddingModel
 
 if TYPE_CHECKING:
-    from embviz.core.maps.clusters import Cluster
-
-
-@dataclass
-class PointValuesView:
-    by: str  # "kind", "id" or "norm"
-    ids: np.ndarray  # the map's row ids, as asked
-    values: np.ndarray  # one per id: a kind's index into `names`, or a number for a gradient
-    names: list[str] = field(default_factory=list)  # the kinds, for "kind"
-
-
-@dataclass
-class ClustersView:
-    method: str
-    k: int | None
-    ids: np.ndarray  # the map's row ids, as asked
-    codes: np.ndarray  # (len(ids),) int32 cluster of each, -1 for none (HDBSCAN's noise)
-    clusters: list[Cluster]  # (name, size, examples, readable), numbered by size: cluster 0 is the largest
-    largest_readable: list[int] = field(default_factory=list)  # the biggest clusters named by whole words, for a status line
-    coarse: list[Cluster] = field(default_factory=list)  # the clusters merged into a few groups, for a map seen whole
-    coarse_of: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # (len(clusters),) coarse group of each
+    pass
 
 
 def _ids(model: EmbeddingModel, ids: np.ndarray | None) -> np.ndarray:
@@ -49,9 +29,9 @@ def _coords(coords: np.ndarray | None) -> np.ndarray:
 
 @handles(rq.Project)
 def project(model: EmbeddingModel, request: rq.Project, progress: ProgressFn) -> Any:
+    from embviz.bridge.handlers.table import resolve_typed
     from embviz.core.maps.placement import sample_positions
     from embviz.core.maps.projection import project, select_rows, word_pair_axes_map
-    from embviz.bridge.handlers.table import resolve_typed
 
     keep = model.vocab.mask(words_only=True) if request.subset == "words" else None
     ids = select_rows(model, request.limit if request.subset == "first" else request.first, keep)

@@ -3,46 +3,20 @@ and the numbers a lesson step shows beside the tabs."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from embviz.bridge import requests as rq
 from embviz.bridge.registry import handles
+from embviz.bridge.views import LessonNumbersView, ModelSummary
 from embviz.core import EmbvizError, open_checkpoint
 from embviz.core.errors import ProgressFn
-from embviz.core.maps.clusters import MAX_K
 from embviz.core.fingerprint import check_same_model, model_fingerprint
+from embviz.core.maps.clusters import MAX_K
 from embviz.core.model import EmbeddingModel
 
 MAX_TEXT_ROWS = 40  # rows of a typed text's lookup shown beside a lesson step
 SHOW_WHOLE_TABLE = 50  # a lesson's table this small is shown whole, the fetched rows marked
 TEXT_ROW_NUMBERS = 3  # of a big table's rows, the first few numbers fit beside the tab
-
-
-@dataclass
-class ModelSummary:
-    info: dict[str, Any]
-    labels: list[str]
-    text_enabled: bool
-    text_disabled_reason: str | None
-    generation: int = 0  # which load of the worker this model is
-    lm_needed: bool = False  # full-model logits need a LoadLanguageModel first
-    fingerprint: dict[str, Any] = field(default_factory=dict)  # what a saved session checks against
-    lens_reason: str | None = None  # why the lens and drift tabs cannot run here; None when they can
-    max_clusters: int = 0  # the largest k that k-means accepts on this model
-    word_rows: int = 0  # rows that Rows ▸ Whole words would keep
-
-
-@dataclass
-class LessonNumbersView:
-    rows: list[tuple[int, str, list[float]]] | None  # (id, label, the fetched row), in input order
-    tokens: list[str]  # the text's tokens as the model sees them
-    shapes: list[tuple[str, tuple[int, ...]]] | None  # ("ids", (B, T)), ("embeddings", (B, T, D)), ("logits", (B, T, V))
-    tied: bool
-    embedding_share: float | None
-    head_share: float | None
-    total_params: int | None
-    table: list[tuple[int, str, list[float]]] | None = None  # every row, for a table small enough to show
 
 
 @handles(rq.LoadModel)

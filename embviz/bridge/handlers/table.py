@@ -3,58 +3,22 @@ search and the analogy benchmark."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from embviz.bridge import requests as rq
 from embviz.bridge.registry import handles
+from embviz.bridge.views import AnalogyView, NeighboursView, StripsView, WordSetView
 from embviz.core import EmbvizError
 from embviz.core.errors import ProgressFn
 from embviz.core.model import EmbeddingModel
 from embviz.core.table.vocab import Vocabulary
 
 if TYPE_CHECKING:
-    from embviz.core.table.similarity import Hit
+    pass
 
 MAX_STRIPS = 40  # rows of colour strips: more would be too thin to read
-
-
-@dataclass
-class NeighboursView:
-    query_id: int
-    query_label: str
-    hits: list[Hit]  # ranked by `by`
-    centered: bool
-    by: str = "cosine"
-    cosines: list[float] = field(default_factory=list)  # of each hit, whichever ranked it
-    dots: list[float] = field(default_factory=list)
-    lengths: list[float] = field(default_factory=list)  # each hit's row length
-    query_length: float = 0.0
-
-
-@dataclass
-class AnalogyView:
-    input_ids: list[int]
-    input_labels: list[str]
-    result: Any  # AnalogyResult
-    plane: Any = None  # AnalogyPlane of the inputs and the answer, when there is one
-
-
-@dataclass
-class StripsView:
-    ids: list[int]
-    labels: list[str]
-    rows: np.ndarray  # (len(ids), D) raw rows, as the table holds them
-    missing: list[str] = field(default_factory=list)  # words that are not one token here
-
-
-@dataclass
-class WordSetView:
-    name: str
-    ids: list[int]
-    missing: list[str] = field(default_factory=list)
 
 
 def resolve_typed(vocab: Vocabulary, word: str) -> int:

@@ -12,7 +12,7 @@ the attention output projection applied to that head's output.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
@@ -22,8 +22,10 @@ from embviz.core.errors import EmbvizError
 from embviz.core.lm.anatomy import Anatomy, BlockAnatomy, last_row, tensor_args
 from embviz.core.lm.causal_lm import Hook
 from embviz.core.lm.lens import MAX_LENS_CONTEXT, check_has_layers, exact_stream, layer_names
-from embviz.core.lm.norms import LinearNorm, close, first_output as _first, linearise, sums_to, tolerance
 from embviz.core.lm.logits import Prompt, prompt_ids
+from embviz.core.lm.norms import LinearNorm, close, linearise, sums_to, tolerance
+from embviz.core.lm.norms import first_output as _first
+from embviz.core.lm.results import AttentionResult, AttributionResult, HeadPart, Part, PinnedResult, PinnedToken
 from embviz.core.model import EmbeddingModel
 
 SUM_TOLERANCE = 10  # × the dtype's norm tolerance: parts add up to the model's logit to this, relative (absolute below 1)
@@ -32,106 +34,6 @@ MAX_PINNED = 20
 
 LAYER_NORM_NOTE = ("The final norm is a LayerNorm: each part's mean across the width is subtracted, as the norm "
                    "does to their sum, and the norm's bias is a part of its own.")
-
-
-@dataclass(frozen=True)
-class Part:
-    block: int | None  # 0: the embedding, 1…N: a block; None: the final norm's or the head's bias
-    kind: str  # "embedding", "attention", "mlp", "norm bias" or "head bias"
-    value: float
-
-    def as_dict(self) -> dict:
-        return {"block": self.block, "kind": self.kind, "value": self.value}
-
-
-@dataclass(frozen=True)
-class HeadPart:
-    block: int  # 1…N
-    head: int | None  # 0-based; None: the attention output projection's bias, which no head wrote
-    value: float
-
-
-@dataclass
-class AttributionResult:
-    tokens: list[tuple[int, str]]  # the text's tokens, (id, label)
-    token_texts: list[str]
-    position: int  # the position whose next-token logit is split
-    target_id: int
-    target: str  # the target token's exact text
-    logit: float  # the model's own logit for it
-    prob: float
-    parts: list[Part]  # they add up to `logit` (or to `uncapped_logit`)
-    heads: list[HeadPart]  # per block, they add up to its attention part
-    notes: list[str] = field(default_factory=list)
-    uncapped_logit: float | None = None  # the logit before the model's soft cap, which the parts split
-
-    def ranked_heads(self, block: int | None = None) -> list[HeadPart]:
-        """The heads (of one block, or all), largest part of the logit first."""
-        chosen = [h for h in self.heads if h.head is not None and block in (None, h.block)]
-        return sorted(chosen, key=lambda h: h.value, reverse=True)
-
-    def as_dict(self) -> dict:
-        return {
-            "token": self.target, "token_id": self.target_id, "position": self.position,
-            "logit": self.logit, "prob": self.prob, "uncapped_logit": self.uncapped_logit,
-            "tokens": list(self.token_texts), "token_ids": [i for i, _ in self.tokens],
-            "parts": [p.as_dict() for p in self.parts],
-            "heads": [{"block": h.block, "head": h.head, "value": h.value} for h in self.heads if h.head is not None],
-            "attention_biases": [{"block": h.block, "value": h.value} for h in self.heads if h.head is None],
-            "notes": list(self.notes),
-        }
-
-
-@dataclass
-class AttentionResult:
-    tokens: list[tuple[int, str]]  # the positions shown, (id, label)
-    token_texts: list[str]
-    block: int  # 1…N
-    heads: list[int]  # 0-based, in the order of `weights`
-    weights: np.ndarray  # (len(heads), T, T): row = the attending position, column = the one attended to
-    ranking: list[HeadPart]  # the block's heads by their part of the attribution's logit, largest first
-    target_id: int  # the token whose logit ranks them
-    target: str
-    position: int  # ...after this position of the text
-    skipped: int = 0  # positions before the ones shown (not run)
-    notes: list[str] = field(default_factory=list)
-
-    def as_dict(self) -> dict:
-        return {
-            "block": self.block, "heads": list(self.heads), "tokens": list(self.token_texts),
-            "token_ids": [i for i, _ in self.tokens], "skipped_positions": self.skipped,
-            "weights": [{"head": h, "weights": w.tolist()} for h, w in zip(self.heads, self.weights)],
-            "ranking": [{"head": h.head, "value": h.value} for h in self.ranking],
-            "token": self.target, "token_id": self.target_id, "position": self.position, "notes": list(self.notes),
-        }
-
-
-@dataclass(frozen=True)
-class PinnedToken:
-    id: int
-    text: str
-    label: str
-    probs: list[float]  # per layer: the embedding, then each block
-    ranks: list[int]  # 1 = that layer's top guess
-    logits: list[float]
-
-
-@dataclass
-class PinnedResult:
-    tokens: list[tuple[int, str]]
-    token_texts: list[str]
-    position: int
-    layer_names: list[str]
-    pinned: list[PinnedToken]
-    notes: list[str] = field(default_factory=list)
-
-    def as_dict(self) -> dict:
-        return {
-            "tokens": list(self.token_texts), "token_ids": [i for i, _ in self.tokens], "position": self.position,
-            "layers": list(self.layer_names), "notes": list(self.notes),
-            "pinned": [{"id": p.id, "token": p.text, "label": p.label, "probs": p.probs, "ranks": p.ranks,
-                        "logits": p.logits} for p in self.pinned],
-        }
 
 
 # --- the public calls -----------------------------------------------------------------------------

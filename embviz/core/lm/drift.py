@@ -8,7 +8,6 @@ still are (mean pairwise cosine) and how far each has moved from the static row.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from itertools import combinations
 
 import numpy as np
@@ -17,41 +16,11 @@ import torch
 from embviz.core.errors import EmbvizError, ProgressFn, no_progress
 from embviz.core.lm.lens import MAX_LENS_CONTEXT, check_has_layers, layer_names
 from embviz.core.lm.logits import prompt_ids
+from embviz.core.lm.results import DriftResult
 from embviz.core.model import EmbeddingModel
-from embviz.core.table.similarity import Hit, nearest_neighbours
+from embviz.core.table.similarity import nearest_neighbours
 
 MAX_SENTENCES = 8
-
-
-@dataclass
-class DriftResult:
-    word: str  # the token followed, its exact text
-    token_ids: list[int]  # the token's id in each sentence (" bank" or "bank")
-    positions: list[int]  # where it sits in each sentence's tokens
-    sentences: list[str]
-    layer_names: list[str]
-    between: list[float | None]  # per layer: mean pairwise cosine of the contexts' vectors
-    to_static: list[list[float]]  # per layer, per sentence: cosine to the token's static row
-    # Per layer: mean cosine of other tokens across the sentences. Residual streams share a
-    # few huge directions, so any two vectors look alike; the contexts' cosine means
-    # something only above this line (Ethayarajh 2019's anisotropy baseline).
-    baseline: list[float | None] = field(default_factory=list)
-    neighbours_layer: int = 0
-    neighbours: list[list[Hit]] = field(default_factory=list)  # per sentence, at `neighbours_layer`
-
-    def as_dict(self) -> dict:
-        return {
-            "word": self.word,
-            "token_ids": self.token_ids,
-            "positions": self.positions,
-            "sentences": self.sentences,
-            "layers": [{"layer": n, "name": name, "between_contexts": b, "to_static": s, "baseline": base}
-                       for n, (name, b, s, base)
-                       in enumerate(zip(self.layer_names, self.between, self.to_static, self.baseline))],
-            "neighbours": {"layer": self.neighbours_layer,
-                           "of_sentence": [[{"id": h.id, "token": h.text, "label": h.token, "cosine": h.score} for h in hits]
-                                           for hits in self.neighbours]},
-        }
 
 
 def word_token_ids(model: EmbeddingModel, word: str) -> set[int]:

@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from functools import cached_property
 
 import numpy as np
 import torch
 
-from embviz.core.lm.causal_lm import common_prefix
-from embviz.core.lm.norms import tolerance
 from embviz.core.errors import EmbvizError, ProgressFn, no_progress
-from embviz.core.lm.logits import Prompt, TokenScore, prompt_ids
+from embviz.core.lm.causal_lm import common_prefix
+from embviz.core.lm.logits import Prompt, prompt_ids
+from embviz.core.lm.norms import tolerance
+from embviz.core.lm.results import LensCells, LensColumns, LensResult, TokenStrings
 from embviz.core.model import EmbeddingModel
 from embviz.core.table.similarity import check_k
 
@@ -38,138 +37,6 @@ NO_LAYERS = {
                         "one layer to read, the Logits tab's answer.",
     "table": "This file holds only an embedding table: there are no layers to read.",
 }
-
-
-class TokenStrings:
-    """The labels and exact texts of some vocabulary ids, each kind as one joined string
-    with its end offsets: a handful of objects on the pipe, however many tokens, and a
-    label is cut out only when it is shown."""
-
-    def __init__(self, ids: np.ndarray, labels: list[str], texts: list[str]) -> None:
-        self.ids = np.asarray(ids, dtype=np.int64)  # sorted, unique
-        self._labels, self._label_ends = _joined(labels)
-        self._texts, self._text_ends = _joined(texts)
-
-    @classmethod
-    def of(cls, vocab, ids: np.ndarray) -> "TokenStrings":
-        """The strings of every id in `ids`, from the vocabulary."""
-        unique = np.unique(ids).tolist()
-        return cls(np.array(unique, dtype=np.int64), [vocab.label(i) for i in unique], [vocab.texts[i] for i in unique])
-
-    def _slot(self, token_id: int) -> int:
-        slot = int(np.searchsorted(self.ids, token_id))
-        if slot >= len(self.ids) or self.ids[slot] != token_id:
-            raise KeyError(token_id)
-        return slot
-
-    def label(self, token_id: int) -> str:
-        slot = self._slot(token_id)
-        return self._labels[self._label_ends[slot - 1] if slot else 0:self._label_ends[slot]]
-
-    def text(self, token_id: int) -> str:
-        slot = self._slot(token_id)
-        return self._texts[self._text_ends[slot - 1] if slot else 0:self._text_ends[slot]]
-
-    def __eq__(self, other: object) -> bool:
-        return (isinstance(other, TokenStrings) and np.array_equal(self.ids, other.ids)
-                and self._labels == other._labels and np.array_equal(self._label_ends, other._label_ends)
-                and self._texts == other._texts and np.array_equal(self._text_ends, other._text_ends))
-
-
-def _joined(strings: list[str]) -> tuple[str, np.ndarray]:
-    return "".join(strings), np.cumsum([len(s) for s in strings], dtype=np.int64)
-
-
-@dataclass(eq=False)
-class LensCells:
-    """Top-k cells as (layers, positions, k) arrays, best first, and the strings of the ids
-    they hold: thousands of cells cross the pipe as three arrays, and the window reads only
-    the cells it draws."""
-
-    ids: np.ndarray  # int32
-    logits: np.ndarray  # float32
-    probs: np.ndarray  # float32: softmax over the whole vocabulary
-    strings: TokenStrings
-
-    @classmethod
-    def of_scores(cls, top: list[list[list[TokenScore]]]) -> "LensCells":
-        """From nested [layer][position] → top-k scores (tests and hand-made grids)."""
-        scores = [s for row in top for cell in row for s in cell]
-        shape = (len(top), len(top[0]) if top else 0, len(top[0][0]) if top and top[0] else 0)
-        texts = {s.id: (s.token, s.text) for s in scores}
-        ids = sorted(texts)
-        return cls(np.array([s.id for s in scores], dtype=np.int32).reshape(shape),
-                   np.array([s.logit for s in scores], dtype=np.float32).reshape(shape),
-                   np.array([s.prob for s in scores], dtype=np.float32).reshape(shape),
-                   TokenStrings(np.array(ids, dtype=np.int64), [texts[i][0] for i in ids], [texts[i][1] for i in ids]))
-
-    def cell(self, layer: int, position: int) -> list[TokenScore]:
-        strings = self.strings
-        return [TokenScore(i, strings.label(i), v, p, strings.text(i)) for i, v, p in zip(
-            self.ids[layer, position].tolist(), self.logits[layer, position].tolist(), self.probs[layer, position].tolist())]
-
-    def top_label(self, layer: int, position: int) -> str:
-        return self.strings.label(int(self.ids[layer, position, 0]))
-
-    def __eq__(self, other: object) -> bool:
-        return (isinstance(other, LensCells) and np.array_equal(self.ids, other.ids)
-                and np.array_equal(self.logits, other.logits) and np.array_equal(self.probs, other.probs)
-                and self.strings == other.strings)
-
-
-@dataclass
-class LensResult:
-    tokens: list[tuple[int, str]]  # the positions read, (id, label)
-    token_texts: list[str]
-    layer_names: list[str]  # "embedding", "block 1", …
-    cells: LensCells  # (layers, positions, k)
-    final_norm: bool
-    truncated: int = 0  # positions before the ones read (context only)
-    notes: list[str] = field(default_factory=list)
-
-    def __getstate__(self) -> dict:
-        return {name: value for name, value in self.__dict__.items() if name != "top"}  # `top` is rebuilt on demand
-
-    @cached_property
-    def top(self) -> list[list[list[TokenScore]]]:
-        """[layer][position] → the top k, best first, as scores (the command line, JSON)."""
-        layers, positions = self.cells.ids.shape[:2]
-        return [[self.cells.cell(layer, p) for p in range(positions)] for layer in range(layers)]
-
-    def as_dict(self) -> dict:
-        return {
-            "tokens": list(self.token_texts),
-            "token_ids": [i for i, _ in self.tokens],
-            "final_norm": self.final_norm,
-            "skipped_positions": self.truncated,
-            "notes": list(self.notes),
-            "layers": [
-                {"layer": n, "name": name,
-                 "top": [[{"id": s.id, "token": s.text, "label": s.token, "prob": s.prob, "logit": s.logit} for s in cell]
-                         for cell in row]}
-                for n, (name, row) in enumerate(zip(self.layer_names, self.top))
-            ],
-        }
-
-
-@dataclass
-class LensColumns:
-    """Some columns of a lens still being read: the preview the window draws at once (the
-    last position's column first, the model's own answer through every layer), then as
-    the rest of the grid fills in."""
-
-    tokens: list[tuple[int, str]]  # every position the lens reads: the grid's columns
-    layer_names: list[str]
-    final_norm: bool
-    positions: list[int]  # indices into `tokens`, one per column of `cells`
-    cells: LensCells  # (layers, len(positions), k)
-    truncated: int = 0  # positions before the ones read (context only), as in LensResult
-
-    @property
-    def columns(self) -> dict[int, list[list[TokenScore]]]:
-        """Position → per layer, the top k (tests; the window reads `cells`)."""
-        return {p: [self.cells.cell(layer, i) for layer in range(len(self.layer_names))]
-                for i, p in enumerate(self.positions)}
 
 
 def layer_names(n_blocks: int) -> list[str]:

@@ -4,12 +4,12 @@ path (embedding → output head, no blocks); softmax over the whole vocabulary."
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import Sequence
 
 import torch
 
 from embviz.core.errors import EmbvizError
+from embviz.core.lm.results import LogitsResult, TokenScore
 from embviz.core.model import EmbeddingModel
 from embviz.core.table.similarity import check_k
 
@@ -19,43 +19,6 @@ MAX_NAMED_BAD = 5  # non-finite logits named by id in the note
 # Free text, or text and token ids in order: a clicked bar appends its exact id, which
 # re-tokenising its text could not give back (a byte piece decodes to "�").
 Prompt = str | Sequence[str | int]
-
-
-@dataclass(frozen=True)
-class TokenScore:
-    id: int
-    token: str  # readable label
-    logit: float
-    prob: float  # softmax over the whole vocabulary at the chosen temperature
-    text: str = ""  # the token's exact text, e.g. to append it to a prompt
-
-    def as_dict(self) -> dict:
-        return {"id": self.id, "token": self.text, "label": self.token, "logit": self.logit, "prob": self.prob}
-
-
-@dataclass
-class LogitsResult:
-    tokens: list[tuple[int, str]]  # what the model sees, (id, label)
-    results: list[TokenScore]
-    path: str  # "full" or "direct"
-    temperature: float
-    truncated: int = 0  # tokens dropped from the start to fit the context
-    notes: list[str] = field(default_factory=list)
-    token_texts: list[str] = field(default_factory=list)  # exact texts of `tokens`
-    bad_ids: list[int] = field(default_factory=list)  # rows whose logit was NaN or +Inf
-
-    def as_dict(self) -> dict:
-        return {
-            "tokens": list(self.token_texts),
-            "token_labels": [label for _, label in self.tokens],
-            "token_ids": [i for i, _ in self.tokens],
-            "bad_ids": list(self.bad_ids),
-            "results": [r.as_dict() for r in self.results],
-            "path": self.path,
-            "temperature": self.temperature,
-            "truncated": self.truncated,
-            "notes": self.notes,
-        }
 
 
 def check_temperature(temperature: float) -> float:

@@ -28,22 +28,23 @@ import sys
 import tempfile
 import threading
 import weakref
-from typing import IO, Any, Callable
+from typing import IO, Any, Callable, TypeVar, cast
 
 from embviz.core.errors import Cancelled, EmbvizError, ProgressFn, first_line, no_progress
 
 POLL_SECONDS = 0.05  # how often a waiting call looks for a cancel
 HEADER = struct.Struct("<Q")
 LOADING = "Loading the language model"
+T = TypeVar("T")  # what the function run answers
 
 
-def run_lm(model: Any, fn: Callable[..., Any], *args: Any, progress: ProgressFn = no_progress, **kwargs: Any) -> Any:
+def run_lm(model: Any, fn: Callable[..., T], *args: Any, progress: ProgressFn = no_progress, **kwargs: Any) -> T:
     """fn(model, *args, **kwargs) where the model's language model lives: in its child
     process when the window gave it one (`model.lm_host`), else here (the command line)."""
     host = getattr(model, "lm_host", None)
     if host is None:
-        return _run(fn, model, args, kwargs, progress)
-    return host.call(fn, args, kwargs, progress)
+        return cast(T, _run(fn, model, args, kwargs, progress))
+    return cast(T, host.call(fn, args, kwargs, progress))
 
 
 def _run(fn: Callable[..., Any], model: Any, args: tuple, kwargs: dict, progress: ProgressFn) -> Any:

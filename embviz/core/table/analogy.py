@@ -5,7 +5,6 @@ each input ranks without it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
@@ -13,44 +12,12 @@ import torch
 
 from embviz.core.errors import EmbvizError
 from embviz.core.model import EmbeddingModel
-from embviz.core.table.similarity import Hit, Query, check_k, matmul, query_vector, top_k, unit_table
+from embviz.core.table.results import AnalogyPlane, AnalogyResult, InputRank
+from embviz.core.table.similarity import Query, check_k, matmul, query_vector, top_k, unit_table
 
 METHODS = ("add", "mul")
 MUL_EPSILON = 1e-3  # Levy & Goldberg (2014)
 SAME_DIRECTION = 1 - 1e-5
-
-
-@dataclass
-class InputRank:
-    role: str  # "A", "B" or "C"
-    id: int | None  # None when the input was a vector matching no row
-    token: str  # readable label
-    rank: int | None  # 1-based rank among all rows had inputs not been excluded
-    score: float | None
-    text: str = ""  # the exact token text
-
-    def as_dict(self) -> dict:
-        return {"role": self.role, "id": self.id, "token": self.text, "label": self.token, "rank": self.rank, "score": self.score}
-
-
-@dataclass
-class AnalogyResult:
-    results: list[Hit]
-    exclude_inputs: bool
-    method: str
-    excluded_ids: list[int] = field(default_factory=list)
-    input_ranks: list[InputRank] = field(default_factory=list)
-    exclude_variants: bool = False
-
-    def as_dict(self) -> dict:
-        return {
-            "results": [h.as_dict() for h in self.results],
-            "exclude_inputs": self.exclude_inputs,
-            "exclude_variants": self.exclude_variants,
-            "method": self.method,
-            "excluded_ids": self.excluded_ids,
-            "input_ranks": [r.as_dict() for r in self.input_ranks],
-        }
 
 
 def _variant_key(text: str) -> str:
@@ -146,19 +113,6 @@ def parse_inputs(model: EmbeddingModel, words: Sequence[str]) -> list[int]:
             raise EmbvizError(f"Word {role} is empty: an analogy needs three words.")
         ids.append(model.vocab.resolve(word))
     return ids
-
-
-@dataclass
-class AnalogyPlane:
-    """The analogy's own 2-D view: axes from word pairs, as TF Projector's custom
-    projection does (x = B→C, man→woman; y = B→A, man→king, made orthogonal to x), and
-    the four words with their nearest neighbours on it."""
-
-    ids: list[int]
-    coords: np.ndarray  # (len(ids), 2)
-    arrows: list[tuple[int, int]]  # B→A and C→D: the two that the analogy says are parallel
-    parallel: float  # cosine of (A − B) and (D − C) in all of the table's dimensions
-    axes: tuple[str, str]  # "man → woman", "man → king"
 
 
 def pair_axes(model: EmbeddingModel, x: tuple[int, int], y: tuple[int, int]) -> torch.Tensor:

@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import tempfile
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
 
 from embviz.core.device import every_idle_core
-from embviz.core.resources import asset
 from embviz.core.errors import EmbvizError, ProgressFn, no_progress
 from embviz.core.model import EmbeddingModel
+from embviz.core.resources import asset
+from embviz.core.table.results import BenchmarkResult, Miss, SectionScore
 from embviz.core.table.similarity import unit_table
 
 DEFAULT_FILE = asset("analogies", "questions-words.txt")
@@ -33,81 +34,6 @@ REPORT_EVERY_S = 0.1  # the child writes its progress at most this often
 class Question:
     section: str
     words: tuple[str, str, str, str]  # a is to b as c is to d
-
-
-@dataclass
-class SectionScore:
-    name: str
-    total: int
-    kept: int
-    correct_excluded: int
-    correct_included: int
-    correct_variants: int = 0  # with the inputs' case and space variants excluded too
-
-    @property
-    def accuracy_excluded(self) -> float | None:
-        return self.correct_excluded / self.kept if self.kept else None
-
-    @property
-    def accuracy_included(self) -> float | None:
-        return self.correct_included / self.kept if self.kept else None
-
-    @property
-    def accuracy_variants(self) -> float | None:
-        return self.correct_variants / self.kept if self.kept else None
-
-
-@dataclass
-class Miss:
-    """A question answered wrongly with the inputs excluded, and what came first instead."""
-
-    section: str
-    words: tuple[str, str, str, str]  # a is to b as c is to d, as the model's tokens
-    predicted: str
-
-
-@dataclass
-class BenchmarkResult:
-    total: int
-    sections: list[SectionScore]
-    lowercased: bool = False  # questions were lower-cased to match a lower-cased vocabulary
-    misses: list[Miss] = field(default_factory=list)  # the first MAX_MISSES, in file order
-
-    @property
-    def kept(self) -> int:
-        return sum(s.kept for s in self.sections)
-
-    def _accuracy(self, attr: str) -> float | None:
-        return sum(getattr(s, attr) for s in self.sections) / self.kept if self.kept else None
-
-    @property
-    def accuracy_excluded(self) -> float | None:
-        return self._accuracy("correct_excluded")
-
-    @property
-    def accuracy_included(self) -> float | None:
-        return self._accuracy("correct_included")
-
-    @property
-    def accuracy_variants(self) -> float | None:
-        return self._accuracy("correct_variants")
-
-    def as_dict(self) -> dict:
-        return {
-            "total": self.total,
-            "kept": self.kept,
-            "accuracy_excluded": self.accuracy_excluded,
-            "accuracy_included": self.accuracy_included,
-            "accuracy_excluded_variants": self.accuracy_variants,
-            "lowercased": self.lowercased,
-            "sections": [
-                {"name": s.name, "total": s.total, "kept": s.kept,
-                 "accuracy_excluded": s.accuracy_excluded, "accuracy_included": s.accuracy_included,
-                 "accuracy_excluded_variants": s.accuracy_variants}
-                for s in self.sections
-            ],
-            "misses": [{"section": m.section, "words": list(m.words), "predicted": m.predicted} for m in self.misses],
-        }
 
 
 def read_questions(path: Path | str | None = None) -> list[Question]:
@@ -270,8 +196,8 @@ def evaluate_in_child(model: EmbeddingModel, path: Path | str | None = None,
 def _evaluate_here(source: str, device: str, fingerprint: dict, questions: str, report_path: str) -> BenchmarkResult:
     """Run in the child: the model opened again by its source, then `evaluate`."""
     from embviz.core import open_checkpoint
-    from embviz.core.device import limit_compute_threads
     from embviz.core.child import progress_writer
+    from embviz.core.device import limit_compute_threads
     from embviz.core.fingerprint import model_fingerprint, same_model
 
     limit_compute_threads()

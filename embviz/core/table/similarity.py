@@ -10,19 +10,9 @@ import torch
 
 from embviz.core.errors import EmbvizError
 from embviz.core.model import EmbeddingModel
+from embviz.core.table.results import Hit
 
 Query = int | torch.Tensor | np.ndarray | Sequence[float]
-
-
-@dataclass(frozen=True)
-class Hit:
-    id: int
-    token: str  # readable label, e.g. "␣king"
-    score: float
-    text: str = ""  # the token's exact text, e.g. " king": what a script can feed back in
-
-    def as_dict(self) -> dict:
-        return {"id": self.id, "token": self.text, "label": self.token, "score": self.score}
 
 
 ROW_NORMS = "row_norms"  # model.cache key: float32 norm of every row

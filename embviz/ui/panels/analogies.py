@@ -7,15 +7,27 @@ from dataclasses import fields
 import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QHBoxLayout, QHeaderView, QLabel, QLayout, QPushButton, QSpinBox, QSplitter, QVBoxLayout, QWidget,
+    QCheckBox,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLayout,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
 )
 
 from embviz.bridge import requests as rq
 from embviz.bridge.latest import Latest
+from embviz.bridge.views import AnalogyView, ModelSummary
+from embviz.core.table.results import BenchmarkResult
 from embviz.state.tabs import AnalogyState
 from embviz.ui import style
-from embviz.ui.panels.benchmark import BenchmarkWindow
 from embviz.ui.binding import Bindings
+from embviz.ui.panels.benchmark import BenchmarkWindow
 from embviz.ui.plots.map_view import MapView
 from embviz.ui.widgets import ResultsTable, WordField, flow_row, hide_special_switch, side_by_side
 
@@ -180,7 +192,7 @@ class AnalogyPanel(QWidget):
     def table_rows(self) -> tuple[list[str], list[tuple]] | None:
         return (self.table.headers, self.table.rows) if self.table.rows else None
 
-    def on_model(self, summary, restore: AnalogyState | None = None) -> None:
+    def on_model(self, summary: ModelSummary, restore: AnalogyState | None = None) -> None:
         """A new model: the old answer, headings and benchmark go; filled words (a
         session's, with `restore`) are asked again."""
         self.asking.forget()
@@ -225,7 +237,7 @@ class AnalogyPanel(QWidget):
         self.bench_window.show()
         self.bench_window.raise_()
 
-    def on_result(self, view) -> None:
+    def on_result(self, view: AnalogyView) -> None:
         self._say("")
         result = view.result
         a, b, c = view.input_labels
@@ -288,7 +300,7 @@ class AnalogyPanel(QWidget):
         if self.bench_window is not None:
             self.bench_window.on_progress(fraction, stage)
 
-    def on_benchmark(self, result) -> None:
+    def on_benchmark(self, result: BenchmarkResult) -> None:
         def pct(x):
             return "n/a" if x is None else f"{x:.1%}"
         summary = (

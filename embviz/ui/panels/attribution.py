@@ -8,18 +8,27 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtWidgets import (
-    QCheckBox, QGridLayout, QLabel, QLineEdit, QSpinBox, QTabWidget, QVBoxLayout, QWidget,
+    QCheckBox,
+    QGridLayout,
+    QLabel,
+    QLineEdit,
+    QSpinBox,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
 )
 
 from embviz.bridge import requests as rq
 from embviz.bridge.latest import Latest
+from embviz.bridge.views import ModelSummary
+from embviz.core.lm.results import AttentionResult, AttributionResult, PinnedResult
 from embviz.state.tabs import AttributionState
 from embviz.ui import style
 from embviz.ui.binding import Bindings
-from embviz.ui.tables import attribution_rows
 from embviz.ui.panels import attribution_text as say
 from embviz.ui.panels.attribution_views import AttentionView, BlocksView, PinnedView
 from embviz.ui.panels.language_model import HIDDEN_SPACE_STRETCH, LanguageModelLoader, LanguageModelTab
+from embviz.ui.tables import attribution_rows
 
 MAX_POSITION = 511  # the spin box's top; the core names a position past the text's end
 
@@ -31,7 +40,7 @@ class AttributionPanel(LanguageModelTab):
         self.result: Any = None  # prompt A's AttributionResult on screen
         self.result_b: Any = None  # prompt B's, beside it when the two are compared
         self.pattern: Any = None  # the AttentionResult on screen
-        self.pinned = None  # the PinnedResult on screen
+        self.pinned: PinnedResult | None = None  # on screen
         self.asking_b = Latest(submit, self.on_result_b, self.on_failed)
         self.asking_attention = Latest(submit, self.on_pattern, self.on_failed)
         self.asking_pinned = Latest(submit, self.on_pinned, self.on_failed)
@@ -100,7 +109,7 @@ class AttributionPanel(LanguageModelTab):
         return attribution_rows(self.result, self.result_b)
 
     # --- model, text and choices -------------------------------------------------------------------
-    def on_model(self, summary, restore: AttributionState | None = None) -> None:
+    def on_model(self, summary: ModelSummary, restore: AttributionState | None = None) -> None:
         for asking in (self.asking, self.asking_b, self.asking_attention, self.asking_pinned):
             asking.forget()
         self._clear()
@@ -162,14 +171,14 @@ class AttributionPanel(LanguageModelTab):
             rq.Attention(self.state.text, self.state.head_block, self.state.head, result.target_id, result.position))
 
     # --- results ----------------------------------------------------------------------------------
-    def on_result(self, result) -> None:
+    def on_result(self, result: AttributionResult) -> None:
         self.result, self.result_b = result, None
         self.views.show()
         self._say("  ".join(result.notes))
         self.token.setPlaceholderText(say.label(result.target) if not self._token() else "")
         if self.state.head_block <= 0 or self.state.head < 0:
-            top = result.ranked_heads()[0]
-            self.state.head_block, self.state.head = top.block, top.head
+            top = result.ranked_heads()[0]  # heads only: never an attention bias, whose head is None
+            self.state.head_block, self.state.head = top.block, int(top.head or 0)
         self.attention.show_ranking(result, (self.state.head_block, self.state.head))
         self._ask_attention()
         if self.state.compare and self.state.text_b.strip():
@@ -178,18 +187,18 @@ class AttributionPanel(LanguageModelTab):
             self.blocks.show_one(result)
             self._tell()
 
-    def on_result_b(self, result) -> None:
+    def on_result_b(self, result: AttributionResult) -> None:
         if self.result is not None:
             self.result_b = result
             self.blocks.show_two(self.result, result)
             self._tell()
 
-    def on_pattern(self, pattern) -> None:
+    def on_pattern(self, pattern: AttentionResult) -> None:
         self.pattern = pattern
         self.attention.show_pattern(pattern)
         self._tell()
 
-    def on_pinned(self, result) -> None:
+    def on_pinned(self, result: PinnedResult) -> None:
         self.pinned = result
         self.pinned_view.show_pinned(result)
         self._tell()

@@ -7,9 +7,17 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
-    QDialog, QHBoxLayout, QHeaderView, QLabel, QProgressBar, QPushButton, QSplitter, QVBoxLayout,
+    QDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
 )
 
+from embviz.core.table.results import BenchmarkResult
 from embviz.ui import style
 from embviz.ui.plots.bar_chart import BarChart
 from embviz.ui.widgets import ResultsTable, next_frame
@@ -47,7 +55,7 @@ class BenchmarkWindow(QDialog):
         # A size smaller, as the tables beside it; section names may take most of its width.
         self.chart = BarChart("", style.BAR_LOGIT, axis_name="% correct", point_size=style.BASE_POINT_SIZE - 1,
                               label_share=0.6, min_height=0)
-        self.showing = None  # the result being put on screen, a piece a frame
+        self.showing: BenchmarkResult | None = None  # being put on screen, a piece a frame
         running = QHBoxLayout()
         running.addWidget(self.progress, 1)
         running.addWidget(self.cancel_button)
@@ -99,7 +107,7 @@ class BenchmarkWindow(QDialog):
         self.cancel_button.hide()
         self.summary.setText(text)
 
-    def show_result(self, result, summary: str) -> None:
+    def show_result(self, result: BenchmarkResult, summary: str) -> None:
         """The summary now; the sections' table, their chart, the table's width and the misses
         each a frame later: all at once, the window's repaint took 24 ms on a busy machine."""
         self.stopped(summary)

@@ -5,20 +5,29 @@ neighbours in both, only in A and only in B; a double-click makes it the focus e
 
 from __future__ import annotations
 
-from typing import Any
-
 import os
 from dataclasses import fields, replace
 
 import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QComboBox, QHBoxLayout, QHeaderView, QLabel, QMessageBox, QProgressBar, QPushButton, QSizePolicy, QSpinBox,
-    QToolButton, QVBoxLayout, QWidget,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QSizePolicy,
+    QSpinBox,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
 )
 
 from embviz.bridge import requests as rq
 from embviz.bridge.latest import Latest
+from embviz.bridge.views import CompareView, ComparisonSummary, ModelSummary
 from embviz.state.tabs import COMPARE_K_RANGE, CompareState
 from embviz.ui import style
 from embviz.ui.binding import Bindings
@@ -40,7 +49,7 @@ class ComparePanel(QWidget):
         super().__init__(parent)
         self.submit, self.cancel = submit, cancel
         self.state = CompareState()
-        self.view: Any = None  # the last CompareView, None until one is computed
+        self.view: CompareView | None = None  # None until one is computed
         self.labels: list[str] = []
         self.names = ("", "")  # A's and B's model names
         self.comparing = Latest(submit, self.on_result, self._ended,
@@ -154,7 +163,7 @@ class ComparePanel(QWidget):
             source = os.path.abspath(source)
         return replace(self.state, source=source)
 
-    def on_model(self, summary, restore: CompareState | None = None) -> None:
+    def on_model(self, summary: ModelSummary, restore: CompareState | None = None) -> None:
         """A new first model: any comparison belonged to the old one (the worker dropped it)."""
         dropped = self.state.source is not None and restore is None
         self.labels = summary.labels
@@ -180,7 +189,7 @@ class ComparePanel(QWidget):
         if self.view is None:
             self.source.setText(NO_SECOND)
 
-    def on_comparison(self, source: str, summary) -> None:
+    def on_comparison(self, source: str, summary: ComparisonSummary) -> None:
         """A second model opened beside the first: its counts at once, then every score."""
         self.reset(f"A ({self.names[0]}) and B ({summary.info['name']}) share {summary.shared:,} words; left out: "
                    f"{summary.only_a:,} tokens of A, {summary.only_b:,} of B.")
@@ -214,7 +223,7 @@ class ComparePanel(QWidget):
         for channel in (rq.Compare.channel, rq.LoadComparison.channel):
             self.cancel(channel)
 
-    def on_result(self, view) -> None:
+    def on_result(self, view: CompareView) -> None:
         self._busy(False)
         self.view = view
         self.histogram.set_scores(view.jaccard)
@@ -232,6 +241,8 @@ class ComparePanel(QWidget):
         self.asking_token.ask(rq.CompareToken(token=word, k=k))
 
     def _token_clicked(self, token_id: int) -> None:
+        if self.view is None:
+            return
         self.show_token(self.view.words[self._position[token_id]])
         self.highlight.emit([token_id])
 

@@ -11,6 +11,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPlainTextEdit, QSpinBox, QVBoxLayout, QWidget
 
 from embviz.bridge import requests as rq
+from embviz.bridge.views import ModelSummary
+from embviz.core.lm.results import DriftResult
 from embviz.state.tabs import DriftState
 from embviz.ui import style
 from embviz.ui.binding import Bindings
@@ -148,7 +150,7 @@ class DriftPanel(LanguageModelTab):
                          in enumerate(zip(result.layer_names, result.between, result.baseline, result.to_static))]
 
     # --- model and inputs ---------------------------------------------------------------------
-    def on_model(self, summary, restore: DriftState | None = None) -> None:
+    def on_model(self, summary: ModelSummary, restore: DriftState | None = None) -> None:
         self.asking.forget()
         self._clear()
         self.loading.show_loading(False)
@@ -174,7 +176,7 @@ class DriftPanel(LanguageModelTab):
         self.asking.ask(rq.Drift(word=self.state.word, sentences=sentences_of(self.state.sentences), layer=layer))
 
     # --- results ------------------------------------------------------------------------------
-    def on_result(self, result) -> None:
+    def on_result(self, result: DriftResult) -> None:
         self.result = result
         self._say("")
         for widget in (self.splitter, self.caption):

@@ -4,13 +4,14 @@ that asked is told when it is there, fails or is cancelled."""
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
 
 from embviz.bridge import requests as rq
 from embviz.bridge.latest import Latest
+from embviz.bridge.views import ModelSummary
 from embviz.bridge.worker import Reply
 from embviz.ui import style
 
@@ -26,7 +27,7 @@ class LanguageModelLoader:
         self.needed = False  # the model on screen has a full model that is not built yet
         self.waiting: list[LanguageModelTab] = []
 
-    def on_model(self, summary) -> None:
+    def on_model(self, summary: ModelSummary) -> None:
         self.building.forget()
         self.waiting = []
         self.needed = bool(summary.lm_needed)
@@ -132,7 +133,7 @@ class LanguageModelTab(QWidget):
         """What to type before there is anything to run; "" when the inputs are there."""
         raise NotImplementedError
 
-    def on_result(self, result: object) -> None:
+    def on_result(self, result: Any) -> None:  # each tab's own result type
         """The answer of the newest request (`asking`)."""
         raise NotImplementedError
 

@@ -9,18 +9,25 @@ from typing import Any
 import numpy as np
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView, QCheckBox, QLabel, QPlainTextEdit, QVBoxLayout, QWidget,
+    QAbstractItemView,
+    QCheckBox,
+    QLabel,
+    QPlainTextEdit,
+    QVBoxLayout,
+    QWidget,
 )
 
 from embviz.bridge import requests as rq
-from embviz.ui.formatting import percent_labels
+from embviz.bridge.views import ModelSummary
+from embviz.core.lm.results import LensResult
 from embviz.state.tabs import LensState
 from embviz.ui import style
+from embviz.ui.binding import Bindings
+from embviz.ui.formatting import percent_labels
+from embviz.ui.panels.language_model import HIDDEN_SPACE_STRETCH, LanguageModelLoader, LanguageModelTab
 from embviz.ui.plots.bar_chart import BarChart
 from embviz.ui.plots.lens_grid import CELL_CHARS, LensGrid, LensTable, short
 from embviz.ui.widgets import next_frame, side_by_side
-from embviz.ui.binding import Bindings
-from embviz.ui.panels.language_model import HIDDEN_SPACE_STRETCH, LanguageModelLoader, LanguageModelTab
 
 NORM_WHY = ("The model's last block goes through a final norm before the output head; reading every layer "
             "the same way is what makes the early ones readable. Untick to see the raw residual stream.")
@@ -121,7 +128,7 @@ class LensPanel(LanguageModelTab):
         return headers, rows
 
     # --- model and text -------------------------------------------------------------------------
-    def on_model(self, summary, restore: LensState | None = None) -> None:
+    def on_model(self, summary: ModelSummary, restore: LensState | None = None) -> None:
         self.asking.forget()
         self._clear()
         self.loading.show_loading(False)
@@ -157,7 +164,7 @@ class LensPanel(LanguageModelTab):
         self.table.put(cells, preview.positions)
         self.drawn.update(preview.positions)
 
-    def on_result(self, result) -> None:
+    def on_result(self, result: LensResult) -> None:
         previewed = self.preview_started
         previous = self.before_preview if self.previewing else self.result
         self.result, self.shown_id, self.before_preview = result, self.asking.id, None

@@ -8,11 +8,20 @@ from html import escape
 
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView, QFrame, QHBoxLayout, QLabel, QListWidget, QPushButton, QScrollArea, QVBoxLayout, QWidget,
+    QAbstractItemView,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QPushButton,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
 )
 
 from embviz.bridge import requests as rq
 from embviz.bridge.latest import Latest, Submit
+from embviz.bridge.views import LessonNumbersView
 from embviz.state.lesson_tour import TourState
 from embviz.ui import style
 
@@ -127,7 +136,7 @@ class LessonsPanel(QWidget):
         self.asking.ask(request)
         self.numbers.setText("Working it out on this model…")
 
-    def on_numbers(self, view) -> None:
+    def on_numbers(self, view: LessonNumbersView) -> None:
         parts = []
         if view.table is not None and view.rows is not None:
             fetched = {i for i, _, _ in view.rows}

@@ -7,19 +7,31 @@ the lookup that asks for logits, so neighbours and search never wait for it."""
 from __future__ import annotations
 
 from PySide6.QtWidgets import (
-    QButtonGroup, QCheckBox, QDoubleSpinBox, QFrame, QHBoxLayout, QLabel, QLayout, QPlainTextEdit, QRadioButton, QScrollArea,
-    QSpinBox, QVBoxLayout, QWidget,
+    QButtonGroup,
+    QCheckBox,
+    QDoubleSpinBox,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QLayout,
+    QPlainTextEdit,
+    QRadioButton,
+    QScrollArea,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
 )
 
 from embviz.bridge import requests as rq
-from embviz.ui.formatting import logit_labels, percent_labels
+from embviz.bridge.views import ModelSummary
+from embviz.core.lm.results import LogitsResult
 from embviz.state.tabs import LogitsState
 from embviz.ui import style
-from embviz.ui.plots.bar_chart import BarChart
 from embviz.ui.binding import Bindings
+from embviz.ui.formatting import logit_labels, percent_labels
 from embviz.ui.panels.language_model import LOADING_TEXT, LanguageModelLoader, LanguageModelTab
+from embviz.ui.plots.bar_chart import BarChart
 from embviz.ui.widgets import flow_row
-
 
 
 class LogitsPanel(LanguageModelTab):
@@ -32,7 +44,7 @@ class LogitsPanel(LanguageModelTab):
         super().__init__(submit, cancel, language_model, parent)
         self.shown_id = 0  # the request whose bars are on screen (what the benchmark waits for)
         self.shown: list = []  # the bars on screen, in their order
-        self.last = None  # the last answer
+        self.last: LogitsResult | None = None  # the last answer
         self.vocab_size = 0
         self.state = LogitsState()
         self.prompt = self.state.prompt
@@ -130,7 +142,7 @@ class LogitsPanel(LanguageModelTab):
         return ["token", "id", "logit", "probability"], [(r.token, r.id, r.logit, r.prob) for r in self.shown]
 
     # --- model ------------------------------------------------------------------------------
-    def on_model(self, summary, restore: LogitsState | None = None) -> None:
+    def on_model(self, summary: ModelSummary, restore: LogitsState | None = None) -> None:
         """A new model: the old bars, tokens and notes go; the text is asked again. A
         session of this model (`restore`) brings back its prompt, clicked ids included,
         and its switches."""
@@ -205,7 +217,7 @@ class LogitsPanel(LanguageModelTab):
                                       temperature=self.state.temperature, direct=self.state.direct))
 
     # --- results ------------------------------------------------------------------------------
-    def on_result(self, result) -> None:
+    def on_result(self, result: LogitsResult) -> None:
         self.last = result
         self.shown_id = self.asking.id
         self._say("  ".join(result.notes))

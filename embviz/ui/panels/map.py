@@ -7,30 +7,50 @@ from typing import TYPE_CHECKING
 import numpy as np
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
-    QCheckBox, QHBoxLayout, QLabel, QLayout, QLineEdit, QProgressBar, QPushButton, QSpinBox, QSplitter, QVBoxLayout, QWidget,
+    QCheckBox,
+    QHBoxLayout,
+    QLabel,
+    QLayout,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
 )
 
 from embviz.bridge import requests as rq
 from embviz.bridge.latest import Latest
+from embviz.bridge.views import ModelSummary
+from embviz.state.map_estimate import map_choices
 from embviz.state.tabs import MapState, ProjectionState
-from embviz.ui.tables import map_rows
-from embviz.ui.plots import colouring
+from embviz.state.word_sets import parse_word_list
 from embviz.ui import style
 from embviz.ui.binding import Bindings
-from embviz.ui.plots.map_view import MapView
-from embviz.ui.panels.map_selection import SelectionBox
-from embviz.ui.panels.map_word_sets import WordSetsList
-from embviz.ui.widgets import flow_row
 from embviz.ui.panels.map_choice import ask_map_choice
-from embviz.state.map_estimate import map_choices
 from embviz.ui.panels.map_colour import ColourByMixin
-from embviz.ui.panels.map_selecting import SelectionMixin
-from embviz.ui.panels.map_sets import WordSetsMixin
-from embviz.state.word_sets import parse_word_list
 from embviz.ui.panels.map_names import (
-    DRAG_MODES, HOVER_HINT, INSTANT, METHOD_NAMES, METHOD_SHORT, SEARCH_DEBOUNCE_MS, SEARCH_SET, SEARCH_WIDTH, SIDE_WIDTH, SUBSETS,
+    DRAG_MODES,
+    HOVER_HINT,
+    INSTANT,
+    METHOD_NAMES,
+    METHOD_SHORT,
+    SEARCH_DEBOUNCE_MS,
+    SEARCH_SET,
+    SEARCH_WIDTH,
+    SIDE_WIDTH,
+    SUBSETS,
     combo,
 )
+from embviz.ui.panels.map_selecting import SelectionMixin
+from embviz.ui.panels.map_selection import SelectionBox
+from embviz.ui.panels.map_sets import WordSetsMixin
+from embviz.ui.panels.map_word_sets import WordSetsList
+from embviz.ui.plots import colouring
+from embviz.ui.plots.map_view import MapView
+from embviz.ui.tables import map_rows
+from embviz.ui.widgets import flow_row
 
 if TYPE_CHECKING:  # the cache's readers: not needed to show the window
     from embviz.bridge.first_map import FirstMap
@@ -271,7 +291,7 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         else:  # a map drawn from the cache: the model that answers about its points is still opening
             self.statusMessage.emit("The model is still opening: click the point again in a moment.")
 
-    def on_model(self, summary, restore: MapState | None = None) -> None:
+    def on_model(self, summary: ModelSummary, restore: MapState | None = None) -> None:
         """A new model: nothing of the old one stays (points, sets, rings, arrows, hover).
         With `restore` (a saved session of this model) its controls, sets, search and
         map come back, the map as saved rather than computed again. A map drawn from the

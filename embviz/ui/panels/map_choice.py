@@ -5,7 +5,15 @@ from __future__ import annotations
 
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import (
-    QAbstractButton, QButtonGroup, QDialog, QDialogButtonBox, QHBoxLayout, QLabel, QRadioButton, QVBoxLayout, QWidget,
+    QAbstractButton,
+    QButtonGroup,
+    QDialog,
+    QDialogButtonBox,
+    QHBoxLayout,
+    QLabel,
+    QRadioButton,
+    QVBoxLayout,
+    QWidget,
 )
 
 from embviz.state.map_estimate import MapChoice, duration

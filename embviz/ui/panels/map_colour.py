@@ -7,9 +7,10 @@ from __future__ import annotations
 import numpy as np
 
 from embviz.bridge import requests as rq
-from embviz.ui.plots import colouring
-from embviz.ui.panels.map_names import clusters_summary
+from embviz.bridge.views import ClustersView, PointValuesView
 from embviz.ui.panels.map_host import MapHost
+from embviz.ui.panels.map_names import clusters_summary
+from embviz.ui.plots import colouring
 
 
 class ColourByMixin(MapHost):
@@ -38,7 +39,7 @@ class ColourByMixin(MapHost):
     def _same_map(self, ids: np.ndarray) -> bool:
         return ids.shape == self.view.ids.shape and np.array_equal(ids, self.view.ids)
 
-    def on_point_values(self, values) -> None:
+    def on_point_values(self, values: PointValuesView) -> None:
         if not self._same_map(values.ids):
             return
         if values.by == "kind":
@@ -46,7 +47,7 @@ class ColourByMixin(MapHost):
         else:
             self.view.set_colours(*colouring.gradient_colours(values.values, values.by))
 
-    def on_clusters(self, found) -> None:
+    def on_clusters(self, found: ClustersView) -> None:
         if not self._same_map(found.ids):
             return
         self.cancel_button.setEnabled(self.progress.isVisible())

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QComboBox
 
-
 METHOD_NAMES = {"pca": "PCA (instant)", "tsne": "t-SNE (minutes)", "umap": "UMAP (minutes)",
                 "axes": "Word-pair axes (instant)"}
 METHOD_SHORT = {"pca": "PCA", "tsne": "t-SNE", "umap": "UMAP", "axes": "Word-pair axes"}

@@ -11,10 +11,10 @@ from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QFileDialog, QInputDialog
 
 from embviz.state.settings import atomic_write_text
-from embviz.ui.tables import rows_to_text
 from embviz.ui import style
-from embviz.ui.panels.map_names import SELECTION_SET
 from embviz.ui.panels.map_host import MapHost
+from embviz.ui.panels.map_names import SELECTION_SET
+from embviz.ui.tables import rows_to_text
 
 
 class SelectionMixin(MapHost):

@@ -8,10 +8,11 @@ from PySide6.QtWidgets import QInputDialog
 
 from embviz.bridge import requests as rq
 from embviz.bridge.latest import Latest
-from embviz.ui import style
+from embviz.bridge.views import WordSetView
 from embviz.state.word_sets import parse_word_list
-from embviz.ui.panels.map_names import SEARCH_SET
+from embviz.ui import style
 from embviz.ui.panels.map_host import MapHost
+from embviz.ui.panels.map_names import SEARCH_SET
 
 
 class WordSetsMixin(MapHost):
@@ -69,7 +70,7 @@ class WordSetsMixin(MapHost):
         """Whether a word set's lookup is on its way."""
         return any(lookup.waiting for lookup in self.set_lookups.values())
 
-    def on_word_set(self, view) -> None:
+    def on_word_set(self, view: WordSetView) -> None:
         if not self.word_sets.resolve(view.name, view.ids):
             return  # a set unticked while its lookup was on its way
         self.view.set_word_set(view.name, view.ids, self.sets.colour_of.get(view.name, style.SET_COLORS[0]))

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QPushBu
 
 from embviz.bridge import requests as rq
 from embviz.bridge.latest import Latest
+from embviz.bridge.views import ModelSummary, NeighboursView
 from embviz.state.tabs import NeighboursState
 from embviz.ui import style
 from embviz.ui.binding import Bindings
@@ -85,7 +86,7 @@ class NeighboursPanel(QWidget):
     def table_rows(self) -> tuple[list[str], list[tuple]] | None:
         return (self.table.headers, self.table.rows) if self.table.rows else None
 
-    def on_model(self, summary, restore: NeighboursState | None = None) -> None:
+    def on_model(self, summary: ModelSummary, restore: NeighboursState | None = None) -> None:
         """A new model: the old answer goes; a typed word is asked again, a clicked id
         (which names another token here) is forgotten. A session of this model
         (`restore`) brings back its controls and asks its last query, ids included."""
@@ -136,7 +137,7 @@ class NeighboursPanel(QWidget):
         """A point clicked on the map."""
         self.query(int(token_id))
 
-    def on_result(self, view) -> None:
+    def on_result(self, view: NeighboursView) -> None:
         self.message.setText("")
         kind = "cosine" if view.by == "cosine" else "dot product"
         kind = f"mean-centred {kind}" if view.centered else kind

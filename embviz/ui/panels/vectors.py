@@ -11,11 +11,12 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWi
 
 from embviz.bridge import requests as rq
 from embviz.bridge.latest import Latest
+from embviz.bridge.views import ModelSummary, StripsView
 from embviz.state.tabs import VectorsState
+from embviz.state.word_sets import parse_word_list
 from embviz.ui import style
 from embviz.ui.binding import Bindings
 from embviz.ui.widgets import WordField
-from embviz.state.word_sets import parse_word_list
 
 HEADING_HINT = "Type words, separated by commas: each one's row of the table becomes a strip of colours."
 COLORMAP = "CET-D1"  # blue below zero, white at zero, red above: the sign reads at a glance
@@ -82,7 +83,7 @@ class VectorsPanel(QWidget):
         headers = ["token", "id"] + [f"d{j}" for j in range(view.rows.shape[1])]
         return headers, [[label, i, *row.tolist()] for label, i, row in zip(view.labels, view.ids, view.rows)]
 
-    def on_model(self, summary, restore: VectorsState | None = None) -> None:
+    def on_model(self, summary: ModelSummary, restore: VectorsState | None = None) -> None:
         self.asking.forget()
         self.words.set_vocabulary(summary.labels)
         if restore is not None:
@@ -105,7 +106,7 @@ class VectorsPanel(QWidget):
             return
         self.asking.ask(rq.VectorStrips(words=words))
 
-    def on_result(self, view) -> None:
+    def on_result(self, view: StripsView) -> None:
         self.message.setText(f"Not one token here: {', '.join(view.missing)}" if view.missing else "")
         if not view.ids:
             self.shown = None
