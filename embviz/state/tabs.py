@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 from psygnal import SignalGroup, evented
 
+from embviz.core.table import compare_k
 from embviz.state.tab_state import one_of, ranged, tab_state
 
 # The window's defaults, named once (the requests and the command line take them from here).
@@ -20,8 +21,6 @@ from embviz.state.tab_state import one_of, ranged, tab_state
 CLUSTERS_K = 50  # k-means clusters
 FIRST_ROWS = 5000  # Rows ▸ First N ids
 SEARCH_LIMIT = 500  # search hits marked on the map
-COMPARE_K_RANGE = (5, 250)  # neighbours per token in a comparison (core.table.compare.K_RANGE, which needs torch)
-COMPARE_K = 50
 
 
 @dataclass
@@ -265,7 +264,7 @@ class CompareState:
         events: ClassVar[SignalGroup]  # psygnal's: a signal per field
 
     source: str | None = None  # how the second model was opened; None while there is none
-    k: int = ranged(COMPARE_K, *COMPARE_K_RANGE)
+    k: int = ranged(compare_k.DEFAULT_K, *compare_k.K_RANGE)
     token: str = ""  # the focused token, as matched in both models ("march")
     low: float = ranged(0.0, 0.0, 1.0)  # the brushed score range, inclusive
     high: float = ranged(1.0, 0.0, 1.0)

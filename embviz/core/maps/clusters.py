@@ -11,6 +11,8 @@ way, for a map seen whole."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import hashlib
 import random
 import threading
@@ -155,7 +157,7 @@ def neighbour_graph(model: EmbeddingModel, ids: np.ndarray, progress: ProgressFn
     return kept
 
 
-def _igraph(positions: np.ndarray, cosines: np.ndarray):
+def _igraph(positions: np.ndarray, cosines: np.ndarray) -> Any:
     """The undirected weighted graph: an edge where either row is among the other's nearest."""
     import igraph
 
@@ -171,7 +173,7 @@ def _igraph(positions: np.ndarray, cosines: np.ndarray):
     return igraph.Graph(n=n, edges=edges, edge_attrs={"weight": weights})
 
 
-def _leiden(graph, resolution: float, seed: int) -> np.ndarray:
+def _leiden(graph: Any, resolution: float, seed: int) -> np.ndarray:
     import igraph
 
     with _IGRAPH_RNG:
@@ -244,7 +246,8 @@ class _Namer:
 
     def direction(self, members: np.ndarray) -> np.ndarray:
         centre = self.units[members].mean(0)
-        return centre / max(float(np.linalg.norm(centre)), 1e-30)
+        unit: np.ndarray = centre / max(float(np.linalg.norm(centre)), 1e-30)
+        return unit
 
     def describe(self, members: np.ndarray) -> Cluster:
         ranked = members[np.argsort(-(self.units[members] @ self.direction(members)), kind="stable")]
@@ -266,4 +269,5 @@ def coarse_groups(directions: np.ndarray, sizes: np.ndarray, groups: int = COARS
     totals = np.bincount(found, weights=sizes)
     renumber = np.empty(len(totals), dtype=np.int32)
     renumber[np.argsort(-totals, kind="stable")] = np.arange(len(totals), dtype=np.int32)
-    return renumber[found]
+    group_of_each: np.ndarray = renumber[found]
+    return group_of_each

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -14,7 +16,7 @@ class Hit:
     score: float
     text: str = ""  # the token's exact text, e.g. " king": what a script can feed back in
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"id": self.id, "token": self.text, "label": self.token, "score": self.score}
 
 
@@ -27,7 +29,7 @@ class InputRank:
     score: float | None
     text: str = ""  # the exact token text
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"role": self.role, "id": self.id, "token": self.text, "label": self.token, "rank": self.rank, "score": self.score}
 
 
@@ -40,7 +42,7 @@ class AnalogyResult:
     input_ranks: list[InputRank] = field(default_factory=list)
     exclude_variants: bool = False
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "results": [h.as_dict() for h in self.results],
             "exclude_inputs": self.exclude_inputs,
@@ -121,7 +123,7 @@ class BenchmarkResult:
     def accuracy_variants(self) -> float | None:
         return self._accuracy("correct_variants")
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "total": self.total,
             "kept": self.kept,

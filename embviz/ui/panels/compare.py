@@ -28,7 +28,8 @@ from PySide6.QtWidgets import (
 from embviz.bridge import requests as rq
 from embviz.bridge.latest import Latest
 from embviz.bridge.views import CompareView, ComparisonSummary, ModelSummary
-from embviz.state.tabs import COMPARE_K_RANGE, CompareState
+from embviz.core.table.compare_k import K_RANGE
+from embviz.state.tabs import CompareState
 from embviz.ui import style
 from embviz.ui.binding import Bindings
 from embviz.ui.panels.compare_parts import LIST_LIMIT, Dominoes, listed_positions, neighbour_lists
@@ -64,7 +65,7 @@ class ComparePanel(QWidget):
     # --- building ------------------------------------------------------------------------------
     def _build_controls(self) -> None:
         self.k = QSpinBox()
-        self.k.setRange(*COMPARE_K_RANGE)
+        self.k.setRange(*K_RANGE)
         self.k.setPrefix("k = ")
         self.k.setToolTip("How many nearest neighbours of each word the score compares (5–250)")
         self.go = QPushButton("Compare")
