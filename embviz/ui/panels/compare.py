@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 from embviz.bridge import requests as rq
 from embviz.bridge.latest import Latest
 from embviz.bridge.views import CompareView, ComparisonSummary, ModelSummary
-from embviz.core.table.compare_k import K_RANGE
+from embviz.state.tab_state import field_range
 from embviz.state.tabs import CompareState
 from embviz.ui import style
 from embviz.ui.binding import Bindings
@@ -65,7 +65,9 @@ class ComparePanel(QWidget):
     # --- building ------------------------------------------------------------------------------
     def _build_controls(self) -> None:
         self.k = QSpinBox()
-        self.k.setRange(*K_RANGE)
+        k_range = field_range(CompareState, "k")  # the state's field holds the one range
+        assert k_range is not None
+        self.k.setRange(int(k_range[0]), int(k_range[1]))
         self.k.setPrefix("k = ")
         self.k.setToolTip("How many nearest neighbours of each word the score compares (5–250)")
         self.go = QPushButton("Compare")
