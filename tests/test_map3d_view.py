@@ -178,3 +178,24 @@ def test_gl_window_draws_a_3d_pca_keeps_its_camera_in_a_session_and_exports_it(q
     image = QImage(str(path))
     assert image.width() == 2 * widget.width() and not image.isNull()
     assert len({image.pixel(x, y) for x in range(0, image.width(), 7) for y in range(0, image.height() // 2, 7)}) > 3
+
+
+@pytest.mark.default_model
+def test_gl_the_lesson_step_turns_the_default_models_months_and_weekdays(qtbot, needs_gl, window):
+    from embviz.state.lesson_tour import STEPS
+
+    index = next(i for i, s in enumerate(STEPS) if s.title == "Three directions, turning")
+    window.go_to_step(index)
+    panel = window.map_panel
+    wait_for(qtbot, lambda: panel.showing_3d() and panel.view3d.turn_timer.isActive()
+             and {"weekdays", "months"} <= set(panel.word_sets.shown()) and not panel._lesson_sets, 120_000)
+    shown = panel.word_sets.shown()
+    assert (len(shown["weekdays"]), len(shown["months"])) == (7, 12)
+    assert panel.view3d.coords.shape == (49_152, 3) and len(panel.view3d.marks.pos) >= 19
+    # The camera turns about the sets' middle (the text's "knot" and "streak" in view)
+    rows = panel.view.rows_of(shown["weekdays"] + shown["months"])
+    points = panel.view3d.coords[rows]
+    np.testing.assert_allclose(panel.view3d.camera().centre, (points.min(0) + points.max(0)) / 2, atol=1e-5)
+    explained = panel.status.toolTip()
+    assert "5.8%" in explained and "2.2%" in explained and "1.1%" in explained  # the step's numbers
+    wait_for(qtbot, lambda: "keeps 0.5% of each token's 10 nearest" in panel.status.text(), 60_000)

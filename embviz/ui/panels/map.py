@@ -102,6 +102,10 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         # The 3-D view, made the first time a 3-D map is drawn (it needs OpenGL): it shows the
         # 2-D map's highlights, so every part of the panel keeps talking to self.view.
         self.view3d: Any = None
+        self._turn_when_drawn = False  # a lesson's 3-D map turns once it is on screen
+        self._lesson_sets: tuple[str, ...] = ()  # a lesson's 3-D map turns about these sets once they are marked
+        self._placing = False
+        self.view.contentChanged.connect(self._frame_lesson_sets)
         self.stack = QStackedWidget()
         self.stack.addWidget(self.view)
         projection_row = self._projection_controls(cancel)
@@ -316,6 +320,10 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         only if the two differ."""
         for asked in (self.drawing, self.measuring, self.searching, self.valuing, self.clustering):
             asked.forget()
+        self._turn_when_drawn = False
+        self._lesson_sets = ()
+        if self.view3d is not None:
+            self.view3d.set_turning(False)
         self.set_lookups.clear()
         self._unseen_preview = None
         self.summary_ready = True
@@ -569,11 +577,18 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
     def _show_points(self, ids: np.ndarray, coords: np.ndarray, autorange: bool = True) -> None:
         """Points on the 2-D map (a 3-D map's first two axes: it keeps what the sets, search and
         selection mark), and a 3-D map's in the 3-D view, which is then the one shown."""
+        self._placing = True  # the flat map's change is not yet the 3-D map's: no framing until both are placed
         self.view.set_points(ids, coords[:, :2], autorange)
+        self._placing = False
         three = coords.shape[1] == 3 and self._dims_drawn() == 3
         if three:
             self._make_view3d().set_points(ids, coords, autorange)
+            if self._turn_when_drawn and not self.drawing.waiting:
+                self._turn_when_drawn = False
+                self.view3d.set_turning(True)
         self.stack.setCurrentIndex(1 if three else 0)
+        if three:
+            self._frame_lesson_sets()
         self.turn_box.setVisible(three)
         if not three and self.view3d is not None:
             self.view3d.set_turning(False)
@@ -589,6 +604,28 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
             self.fit_button.clicked.connect(lambda: self.showing_3d() and self.view3d.fit())
             self.stack.addWidget(self.view3d)
         return self.view3d
+
+    def show_lesson_map(self, dims: int, sets: tuple[str, ...], turn: bool) -> None:
+        """A lesson's map: in `dims` dimensions, its word sets ticked, turning slowly once drawn if `turn`."""
+        if self.state.dims != dims:
+            self.state.dims = dims
+            self._dims_changed()
+        self._lesson_sets = tuple(sets) if dims == 3 else ()
+        for name in sets:
+            self.show_word_set(name)
+        self._frame_lesson_sets()
+        if turn and self.showing_3d() and not self.drawing.waiting:
+            self.view3d.set_turning(True)
+        else:
+            self._turn_when_drawn = turn
+
+    def _frame_lesson_sets(self) -> None:
+        """Once a lesson's 3-D map and its sets are on screen: the camera turns about the sets."""
+        shown = self.word_sets.shown()
+        if self._lesson_sets and self.showing_3d() and not self.drawing.waiting and not self._placing \
+                and all(name in shown for name in self._lesson_sets):
+            self.view3d.frame_ids([i for name in self._lesson_sets for i in shown[name]])
+            self._lesson_sets = ()
 
     def showing_3d(self) -> bool:
         return self.view3d is not None and self.stack.currentWidget() is self.view3d

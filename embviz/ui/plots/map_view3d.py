@@ -2,7 +2,7 @@
 
 Drag turns the cloud (Ctrl+drag or the middle button pans), the wheel zooms, a double-click
 centres the turn on the point under the mouse, hover and click name the token, T starts and
-stops a slow turn for a projector, Home fits the cloud. It draws what the 2-D map holds (the
+stops a slow turn for a projector. It draws what the 2-D map holds (the
 points' colours, word sets, search hits, rings, analogy arrows): the panel keeps the 2-D
 map as the one record of what is highlighted, and this view follows its `contentChanged`.
 
@@ -21,6 +21,7 @@ import numpy as np
 import pyqtgraph as pg
 import pyqtgraph.opengl as gl
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
+from PySide6.QtOpenGL import QOpenGLPaintDevice
 from PySide6.QtGui import QColor, QFontMetricsF, QGuiApplication, QMatrix4x4, QOffscreenSurface, QOpenGLContext, QPainter, QPen
 
 from embviz.ui import style
@@ -139,13 +140,22 @@ class MapView3D(gl.GLViewWidget):
 
     def fit(self) -> None:
         """The whole cloud in view, turning about its middle; the camera's angles stay."""
-        if not len(self.coords):
-            return
-        lo, hi = self.coords.min(0), self.coords.max(0)
-        centre = (lo + hi) / 2
+        if len(self.coords):
+            self._look_at(self.coords)
+
+    def frame_ids(self, token_ids: list[int]) -> None:
+        """Turn about the middle of these tokens' points, near enough that they fill most of the view."""
+        rows = self.flat.rows_of(token_ids) if len(self.ids) == len(self.flat.ids) else np.zeros(0, np.int64)
+        rows = rows[rows >= 0]
+        if rows.size:
+            self._look_at(self.coords[rows])
+
+    def _look_at(self, points: np.ndarray) -> None:
+        """The camera on the middle of `points`, at the distance that shows their bounding sphere."""
+        lo, hi = points.min(0), points.max(0)
         radius = max(float(np.linalg.norm(hi - lo)) / 2, 1e-6)
         distance = FIT_MARGIN * radius / math.sin(math.radians(self.opts["fov"]) / 2)
-        self.setCameraPosition(pos=pg.Vector(*centre.tolist()), distance=distance)
+        self.setCameraPosition(pos=pg.Vector(*((lo + hi) / 2).tolist()), distance=distance)
 
     def sync(self) -> None:
         """Draw what the 2-D map holds now: colours, sets, rings, arrows and their labels."""
@@ -274,24 +284,35 @@ class MapView3D(gl.GLViewWidget):
         if not self._labelled and self._hover_row < 0:
             return
         screen = self.screen_positions()
-        painter = QPainter(self)
+        # Onto the framebuffer bound now, not QPainter(self): a grab() of the window redirects the
+        # widget's own painting to a pixmap that the OpenGL frame then covers.
+        device = QOpenGLPaintDevice(self.deviceWidth(), self.deviceHeight())
+        device.setDevicePixelRatio(self.devicePixelRatioF())
+        painter = QPainter(device)
         painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
         font = style.font(style.LABEL_POINT_SIZE * 0.9, bold=True)
         painter.setFont(font)
         metrics = QFontMetricsF(font)
-        taken: list[QRectF] = []
         offset = highlight_size(len(self.ids)) * self._scale / 2 + 3
         items = list(self._labelled)
         if self._hover_row >= 0:
             items.insert(0, (self._hover_row, self._label(self._hover_row), QColor(0, 0, 0)))
-        for row, text, colour in items:
-            x, y, depth = screen[row]
-            if not (depth > 0 and np.isfinite(x) and np.isfinite(y)):
+        shown = [(row, text, colour) for row, text, colour in items
+                 if screen[row, 2] > 0 and np.isfinite(screen[row, :2]).all()]
+        # A label never covers a labelled marker: each marker's square is taken first.
+        half = offset - 2  # the marker's half-width and its ring
+        taken = [QRectF(screen[row, 0] - half, screen[row, 1] - half, 2 * half, 2 * half) for row, _, _ in shown]
+        for row, text, colour in shown:
+            x, y = screen[row, 0], screen[row, 1]
+            size = metrics.boundingRect(text).adjusted(-3, -1, 3, 1).size()
+            w, h = size.width(), size.height()
+            # Right of the marker, else left, above or below; else none (it shows as the cloud turns).
+            places = [QRectF(x + offset, y - h / 2, w, h), QRectF(x - offset - w, y - h / 2, w, h),
+                      QRectF(x - w / 2, y - offset - h, w, h), QRectF(x - w / 2, y + offset, w, h)]
+            box = next((p for p in places if not any(p.intersects(t) for t in taken)),
+                       places[0] if row == self._hover_row else None)
+            if box is None:
                 continue
-            box = metrics.boundingRect(text).adjusted(-3, -1, 3, 1)
-            box.moveTo(x + offset, y - box.height() / 2)
-            if row != self._hover_row and any(box.intersects(t) for t in taken):
-                continue  # the more important label keeps its place; this one shows as the cloud turns
             taken.append(box)
             painter.fillRect(box, QColor(255, 255, 255, 215))
             painter.setPen(QPen(colour))
@@ -351,8 +372,6 @@ class MapView3D(gl.GLViewWidget):
     def keyPressEvent(self, ev) -> None:
         if ev.key() == Qt.Key.Key_T:
             self.set_turning(not self.turn_timer.isActive())
-        elif ev.key() == Qt.Key.Key_Home:
-            self.fit()
         else:
             super().keyPressEvent(ev)
 
