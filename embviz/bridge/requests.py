@@ -218,6 +218,7 @@ class Project(Request):
     first: int | None = None  # of "all" or "words", only the first N (the command line's --limit)
     axes: tuple[str, str, str, str] = ("man", "woman", "man", "king")  # "axes": x from → to, y from → to
     sample: int | None = None  # t-SNE, UMAP: lay out this many sampled rows, place the others by their neighbours
+    dims: int = 2  # 2 or 3 components
     channel = "project"
     lane = LONG
 

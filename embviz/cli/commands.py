@@ -193,7 +193,7 @@ def _project(model, args, ask: Ask) -> tuple[Any, str]:
     from embviz.cli.map_csv import map_csv
 
     proj = ask(rq.Project(method=args.method, subset="words" if args.words_only else "all", first=args.limit,
-                          sample=args.sample))
+                          sample=args.sample, dims=args.dims))
     faithful = ask(rq.Faithfulness(ids=proj.ids, coords=proj.coords))
     tmp = args.out + ".tmp"
     with open(tmp, "w", newline="", encoding="utf-8") as f:
@@ -201,7 +201,8 @@ def _project(model, args, ask: Ask) -> tuple[Any, str]:
     os.replace(tmp, args.out)
     if faithful is not None:
         print(f"embviz: the map {faithful.caption()}", file=sys.stderr)
-    summary = {"rows": int(proj.ids.size), "out": args.out, "method": proj.method, "explained": proj.explained,
+    summary = {"rows": int(proj.ids.size), "out": args.out, "method": proj.method, "dims": args.dims,
+               "explained": proj.explained,
                "faithfulness": None if faithful is None else faithful.as_dict()}
     return summary, f"wrote {proj.ids.size:,} rows to {args.out}"
 

@@ -111,7 +111,7 @@ class ProjectionState:
     subset: str
     limit: int
     ids: np.ndarray  # int64 row ids
-    coords: np.ndarray  # float32, (len(ids), 2)
+    coords: np.ndarray  # float32, (len(ids), 2 or 3)
     caption: str = ""
 
 
@@ -141,6 +141,13 @@ class MapState:
     selection: list[int] = field(default_factory=list)  # ids picked with the rectangle or lasso
     drag_mode: str = one_of("pan", "rect", "lasso")  # what a drag on the map does
     contours: bool = False  # density contours under the points
+    dims: int = ranged(2, 2, 3)  # a map in two or three dimensions
+    # The 3-D map's camera (pyqtgraph's GLViewWidget options), in degrees and map units;
+    # a distance of 0 and no centre: fit the cloud.
+    camera_distance: float = ranged(0.0, 0.0, 1e12)
+    camera_elevation: float = ranged(20.0, -90.0, 90.0)
+    camera_azimuth: float = ranged(-60.0, -360.0, 360.0)
+    camera_centre: list[float] | None = None  # x, y, z
 
     def __post_init__(self) -> None:
         # name: (the user's value, the one a model needed instead); not a field: sessions keep the user's

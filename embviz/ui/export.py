@@ -9,6 +9,7 @@ from typing import Iterator
 
 from PySide6.QtCore import QPoint, QRect, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QImage, QPainter
+from PySide6.QtOpenGLWidgets import QOpenGLWidget
 from PySide6.QtWidgets import QGraphicsView, QWidget
 
 from embviz.ui import style
@@ -29,6 +30,8 @@ def _paint(painter: QPainter, widget: QWidget, caption: str, size: QSize, captio
     painter.fillRect(QRect(QPoint(0, 0), QSize(size.width(), size.height() + caption_h)), QColor("white"))
     if isinstance(widget, QGraphicsView):  # a plot: its scene, as vectors where the painter keeps them
         widget.render(painter, QRectF(0, 0, size.width(), size.height()), widget.viewport().rect())
+    elif isinstance(widget, QOpenGLWidget):  # the 3-D map: its frame as OpenGL drew it
+        painter.drawImage(QRectF(0, 0, size.width(), size.height()), widget.grabFramebuffer())
     else:
         widget.render(painter, QPoint(0, 0))
     if caption:

@@ -220,7 +220,7 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
         self.showNormal() if self.isFullScreen() else self.showFullScreen()
 
     def fit_map(self) -> None:
-        self.map_panel.view.fit()
+        self.map_panel.fit_button.click()  # the flat map, and the 3-D one when it is shown
 
     def focus_find(self) -> None:
         self.tabs.setCurrentWidget(self.map_panel)

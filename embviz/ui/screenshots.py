@@ -192,6 +192,27 @@ def _map_pictures(demo: Demo) -> None:
     view.fit()
 
 
+def _map3d(demo: Demo) -> None:
+    """map3d.png: the first three PCA axes with the word sets, turned to face the weekdays and
+    months; then the 2-D map again. Without OpenGL, skipped with the map's own sentence."""
+    from embviz.ui.plots.map_view3d import NO_GL, gl_available
+
+    panel = demo.window.map_panel
+    if not gl_available():
+        demo.skip(("map3d",), NO_GL)
+        return
+    panel.dims_box.setCurrentIndex(panel.dims_box.findData(3))
+    demo.wait(lambda: panel.showing_3d() and ("keeps" in panel.status.text() or "failed" in panel.status.text()),
+              "the 3-D map")
+    view = panel.view3d
+    view.frame_ids([i for name in ("weekdays", "months") for i in panel.word_sets.shown().get(name, [])])
+    view.setCameraPosition(elevation=18, azimuth=-70)
+    demo.settle(lambda: not view.moving.visible(), 10)
+    demo.save("map3d")
+    panel.dims_box.setCurrentIndex(panel.dims_box.findData(2))
+    demo.wait(lambda: not panel.showing_3d() and "keeps" in panel.status.text(), "the 2-D map again")
+
+
 def _table_tabs(demo: Demo) -> None:
     """Neighbours, analogies with their plane, the benchmark window, the analogy on the map."""
     window = demo.window
@@ -290,6 +311,7 @@ def _attribution_pictures(demo: Demo) -> None:
 def _model_pictures(demo: Demo, text_size: float) -> None:
     """Every tab's pictures of the model open; those it cannot show are skipped, with why."""
     _map_pictures(demo)
+    _map3d(demo)
     _table_tabs(demo)
     _model_tabs(demo, text_size)
     _attribution_pictures(demo)

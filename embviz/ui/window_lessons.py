@@ -91,6 +91,7 @@ class LessonsMixin(WindowHost):
             self.attribution.show_lesson(setup["attribution"], setup["pinned"], *setup["head"])
         if step.tab == "map":  # the picture the text describes, whatever the user coloured by
             self.map_panel.state.colour_by = setup.get("colour_by", field_default(MapState, "colour_by"))
+            self.map_panel.show_lesson_map(setup.get("dims", 2), setup.get("word_sets", ()), setup.get("turn", False))
         ids = setup.get("rows")
         if ids:
             self.map_panel.view.set_selected(list(ids))

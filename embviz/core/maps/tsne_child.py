@@ -78,7 +78,9 @@ def optimise(rows: np.ndarray | FileRows | None, graph: tuple[np.ndarray, np.nda
     else:  # Annoy on the unit rows: their euclidean order is the cosine order
         affinities = PerplexityBasedNN(rows, perplexity=perplexity, method="annoy", n_jobs=threads,
                                        random_state=seed, verbose=False)
-    embedding = TSNEEmbedding(init, affinities, negative_gradient_method="fft", n_jobs=threads, random_state=seed,
+    # openTSNE's FFT gradient is for 1-D and 2-D maps; a 3-D one takes its Barnes-Hut octree.
+    gradient = "fft" if init.shape[1] <= 2 else "bh"
+    embedding = TSNEEmbedding(init, affinities, negative_gradient_method=gradient, n_jobs=threads, random_state=seed,
                               verbose=False)
     total, done = sum(p[0] for p in PHASES), 0
     lo = GRAPH_SPAN[1]

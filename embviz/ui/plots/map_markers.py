@@ -103,6 +103,7 @@ class MarkersMixin(MapViewHost):
         self._halo.setVisible(self._codes is not None and bool(self._sets))
         self._halo.setSize(size + HALO_PX * self._scale)
         self._refresh_halo()
+        self.contentChanged.emit()
 
     def _refresh_set(self, name: str, fanned: dict[int, tuple[float, float]] | None = None) -> None:
         scatter, ids, _ = self._sets[name]
@@ -132,6 +133,16 @@ class MarkersMixin(MapViewHost):
         self._selected = [int(i) for i in ids]
         self._redraw_overlays()
 
+    def highlights(self) -> list[tuple[str, list[int], QColor]]:
+        """The word sets (and search hits) drawn: name, token ids, colour."""
+        return [(name, ids, colour) for name, (_, ids, colour) in self._sets.items()]
+
+    def selected_ids(self) -> list[int]:
+        return list(self._selected)
+
+    def arrow_ids(self) -> list[tuple[int, int, QColor]]:
+        return list(self._arrows)
+
     def set_arrows(self, arrows: list[tuple[int, int, QColor]]) -> None:
         self._arrows = list(arrows)
         self._redraw_overlays()
@@ -156,6 +167,7 @@ class MarkersMixin(MapViewHost):
             item.setZValue(30 if isinstance(item, pg.ScatterPlotItem) else 20)
             self.addItem(item, ignoreBounds=True)
         self._label_timer.start()
+        self.contentChanged.emit()
 
     def _arrow(self, start: int, end: int, color: QColor) -> list[pg.GraphicsObject]:
         a, b = self.position_of(start), self.position_of(end)
