@@ -24,7 +24,8 @@ TICK = 5  # pixels
 LABEL_SHARE = 0.4  # the labels take at most this much of the width; longer ones are elided
 SWATCH = 14  # a legend entry's colour square, pixels at 100 % text
 TEXT_GAP = 4  # pixels between a bar's end and its value's text
-SMALLEST_VALUE_POINTS = 6.0  # a printed value in a group of thin bars shrinks to fit its bar, not below this
+ROW_GAP = 0.15  # of a label's line height, between two rows' labels: they never touch
+SMALLEST_POINTS = 6.0  # a label or value shrinks to fit its row or bar, not below this
 
 
 def nice_ticks(lo: float, hi: float, most: int) -> list[float]:
@@ -53,6 +54,23 @@ def luminance(color: QColor) -> float:
     return 0.2126 * linear(color.redF()) + 0.7152 * linear(color.greenF()) + 0.0722 * linear(color.blueF())
 
 
+def full_height(font: QFont) -> float:
+    """A line of `font` from its highest ascender to its lowest descender (␣ and g hang below)."""
+    metrics = QFontMetricsF(font)
+    return metrics.ascent() + metrics.descent()
+
+
+def shrunk_to(font: QFont, height: float) -> QFont:
+    """`font`, made smaller where its lines (descenders included) would be taller than `height`,
+    so that rows and a group's bars keep their texts apart; never below SMALLEST_POINTS."""
+    full = full_height(font)
+    if full <= height or height <= 0:
+        return font
+    smaller = QFont(font)
+    smaller.setPointSizeF(max(font.pointSizeF() * height / full, SMALLEST_POINTS))
+    return smaller
+
+
 def inside_ink(color: QColor) -> QColor:
     """A text inside a bar of `color`: whichever of black and white contrasts more with it."""
     return QColor("black") if luminance(color) > 0.18 else QColor("white")
@@ -75,6 +93,7 @@ class BarChart(QWidget):
         self.axis_name = axis_name  # under the ticks
         self.point_size, self.label_share, self.min_height = point_size, label_share, min_height
         self.count = 0
+        self.scale = 1.0  # the text size, for the least height
         self.labels: list[str] = []  # each row's label, as shown
         self.texts: list[str] = []  # each bar's value, as shown (one bar a row)
         self.print_values = False  # a group's bars carry their values too (one bar a row always does)
@@ -114,13 +133,32 @@ class BarChart(QWidget):
                                                for name, _, values in self.series])
 
     def set_text_scale(self, scale: float) -> None:
-        # Ten bars and their labels stay readable; a short window scrolls the tab instead.
-        self.setMinimumHeight(round(self.min_height * scale))
+        self.scale = scale
         self.tick_font = style.font(self.point_size)
         self.value_font = style.font(self.point_size - 1)
         self.title_font = style.font(self.point_size)
         self.swatch = round(SWATCH * scale)
         self._changed()
+
+    def _ask_height(self) -> None:
+        """Ten bars stay readable, and every row holds its label whole, descenders and all (a
+        short window scrolls the tab instead). A chart made with no least height (in a
+        splitter) keeps none: its labels shrink to their rows."""
+        if not self.min_height:
+            return
+        line = full_height(self.tick_font)
+        pad, title_h, axis_h, legend_h = self._chrome()
+        rows = self.count * line * (1 + ROW_GAP) / (BAR_HEIGHT if len(self.series) <= 1 else 1.0)
+        self.setMinimumHeight(math.ceil(max(self.min_height * self.scale, title_h + axis_h + legend_h + rows)))
+
+    def _chrome(self) -> tuple[float, float, float, float]:
+        """The padding, and the heights of the title, the axis with its name and the legend."""
+        ticks_fm, title_fm = QFontMetricsF(self.tick_font), QFontMetricsF(self.title_font)
+        pad = ticks_fm.height() / 3
+        title_h = title_fm.height() + pad if self.title else pad
+        axis_h = TICK + ticks_fm.height() + pad / 2 + (ticks_fm.height() if self.axis_name else 0.0)
+        legend_h = max(ticks_fm.height(), self.swatch) + pad if any(name for name, _, _ in self.series) else 0.0
+        return pad, title_h, axis_h, legend_h
 
     def set_bars(self, labels: list[str], values: list[float], texts: list[str],
                  x_range: tuple[float, float] | None = None) -> None:
@@ -147,6 +185,7 @@ class BarChart(QWidget):
 
     def _changed(self) -> None:
         self._layout = None
+        self._ask_height()
         self.update()
 
     def resizeEvent(self, event) -> None:
@@ -162,22 +201,22 @@ class BarChart(QWidget):
         return self._layout
 
     def _work_out(self) -> dict:
-        ticks_fm, values_fm, title_fm = (QFontMetricsF(f) for f in (self.tick_font, self.value_font, self.title_font))
-        pad = ticks_fm.height() / 3
+        ticks_fm, title_fm = QFontMetricsF(self.tick_font), QFontMetricsF(self.title_font)
         width, height = float(self.width()), float(self.height())
         named = [(name, color) for name, color, _ in self.series if name]
-        title_h = title_fm.height() + pad if self.title else pad
-        axis_h = TICK + ticks_fm.height() + pad / 2 + (ticks_fm.height() if self.axis_name else 0.0)
-        legend_h = max(ticks_fm.height(), self.swatch) + pad if named else 0.0
-        label_w = min(max((ticks_fm.horizontalAdvance(s) for s in self.labels), default=0.0) + 2 * pad,
+        pad, title_h, axis_h, legend_h = self._chrome()
+        plot_h = max(height - title_h - axis_h - legend_h, 1.0)
+        pitch = plot_h / max(self.count, 1)
+        # Each label whole in its row with a gap to the next: smaller where the rows are too short.
+        label_font = shrunk_to(self.tick_font, pitch / (1 + ROW_GAP))
+        labels_fm = QFontMetricsF(label_font)
+        label_w = min(max((labels_fm.horizontalAdvance(s) for s in self.labels), default=0.0) + 2 * pad,
                       self.label_share * width)
-        plot = QRectF(label_w + TICK, title_h, max(width - label_w - TICK - 2 * pad, 1.0),
-                      max(height - title_h - axis_h - legend_h, 1.0))
-        pitch = plot.height() / max(self.count, 1)
+        plot = QRectF(label_w + TICK, title_h, max(width - label_w - TICK - 2 * pad, 1.0), plot_h)
         group = (BAR_HEIGHT if len(self.series) == 1 else GROUP_HEIGHT) * pitch
         each = group / max(len(self.series), 1)
         printed = self._printed()  # (series, row, text) of every value drawn
-        value_font = self._value_font_within(each if len(self.series) > 1 else pitch)
+        value_font = shrunk_to(self.value_font, each if len(self.series) > 1 else pitch)
         values_fm = QFontMetricsF(value_font)
         text_w = [values_fm.horizontalAdvance(text) for _, _, text in printed]
         x_range = self._held or self._fit_range(max(text_w, default=0.0), plot.width())
@@ -226,10 +265,14 @@ class BarChart(QWidget):
                                               ticks_fm.height()), name, color))
                 x += w + 2 * pad
         # Elided here, once per change, not at every paint.
-        labels = [ticks_fm.elidedText(label, Qt.TextElideMode.ElideRight, max(label_w - pad, 0.0)) for label in self.labels]
+        labels = [labels_fm.elidedText(label, Qt.TextElideMode.ElideRight, max(label_w - pad, 0.0)) for label in self.labels]
+        label_h = full_height(label_font)
+        label_rects = [QRectF(0.0, plot.top() + (i + 0.5) * pitch - label_h / 2, label_w, label_h)
+                       for i in range(self.count)]
         title = title_fm.elidedText(self.title, Qt.TextElideMode.ElideRight, width)
         return {"plot": plot, "x_range": x_range, "pitch": pitch, "bars": bars, "drawn": drawn, "texts": texts,
-                "value_font": value_font, "ticks": ticks, "label_w": label_w, "labels": labels, "title": title,
+                "value_font": value_font, "ticks": ticks, "label_w": label_w, "labels": labels,
+                "label_font": label_font, "label_rects": label_rects, "title": title,
                 "title_h": title_h, "tick_h": ticks_fm.height(), "legend": legend}
 
     def _printed(self) -> list[tuple[int, int, str]]:
@@ -238,17 +281,6 @@ class BarChart(QWidget):
         if not self.print_values:
             return []
         return [(s, i, self.value_text(v)) for s, (_, _, values) in enumerate(self.series) for i, v in enumerate(values)]
-
-    def _value_font_within(self, height: float) -> QFont:
-        """The value font, made smaller where its lines (descenders included) would be taller
-        than a bar's slot: a group's values must not run into the next bar's."""
-        metrics = QFontMetricsF(self.value_font)
-        full = metrics.ascent() + metrics.descent()
-        if full <= height or height <= 0:
-            return self.value_font
-        smaller = QFont(self.value_font)
-        smaller.setPointSizeF(max(self.value_font.pointSizeF() * height / full, SMALLEST_VALUE_POINTS))
-        return smaller
 
     def _fit_range(self, widest_text: float, plot_width: float) -> tuple[float, float]:
         """The bars, with room beyond the longest for its value's text (measured in pixels:
@@ -272,6 +304,10 @@ class BarChart(QWidget):
     def text_rect(self, row: int) -> QRectF:
         """Where row `row`'s (first) value text is drawn."""
         return QRectF(next(rect for rect, _, _, r in self.layout_now()["texts"] if r == row))
+
+    def label_rect(self, row: int) -> QRectF:
+        """Where row `row`'s label is drawn: a line of its font, descenders included."""
+        return QRectF(self.layout_now()["label_rects"][row])
 
     def printed_texts(self) -> list[tuple[QRectF, str]]:
         """Every value drawn on the chart, with its rectangle."""
@@ -350,10 +386,10 @@ class BarChart(QWidget):
             line = layout["tick_h"]
             painter.drawText(QRectF(plot.left(), plot.bottom() + TICK + line, plot.width(), line),
                              Qt.AlignmentFlag.AlignCenter, self.axis_name)
-        pitch, label_w = layout["pitch"], layout["label_w"]
-        for i, label in enumerate(layout["labels"]):
-            row = QRectF(0, plot.top() + i * pitch, label_w, pitch)
-            painter.drawText(row, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, label)
+        painter.setFont(layout["label_font"])
+        for rect, label in zip(layout["label_rects"], layout["labels"]):
+            painter.drawText(rect, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, label)
+        painter.setFont(self.tick_font)
         for rect, color in layout["drawn"]:
             painter.fillRect(rect, color)
         for swatch, text_rect, name, color in layout["legend"]:
