@@ -100,3 +100,50 @@ def test_a_squeezed_chart_shrinks_its_labels_instead_of_overlapping_them(qtbot):
     assert chart.layout_now()["label_font"].pointSizeF() < chart.tick_font.pointSizeF()
     _check_labels(chart)
     holder.close()
+
+
+def test_the_lens_probability_axis_without_the_final_norm_stops_at_100_percent(qtbot, lens_panel):
+    from embviz.core.lm.results import LensCells, LensResult, TokenScore
+
+    style.set_text_scale(1.5)
+    lens_panel.resize(1024, 700)
+    # Without the final norm an early layer reads ␣aneur at 99.8 %: its text has no room past the bar.
+    top = [[[TokenScore(5, "␣aneur", 0.0, 0.998, " aneur"), TokenScore(6, "␣TType", 0.0, 0.0015, " TType")]]
+           for _ in range(3)]
+    lens_panel.on_result(LensResult(tokens=[(1, "␣is")], token_texts=[" is"], layer_names=["embedding", "block 1", "block 2"],
+                                    cells=LensCells.of_scores(top), final_norm=False))
+    qtbot.waitUntil(lambda: lens_panel.bars.count == 2)
+    chart = lens_panel.bars
+    assert chart.shown_range[1] <= 100.0
+    assert max(float(text.rstrip("%")) for _, _, text in chart.layout_now()["ticks"]) <= 100.0
+    plot = chart.plot_rect()
+    for row in range(2):
+        assert plot.contains(chart.text_rect(row)), chart.texts[row]
+    assert chart.layout_now()["bars"][0].contains(chart.text_rect(0))  # 99.8 % is written inside its bar
+
+
+def test_the_drift_key_sits_outside_the_plot_and_the_axis_ends_at_cosine_one(qtbot):
+    from embviz.core.lm.results import DriftResult
+    from embviz.ui.panels.drift import DriftPanel
+    from embviz.ui.panels.language_model import LanguageModelLoader
+
+    style.set_text_scale(1.5)
+    panel = DriftPanel(lambda request, reply=None: 1, lambda channel: None, LanguageModelLoader(lambda request: 1))
+    qtbot.addWidget(panel)
+    panel.resize(1024, 700)
+    panel.show()
+    layers = 31
+    panel.on_result(DriftResult(word=" bank", token_ids=[3, 3], positions=[5, 7], sentences=["a", "b"],
+                                layer_names=["embedding"] + [f"block {b}" for b in range(1, layers)],
+                                between=[1.0] + [0.7] * (layers - 2) + [0.98],  # the black line up at the top
+                                to_static=[[1.0, 1.0]] + [[0.02, 0.01]] * (layers - 1),
+                                baseline=[0.2] + [0.65] * (layers - 1)))
+    qtbot.waitUntil(lambda: panel.key.isVisible() and panel.plot.isVisible())
+    assert panel.key_names == ["between the sentences", "any two tokens (baseline)",
+                               "sentence 1 to its static row", "sentence 2 to its static row"]
+    _, (bottom, top) = panel.plot.getPlotItem().viewRange()
+    assert 1.0 < top <= 1.05 and bottom <= 0.0  # a cosine is at most 1
+    # The key above the plot, whole: no line under it.
+    qtbot.waitUntil(lambda: panel.key.geometry().bottom() < panel.plot.geometry().top())
+    assert panel.key.heightForWidth(panel.key.width()) <= panel.key.height() + 1  # wrapped, not cut
+    assert panel.picture()[0].isAncestorOf(panel.key)  # an exported picture carries its key

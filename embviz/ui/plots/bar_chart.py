@@ -85,12 +85,13 @@ class BarChart(QWidget):
 
     def __init__(self, title: str, color: QColor, parent=None, suffix: str = "", axis_name: str = "",
                  point_size: float = style.LABEL_POINT_SIZE, label_share: float = LABEL_SHARE,
-                 min_height: int = MIN_HEIGHT) -> None:
+                 min_height: int = MIN_HEIGHT, axis_max: float | None = None) -> None:
         super().__init__(parent)
         self.color = QColor(color)
         self.title = title
         self.suffix = suffix  # after each tick's number ("%" on a probability axis)
         self.axis_name = axis_name  # under the ticks
+        self.axis_max = axis_max  # the most a value can be (100 for a probability): the axis ends there or before
         self.point_size, self.label_share, self.min_height = point_size, label_share, min_height
         self.count = 0
         self.scale = 1.0  # the text size, for the least height
@@ -220,6 +221,9 @@ class BarChart(QWidget):
         values_fm = QFontMetricsF(value_font)
         text_w = [values_fm.horizontalAdvance(text) for _, _, text in printed]
         x_range = self._held or self._fit_range(max(text_w, default=0.0), plot.width())
+        capped = self._held is not None or (self.axis_max is not None and x_range[1] >= self.axis_max)
+        if capped and self.axis_max is not None:
+            x_range = (x_range[0], min(x_range[1], self.axis_max))
         lo, hi = x_range
         per_unit = plot.width() / ((hi - lo) or 1.0)
 
@@ -238,8 +242,8 @@ class BarChart(QWidget):
         for (s, i, text), w in zip(printed, text_w):
             v, (bar, color) = self.series[s][2][i], drawn[s * self.count + i]
             room = plot.right() - bar.right() if v >= 0 else bar.left() - plot.left()
-            # On a held axis a text that would run past its end goes inside its bar (the axis stops at 100 %).
-            inner = self._held is not None and room < w + TEXT_GAP
+            # On a held or capped axis a text that would run past its end goes inside its bar (the axis stops at 100 %).
+            inner = capped and room < w + TEXT_GAP
             if (v >= 0) != inner:
                 left = bar.right() + TEXT_GAP if v >= 0 else bar.left() + TEXT_GAP
             else:
