@@ -125,3 +125,37 @@ def test_a_png_of_a_map_too_small_for_its_key_prints_the_key_under_it(qtbot, tmp
             assert (np.abs(bgr.astype(int) - swatch).max(axis=2) <= 2).sum() >= 16, name  # its swatch, under the map
     finally:
         style.set_text_scale(1.0)
+
+
+def test_export_dialogs_start_in_the_folder_last_saved_to(qtbot, window, tmp_path, monkeypatch):
+    from PySide6.QtWidgets import QFileDialog
+
+    from embviz.state.settings import Settings
+
+    from helpers import wait_for
+
+    window.open_model("spells")
+    wait_for(qtbot, lambda: "lesson:spells" in window.model_label.full_text, 30_000)
+    window.tabs.setCurrentWidget(window.map_panel)
+    folder = tmp_path / "slides"
+    folder.mkdir()
+    asked: list[str] = []
+
+    def save_to(_parent, _title, start, _filters):
+        asked.append(start)
+        return str(folder / "picture.png"), ""
+
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", save_to)
+    window.export_picture_dialog()
+    assert (folder / "picture.png").is_file()
+    window.export_table_dialog()
+    assert asked[1].startswith(str(folder))  # the second dialog opens where the first saved
+    assert Settings(window.settings.path).export_folder == folder  # and so does the next session's
+
+
+def test_every_tab_offers_its_table_as_csv():
+    from embviz.ui.tab_list import TABS
+
+    for spec in TABS:
+        panel = spec.panel()
+        assert callable(getattr(panel, "table_rows", None)) and callable(getattr(panel, "picture", None)), spec.title

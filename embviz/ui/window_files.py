@@ -18,6 +18,7 @@ from embviz.ui.export import export_picture
 from embviz.ui.plots.map_view import MapView
 from embviz.bridge.worker import Reply
 from embviz.ui.tab_list import TABS
+from embviz.ui.widgets import ask_save_path
 from embviz.ui.window_host import WindowHost
 
 
@@ -56,7 +57,7 @@ class FilesMixin(WindowHost):
 
     def _save_as(self, what: str, name: str, filters: str, write, title: str | None = None) -> None:
         """Ask where, write there, say how it went."""
-        path, _ = QFileDialog.getSaveFileName(self, title or f"Export {what}", str(Path.home() / name), filters)
+        path = ask_save_path(self, self.settings, title or f"Export {what}", name, filters)
         if not path:
             return
         try:
