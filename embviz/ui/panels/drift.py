@@ -8,6 +8,7 @@ from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPlainTextEdit, QSpinBox, QVBoxLayout, QWidget
 
 from embviz.bridge import requests as rq
@@ -19,7 +20,7 @@ from embviz.ui.binding import Bindings
 from embviz.ui.panels.language_model import HIDDEN_SPACE_STRETCH, LanguageModelLoader, LanguageModelTab
 from embviz.ui.widgets import ResultsTable, WordField, side_by_side
 
-TOP = 1.05  # the y axis ends just past cosine 1, the most a cosine can be
+TOP = 1.1  # the y axis ends just past cosine 1, the most a cosine can be, with room for the 1's label
 MAX_LAYER = 200  # the spin box's bound before the model's depth is known
 BETWEEN_COLOR = style.SET_COLORS[6]  # black: the line the chart is about
 BASELINE_COLOR = "#888888"
@@ -41,6 +42,10 @@ class WrappedKey(QLabel):
         self.setWordWrap(True)
         self.setTextFormat(Qt.TextFormat.RichText)
         style.use_font(self, style.BASE_POINT_SIZE)
+        self.setAutoFillBackground(True)  # white, as the plot under it: one picture
+        palette = self.palette()
+        palette.setColor(QPalette.ColorRole.Window, QColor("white"))
+        self.setPalette(palette)
 
     def setText(self, text: str) -> None:
         super().setText(text)
