@@ -126,10 +126,15 @@ class PartsChart(StillPlot):
             return
         font = style.font(style.BASE_POINT_SIZE - 1)
         bars = [(g + -GROUP_WIDTH / 2 + GROUP_WIDTH / len(self.series) * (k + 0.5), float(v), self.value_text(float(v)))
-                for k, s in enumerate(self.series) for g, v in enumerate(s.values) if v is not None]
+                for k, s in enumerate(self.series) for g, v in enumerate(s.values)
+                if v is not None and round(abs(v), 2) > 0]  # no "-0.00" over a bar too short to see
+        if not bars:
+            self.item.enableAutoRange(axis="y")
+            return
         items = [pg.TextItem(text, color="k") for _, _, text in bars]
         for item in items:
             item.setFont(font)
+            item.textItem.document().setDocumentMargin(1)  # its default 4 pixels a side kept apart texts that fit
         # Measured as drawn (the text's document adds its margin around the glyphs).
         widest = max(item.textItem.boundingRect().width() for item in items)
         line = max(item.textItem.boundingRect().height() for item in items)
