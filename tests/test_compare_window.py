@@ -167,6 +167,7 @@ def test_the_tab_fits_the_screen_with_histogram_list_and_dominoes_in_sight(qtbot
     assert all(whole_rows_in_sight(table) >= 3 for table in panel.dominoes.columns if table.rowCount() >= 3)
     for label in (panel.meaning, panel.source, panel.shown, panel.dominoes.heading):
         assert label.heightForWidth(label.width()) <= label.height() + 1  # wrapped, not cut
+    assert not panel.shown.geometry().intersects(panel.histogram.geometry())  # not over its axis numbers
 
 
 @pytest.mark.default_model

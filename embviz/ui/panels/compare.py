@@ -34,7 +34,7 @@ from embviz.ui import style
 from embviz.ui.binding import Bindings
 from embviz.ui.panels.compare_parts import LIST_LIMIT, Dominoes, listed_positions, neighbour_lists
 from embviz.ui.plots.score_histogram import ScoreHistogram
-from embviz.ui.widgets import ResultsTable
+from embviz.ui.widgets import ElidedLabel, ResultsTable
 
 MEANING = ("Score: the share of a word's k nearest neighbours the two models agree on (in both ÷ in either: "
            "1 = the same neighbours, 0 = none in common).")
@@ -96,8 +96,9 @@ class ComparePanel(QWidget):
         self.order = QComboBox()
         self.order.addItem("Lowest first", "ascending")
         self.order.addItem("Highest first", "descending")
-        self.shown = QLabel("")
-        self.shown.setWordWrap(True)
+        # One line, cut with "…" if it must be: wrapped, its second line was drawn over the
+        # histogram's axis numbers when the column was given less than it asked.
+        self.shown = ElidedLabel("")
         self.table = ResultsTable(["token", "score"])
         self.table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         self.table.setToolTip("Click: its neighbours in both models. Double-click: the focus in every tab and on the map.")
@@ -154,7 +155,7 @@ class ComparePanel(QWidget):
         self.histogram.set_scores(np.zeros(0))
         self._position: dict[int, int] = {}  # token id of A → its place among the shared words
         self.table.fill([], [])
-        self.shown.setText("")
+        self.shown.set_full_text("")
         self.dominoes.clear("Click a token in the list to see its neighbours in both models.")
         self.go.setEnabled(False)
         self._busy(False)
@@ -273,8 +274,7 @@ class ComparePanel(QWidget):
         self.table.fill([(self.labels[int(view.ids_a[p])], float(view.jaccard[p])) for p in shown],
                         [int(view.ids_a[p]) for p in shown])
         more = f", {LIST_LIMIT:,} listed" if len(positions) > LIST_LIMIT else ""
-        self.shown.setText(f"{len(positions):,} words in {state.low:.2f}–{state.high:.2f}{more}. "
-                           "Drag the band to choose.")
+        self.shown.set_full_text(f"{len(positions):,} words in {state.low:.2f}–{state.high:.2f}{more}")
 
     def table_rows(self) -> tuple[list[str], list[tuple]] | None:
         """Every listed word (the whole brushed range, past the list's limit) with its score
