@@ -17,6 +17,7 @@ from embviz.ui.binding import Bindings
 from embviz.ui.plots.bar_chart import BarChart
 from embviz.ui.widgets import WordField
 
+CHART_HEIGHT = 160  # pixels at 100 % text: a few bars need less than the logits' ten
 TYPING_DELAY_MS = 150  # the answer follows the typing, once a word is whole
 EXPLAINED = ("Each bar: a word's cosine to the mean of the other words' rows (each row scaled to length 1). "
              "The outsider is the word least like the rest, as gensim's doesnt_match picks it.")
@@ -44,7 +45,7 @@ class OddOneOutPanel(QWidget):
         self.message.setWordWrap(True)
         self.message.setStyleSheet(style.ERROR_STYLE)
         style.use_font(self.message)
-        self.chart = BarChart("", style.BAR_LOGIT, axis_name="cosine to the mean of the others")
+        self.chart = BarChart("", style.BAR_LOGIT, axis_name="cosine to the mean of the others", min_height=CHART_HEIGHT)
         self.chart.setToolTip("Click a bar: that word in Neighbours")
         self.chart.barClicked.connect(self._bar_clicked)
         self.timer = QTimer(self)

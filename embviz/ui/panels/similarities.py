@@ -35,14 +35,16 @@ from embviz.ui.plots.scatter_plot import ScatterPlot
 from embviz.ui.widgets import ResultsTable, WordField
 
 NAMED = 8  # pairs named on the scatter: the furthest from the line
+TABLE_SHARE = 0.32  # of the width, beside the scatters
+PAIR_FIELD_WIDTH = 320  # pixels: two words fit at 150 % text
 SOURCES = {  # what each set is and where it comes from, under the numbers
-    "wordsim353": "WordSim-353 (Finkelstein et al. 2002): 353 pairs rated 0–10 by 13–16 people for relatedness "
-                  "(cup–coffee counts). The copy gensim ships.",
-    "simlex999": "SimLex-999 (Hill, Reichart and Korhonen 2015): 999 pairs rated 0–10 for similarity only "
-                 "(cup–coffee is related, not alike). The copy gensim ships.",
+    "wordsim353": "WordSim-353 (Finkelstein et al. 2002; gensim's copy): 353 pairs rated 0–10 for relatedness, "
+                  "so cup–coffee rates high.",
+    "simlex999": "SimLex-999 (Hill, Reichart and Korhonen 2015; gensim's copy): 999 pairs rated 0–10 for "
+                 "similarity only, so related but unlike words rate low.",
     "file": "Your file: lines of 'word1 word2 score'.",
 }
-X_NAME, Y_NAME = "people's rating", "the model's cosine"
+X_NAME, Y_NAME = "people's rating", "cosine"
 
 
 def pair_label(labels: tuple[str, str]) -> str:
@@ -87,7 +89,7 @@ class SimilaritiesPanel(QWidget):
         self.summary_b = QLabel("")
         for label in (self.summary, self.summary_b):
             label.setWordWrap(True)
-            style.use_font(label, style.LABEL_POINT_SIZE, bold=True)
+            style.use_font(label, style.BASE_POINT_SIZE, bold=True)
         self.source = QLabel("")
         self.source.setWordWrap(True)
         self.source.setStyleSheet(style.NOTE_STYLE)
@@ -109,31 +111,39 @@ class SimilaritiesPanel(QWidget):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
         self.table.setToolTip("The pairs furthest from the line first. Click one: its first word in Neighbours, "
                               "both ringed on the map.")
-        top = QHBoxLayout()
+        self.pair.setMaximumWidth(PAIR_FIELD_WIDTH)
+        self.pair_result.setWordWrap(True)
+        choose = QHBoxLayout()
         for widget in (QLabel("Rated pairs:"), self.dataset, self.open_file):
-            top.addWidget(widget)
-        top.addSpacing(12)
-        top.addWidget(QLabel("Your pair:"))
-        top.addWidget(self.pair, 1)
-        top.addWidget(self.pair_result, 1)
-        notes = QHBoxLayout()
-        notes.addWidget(self.source, 1)
-        notes.addWidget(self.show_rule, 0, Qt.AlignmentFlag.AlignTop)
-        plots = QSplitter(Qt.Orientation.Horizontal)
+            choose.addWidget(widget)
+        choose.addStretch(1)
+        choose.addWidget(self.show_rule)
+        own = QHBoxLayout()
+        own.addWidget(QLabel("Your pair:"))
+        own.addWidget(self.pair, 1)
+        own.addWidget(self.pair_result, 2)
+        self.split = QSplitter(Qt.Orientation.Horizontal)
         for part in (self.plot, self.plot_b, self.table):
             part.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Expanding)
-            plots.addWidget(part)
-        plots.setStretchFactor(0, 3)
-        plots.setStretchFactor(1, 3)
-        plots.setStretchFactor(2, 2)
+            self.split.addWidget(part)
         layout = QVBoxLayout(self)
-        layout.addLayout(top)
-        for label in (self.summary, self.summary_b):
+        for row in (choose, own):
+            layout.addLayout(row)
+        for label in (self.summary, self.summary_b, self.source, self.message):
             layout.addWidget(label)
-        layout.addLayout(notes)
-        layout.addWidget(self.message)
-        layout.addWidget(plots, 1)
+        layout.addWidget(self.split, 1)
         self.rule = ""
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._share_width()
+
+    def _share_width(self) -> None:
+        """The list a third of the width (its pairs' names whole), the scatters the rest."""
+        width = self.split.width() - 2 * self.split.handleWidth()
+        table = int(width * TABLE_SHARE)
+        plots = width - table
+        self.split.setSizes([plots // 2, plots - plots // 2, table] if self.plot_b.isVisibleTo(self) else [plots, 0, table])
 
     # --- the window's calls --------------------------------------------------------------------
     def on_model(self, summary: ModelSummary, restore: SimilaritiesState | None = None) -> None:
@@ -204,7 +214,7 @@ class SimilaritiesPanel(QWidget):
         self.rule = _rule_text(result)
         self.plot.set_points([p.rating for p in result.pairs], [p.cosine for p in result.pairs],
                              {i: pair_label(p.labels) for i, p in enumerate(result.pairs[:NAMED])}, result.line,
-                             f"{result.model}: {result.source}")
+                             result.model)
         self.table.fill([(pair_label(p.labels), p.rating, p.cosine, p.residual) for p in result.pairs],
                         [p.ids[0] for p in result.pairs])
         self.statusMessage.emit(f"{result.source}: Spearman {_number(result.spearman)} over {result.kept:,} pairs.")
@@ -239,7 +249,8 @@ class SimilaritiesPanel(QWidget):
         self.summary_b.setText(_summary(result))
         self.plot_b.set_points([p.rating for p in result.pairs], [p.cosine for p in result.pairs],
                                {i: pair_label(p.labels) for i, p in enumerate(result.pairs[:NAMED])}, result.line,
-                               f"{result.model}: {result.source}")
+                               result.model)
+        self._share_width()
 
     def on_pair(self, found: WordPairCosine) -> None:
         self.pair_result.setStyleSheet("")
@@ -284,8 +295,8 @@ def _number(x: float | None) -> str:
 
 def _summary(result: PairScores) -> str:
     skipped = f" ({result.skipped_pairs:,} skipped: a word is not one token)" if result.skipped_pairs else ""
-    return (f"{result.source} on {result.model}: Spearman ρ = {_number(result.spearman)}, Pearson r = "
-            f"{_number(result.pearson)} over {result.kept:,} of {result.total:,} pairs{skipped}.")
+    return (f"{result.model}: Spearman ρ = {_number(result.spearman)}, Pearson r = {_number(result.pearson)} "
+            f"over {result.kept:,} of {result.total:,} pairs of {result.source}{skipped}.")
 
 
 def _rule_text(result: PairScores) -> str:

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QWidget
 from embviz.ui import style
 from embviz.ui.plots.bar_chart import TICK, nice_ticks
 
-MIN_SIZE = (260, 220)  # pixels at 100 % text
+MIN_SIZE = (200, 160)  # pixels at 100 % text
 DOT = 3.5  # a point's radius, pixels at 100 % text
 RING = 9.0  # the chosen point's ring, pixels at 100 % text
 PICK = 8.0  # how near a click must be to a point, pixels
