@@ -45,6 +45,7 @@ class OddOneOutPanel(QWidget):
         self.message.setWordWrap(True)
         self.message.setStyleSheet(style.ERROR_STYLE)
         style.use_font(self.message)
+        self.message.hide()
         self.chart = BarChart("", style.BAR_LOGIT, axis_name="cosine to the mean of the others", min_height=CHART_HEIGHT)
         self.chart.setToolTip("Click a bar: that word in Neighbours")
         self.chart.barClicked.connect(self._bar_clicked)
@@ -84,7 +85,7 @@ class OddOneOutPanel(QWidget):
 
     def on_result(self, found: OddOneOut) -> None:
         self.shown = found
-        self.message.setText("")
+        self.message.hide()
         outsider = found.labels[found.outsider]
         self.answer.setText(f"The odd one out: {outsider} (cosine {found.to_others[found.outsider]:.3f} to the others' "
                             f"mean; the rest {min(c for i, c in enumerate(found.to_others) if i != found.outsider):.3f} "
@@ -100,6 +101,7 @@ class OddOneOutPanel(QWidget):
         self.answer.setText("")
         self.chart.clear_bars()
         self.message.setText(message)
+        self.message.show()
 
     def _bar_clicked(self, row: int) -> None:
         if self.shown is not None:

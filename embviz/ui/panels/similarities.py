@@ -93,6 +93,7 @@ class SimilaritiesPanel(QWidget):
         self.source = QLabel("")
         self.source.setWordWrap(True)
         self.source.setStyleSheet(style.NOTE_STYLE)
+        style.use_font(self.source, style.BASE_POINT_SIZE - 2)
         self.show_rule = QToolButton()
         self.show_rule.setText("How words are matched")
         self.show_rule.clicked.connect(self.explain_rule)
@@ -100,14 +101,15 @@ class SimilaritiesPanel(QWidget):
         self.message.setWordWrap(True)
         self.message.setStyleSheet(style.ERROR_STYLE)
         style.use_font(self.message)
+        self.message.hide()
         self.plot = ScatterPlot(X_NAME, Y_NAME)
         self.plot.setToolTip("Each dot is a pair; the dashed line is the best straight fit. Click a dot: its words "
                              "are the focus and ringed on the map.")
         self.plot_b = ScatterPlot(X_NAME, Y_NAME)
         self.plot_b.hide()
-        self.table = ResultsTable(["pair", "people", "cosine", "off the line"])
+        self.table = ResultsTable(["pair", "people", "cosine"])
         header = self.table.horizontalHeader()
-        for column in (1, 2, 3):
+        for column in (1, 2):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
         self.table.setToolTip("The pairs furthest from the line first. Click one: its first word in Neighbours, "
                               "both ringed on the map.")
@@ -133,6 +135,11 @@ class SimilaritiesPanel(QWidget):
             layout.addWidget(label)
         layout.addWidget(self.split, 1)
         self.rule = ""
+
+    def _say(self, text: str) -> None:
+        """A sentence of trouble under the numbers; no empty line when there is none."""
+        self.message.setText(text)
+        self.message.setVisible(bool(text))
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
@@ -182,9 +189,9 @@ class SimilaritiesPanel(QWidget):
     def run(self) -> None:
         if self.state.dataset == "file" and not self.state.path:
             self.source.setText(SOURCES["file"])
-            self.message.setText("Open a file of rated pairs (Open pairs…).")
+            self._say("Open a file of rated pairs (Open pairs…).")
             return
-        self.message.setText("")
+        self._say("")
         self.scoring.ask(self._request(rq.WordPairs))
         if self.second is not None:
             self.scoring_b.ask(self._request(rq.WordPairsB))
@@ -208,14 +215,14 @@ class SimilaritiesPanel(QWidget):
     # --- answers ------------------------------------------------------------------------------
     def on_result(self, result: PairScores) -> None:
         self.shown = result
-        self.message.setText("")
+        self._say("")
         self.summary.setText(_summary(result))
         self.source.setText(SOURCES[self.state.dataset])
         self.rule = _rule_text(result)
         self.plot.set_points([p.rating for p in result.pairs], [p.cosine for p in result.pairs],
                              {i: pair_label(p.labels) for i, p in enumerate(result.pairs[:NAMED])}, result.line,
                              result.model)
-        self.table.fill([(pair_label(p.labels), p.rating, p.cosine, p.residual) for p in result.pairs],
+        self.table.fill([(pair_label(p.labels), p.rating, p.cosine) for p in result.pairs],
                         [p.ids[0] for p in result.pairs])
         self.statusMessage.emit(f"{result.source}: Spearman {_number(result.spearman)} over {result.kept:,} pairs.")
         if self._focus is not None:
@@ -229,7 +236,7 @@ class SimilaritiesPanel(QWidget):
         self.summary.setText("")
         self.plot.clear_points()
         self.table.fill([], [])
-        self.message.setText(message)
+        self._say(message)
 
     def on_result_b(self, result: PairScores) -> None:
         self._show_b(result)
@@ -294,9 +301,9 @@ def _number(x: float | None) -> str:
 
 
 def _summary(result: PairScores) -> str:
-    skipped = f" ({result.skipped_pairs:,} skipped: a word is not one token)" if result.skipped_pairs else ""
+    skipped = f"; {result.skipped_pairs:,} skipped" if result.skipped_pairs else ""
     return (f"{result.model}: Spearman ρ = {_number(result.spearman)}, Pearson r = {_number(result.pearson)} "
-            f"over {result.kept:,} of {result.total:,} pairs of {result.source}{skipped}.")
+            f"({result.kept:,} of {result.total:,} pairs{skipped}).")
 
 
 def _rule_text(result: PairScores) -> str:
