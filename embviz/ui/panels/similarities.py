@@ -119,7 +119,6 @@ class SimilaritiesPanel(QWidget):
         for widget in (QLabel("Rated pairs:"), self.dataset, self.open_file):
             choose.addWidget(widget)
         choose.addStretch(1)
-        choose.addWidget(self.show_rule)
         own = QHBoxLayout()
         own.addWidget(QLabel("Your pair:"))
         own.addWidget(self.pair, 1)
@@ -131,8 +130,13 @@ class SimilaritiesPanel(QWidget):
         layout = QVBoxLayout(self)
         for row in (choose, own):
             layout.addLayout(row)
-        for label in (self.summary, self.summary_b, self.source, self.message):
+        for label in (self.summary, self.summary_b):
             layout.addWidget(label)
+        notes = QHBoxLayout()
+        notes.addWidget(self.source, 1)
+        notes.addWidget(self.show_rule, 0, Qt.AlignmentFlag.AlignTop)
+        layout.addLayout(notes)
+        layout.addWidget(self.message)
         layout.addWidget(self.split, 1)
         self.rule = ""
 
