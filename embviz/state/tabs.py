@@ -296,3 +296,31 @@ class AttributionState:
 
     def pinned_tokens(self) -> list[str]:
         return [t.strip() for t in self.pinned.split(",") if t.strip()]
+
+
+@tab_state("similarities")
+@evented
+@dataclass
+class SimilaritiesState:
+    """People's similarity ratings against the model's cosines: which set of rated pairs, and
+    one pair of the user's own whose cosine is shown beside them."""
+
+    if TYPE_CHECKING:
+        events: ClassVar[SignalGroup]  # psygnal's: a signal per field
+
+    dataset: str = one_of("wordsim353", "simlex999", "file")
+    path: str = ""  # the user's file of `word1 word2 score` lines, when dataset is "file"
+    pair: str = "cup mug"  # two words, space-separated
+
+
+@tab_state("odd-one-out")
+@evented
+@dataclass
+class OddOneOutState:
+    if TYPE_CHECKING:
+        events: ClassVar[SignalGroup]  # psygnal's: a signal per field
+
+    words: str = "breakfast cereal dinner lunch"  # space- or comma-separated
+
+    def word_list(self) -> list[str]:
+        return [w for w in self.words.replace(",", " ").split() if w]

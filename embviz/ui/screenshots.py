@@ -36,7 +36,8 @@ def _lesson_steps(app, window, save) -> None:
             "analogies": lambda: window.analogies.table.rowCount() > 0,
             "logits": lambda: bool(window.logits.results) or bool(window.logits.message.text()),
             "attribution": lambda: window.attribution.pattern is not None or bool(window.attribution.message.text()),
-            "compare": lambda: window.compare.dominoes.columns[1].rowCount() > 0 or bool(window.compare.message.text())}
+            "compare": lambda: window.compare.dominoes.columns[1].rowCount() > 0 or bool(window.compare.message.text()),
+            **{key: _answered(window.panel_named(key)) for key in ("similarities", "odd-one-out")}}
     window.show_lessons()
     for i, step in enumerate(STEPS):
         window.go_to_step(i)
@@ -289,6 +290,28 @@ def _compare_tab(demo: Demo) -> None:
     panel.state.low, panel.state.order = 0.0, "ascending"
 
 
+def _answered(panel):
+    """Whether a tab with a `shown` answer and a `message` has one or the other."""
+    return lambda: panel.shown is not None or bool(panel.message.text())
+
+
+def _judgement_tabs(demo: Demo) -> None:
+    """similarities.png: WordSim-353 against both models (after Compare opened GloVe beside the
+    first), ␣cup–␣coffee chosen; odd_one_out.png: breakfast cereal dinner lunch."""
+    window = demo.window
+    panel = window.panel_named("similarities")
+    window.show_tab("similarities")
+    panel.show_lesson("wordsim353", "cup mug", ("cup", "coffee"))
+    demo.wait(lambda: _answered(panel)() and (panel.second is None or panel.shown_b is not None
+                                               or panel.summary_b.text()), "the similarity judgements")
+    demo.save("similarities")
+    odd = window.panel_named("odd-one-out")
+    window.show_tab("odd-one-out")
+    odd.show_words("breakfast cereal dinner lunch")
+    demo.wait(_answered(odd), "the odd one out")
+    demo.save("odd_one_out")
+
+
 def _attribution_pictures(demo: Demo) -> None:
     """attribution.png (each block's and head's part of ␣Paris), attention.png (the top
     head's pattern) and lens_pinned.png (␣Paris and ␣London through the layers)."""
@@ -378,6 +401,7 @@ def run_screenshots(out: str, model: str | None = None, device: str = "auto", te
     if session is None:
         raise RuntimeError("no model on screen to save a session of")
     _compare_tab(demo)  # after the session, whose restoring is timed without a second model
+    _judgement_tabs(demo)  # after Compare: both models' judgements side by side
     if why := _tsne_live(app, window, demo.save):  # after the session: it keeps the PCA map
         demo.skip(("tsne_live",), why)
     _lesson_model(demo)
