@@ -17,6 +17,7 @@ SCREENS = [(1024, 700, 1.0), (1024, 700, 1.5), (1920, 1080, 2.5)]
 MIN_TABLE_ROWS = 3
 MAX_KEYS_SHARE = 0.25  # of the map's area, both keys together
 LESSONS_MAX_SHARE = 0.3
+LESSONS_MIN_SHARE = 0.4  # the dock's least width, of a 1024-px screen
 PLANE_MIN_HEIGHT = 90  # pixels at 100 % text
 
 
@@ -64,13 +65,23 @@ def whole_rows_in_sight(table) -> int:
     return rows
 
 
-def assert_tabs_in_sight(window, elided_ok: bool = False) -> None:
-    bar = window.tabs.tabBar()
-    for i in range(bar.count()):
+def assert_tabs_in_sight(window) -> None:
+    """Every title in the bar whole and clear of the corner; the tabs left out are in the tab list."""
+    tabs = window.tabs
+    bar = tabs.tabBar()
+    shown = tabs.shown_tabs()
+    assert tabs.currentIndex() in shown
+    for i in shown:
         rect = bar.tabRect(i)
         assert bar.rect().contains(rect), (bar.tabText(i), rect, bar.rect())
-        if not elided_ok:
-            assert rect.width() >= bar.tabSizeHint(i).width(), bar.tabText(i)  # the whole title
+        assert rect.width() >= bar.tabSizeHint(i).width(), bar.tabText(i)  # the whole title
+        assert bar.fontMetrics().horizontalAdvance(bar.tabText(i)) <= rect.width(), bar.tabText(i)
+        assert "…" not in bar.tabText(i)
+    if tabs.tab_list.isVisible():
+        corner = tabs.cornerWidget()
+        assert bar.mapTo(window, bar.tabRect(shown[-1]).topRight()).x() < corner.mapTo(window, corner.rect().topLeft()).x()
+    else:
+        assert shown == list(range(bar.count()))
 
 
 @pytest.mark.parametrize("width, height, scale", SCREENS)
@@ -125,7 +136,8 @@ def test_the_lessons_are_a_side_column_of_whole_steps_and_f2_toggles_them(qtbot,
     assert dock.isVisible()
     assert dock.width() <= LESSONS_MAX_SHARE * window.width()
     assert_fits(window, 1024, 700)
-    assert_tabs_in_sight(window, elided_ok=True)
+    assert_tabs_in_sight(window)
+    assert dock.minimumSizeHint().width() <= LESSONS_MIN_SHARE * 1024
     row = steps.sizeHintForRow(0)
     shown, part = divmod(steps.viewport().height(), row)
     assert part == 0, "half a step in sight"
@@ -134,6 +146,38 @@ def test_the_lessons_are_a_side_column_of_whole_steps_and_f2_toggles_them(qtbot,
     qtbot.keyClick(window, Qt.Key.Key_F2)
     settle(qtbot)
     assert not dock.isVisible()
+
+
+def test_short_titles_are_the_view_menus_words():
+    from embviz.ui.tab_list import TABS
+
+    for spec in TABS:
+        assert spec.short.lower() in spec.title.lower().split(), (spec.short, spec.title)
+
+
+def test_tabs_left_out_of_the_bar_are_in_the_tab_list_and_come_back_when_picked(qtbot, window):
+    on_screen(window, qtbot, 1024, 700, 1.5)
+    window.show_lessons()
+    settle(qtbot)
+    tabs = window.tabs
+    assert tabs.tab_list.isVisible() and len(tabs.shown_tabs()) < tabs.count()
+    assert_tabs_in_sight(window)
+    menu = tabs.tab_list.menu()
+    from embviz.ui.tab_list import TABS
+
+    assert [a.text() for a in menu.actions()] == [spec.title for spec in TABS]
+    last = tabs.count() - 1
+    assert last not in tabs.shown_tabs()
+    menu.actions()[last].trigger()
+    settle(qtbot)
+    assert tabs.currentIndex() == last and last in tabs.shown_tabs()
+    assert_tabs_in_sight(window)
+    window.lessons_dock.close()
+    style.set_text_scale(1.0)
+    window.resize(1920, 1080)
+    settle(qtbot)
+    assert not tabs.tab_list.isVisible() and tabs.shown_tabs() == list(range(tabs.count()))
+    assert_tabs_in_sight(window)
 
 
 class ClaimsCtrlE(QObject):
