@@ -28,11 +28,11 @@ from embviz.ui.widgets import ElidedLabel, MessageLabel
 from embviz.bridge.latest import Latest
 from embviz.bridge.worker import ComputeWorker, Reply
 from embviz.state.word_sets import preset_word_sets
-from embviz.ui.window_lessons import LESSONS_MAX_SHARE
 from embviz.ui.window_compare import CompareMixin
 from embviz.ui.window_files import FilesMixin
 from embviz.ui.window_lessons import LessonsMixin
 from embviz.ui.window_menus import MenusMixin
+from embviz.ui.window_projector import ProjectorMixin
 from embviz.ui.window_sessions import SessionsMixin
 from embviz.ui.tab_list import TABS, TabServices
 from embviz.ui.window_tabs import PanelTabs
@@ -49,7 +49,7 @@ def _built(name: str) -> property:
     return property(panel)
 
 
-class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMixin, QMainWindow):
+class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMixin, ProjectorMixin, QMainWindow):
     def __init__(self, worker: ComputeWorker | None = None, settings: Settings | None = None, device: str = "auto") -> None:
         super().__init__()
         self.setWindowTitle("embviz")
@@ -146,7 +146,9 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
         self.lessons.stepChosen.connect(self.go_to_step)
         self.lessons_dock = QDockWidget("Lessons", self)
         self.lessons_dock.setWidget(self.lessons)
-        self.lessons_dock.setAllowedAreas(Qt.DockWidgetArea.LeftDockWidgetArea | Qt.DockWidgetArea.RightDockWidgetArea)
+        self.lessons_dock.setAllowedAreas(Qt.DockWidgetArea.LeftDockWidgetArea | Qt.DockWidgetArea.RightDockWidgetArea
+                                          | Qt.DockWidgetArea.BottomDockWidgetArea)  # a caption band in projector mode
+        self.lessons.closeAsked.connect(self.lessons_dock.close)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.lessons_dock)
         self.lessons_dock.hide()
         self.lessons_dock.visibilityChanged.connect(self._lessons_shown)
@@ -223,6 +225,9 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
         self.map_panel.view.fit()
 
     def focus_find(self) -> None:
+        if self.projector:  # the tab on the screen stays: its own field
+            self.focus_input()
+            return
         self.tabs.setCurrentWidget(self.map_panel)
         self.map_panel.search.setFocus()
         self.map_panel.search.selectAll()
@@ -349,7 +354,7 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self._share_status_bar()
-        self.lessons_dock.setMaximumWidth(int(self.width() * LESSONS_MAX_SHARE))
+        self._cap_lessons()
 
     def _share_status_bar(self) -> None:
         """The model label takes what it needs, up to 55 % of the width while a message is

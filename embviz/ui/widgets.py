@@ -9,7 +9,7 @@ from PySide6.QtCore import QEvent, QObject, QPoint, QRect, QSize, QStringListMod
 from PySide6.QtGui import QKeyEvent, QKeySequence, QMouseEvent
 from PySide6.QtWidgets import (
     QAbstractItemView, QApplication, QCheckBox, QCompleter, QHeaderView, QLabel, QLayout, QLayoutItem, QLineEdit, QSizePolicy,
-    QSplitter, QTableWidget, QTableWidgetItem, QWidget,
+    QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
 )
 
 from embviz.ui.tables import rows_to_text
@@ -263,6 +263,17 @@ class FlowLayout(QLayout):
             x += hint.width() + self.spacing()
             line_height = max(line_height, hint.height())
         return y + line_height - rect.y() + margins.bottom()
+
+
+def folding(*layouts: QLayout) -> QWidget:
+    """`layouts` stacked in a widget of their own: controls that projector mode folds away
+    as one (a panel's `controls`), each control keeping the visibility its panel gives it."""
+    box = QWidget()
+    column = QVBoxLayout(box)
+    column.setContentsMargins(0, 0, 0, 0)
+    for layout in layouts:
+        column.addLayout(layout)
+    return box
 
 
 def flow_row(*widgets: QWidget) -> FlowLayout:

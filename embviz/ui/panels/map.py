@@ -50,7 +50,7 @@ from embviz.ui.panels.map_word_sets import WordSetsList
 from embviz.ui.plots import colouring
 from embviz.ui.plots.map_view import MapView
 from embviz.ui.tables import map_rows
-from embviz.ui.widgets import flow_row
+from embviz.ui.widgets import flow_row, folding
 
 if TYPE_CHECKING:  # the cache's readers: not needed to show the window
     from embviz.bridge.first_map import FirstMap
@@ -242,10 +242,11 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         splitter.addWidget(side)
         splitter.setStretchFactor(0, 1)
         layout = QVBoxLayout(self)
-        layout.addLayout(projection_row)
-        layout.addLayout(colour_row)
+        rows = folding(projection_row, colour_row)
+        layout.addWidget(rows)
         layout.addLayout(progress_row)
         layout.addWidget(splitter, 1)
+        self.controls = (rows, side)  # what projector mode folds: the map, its caption and progress stay
 
     def set_text_scale(self, scale: float) -> None:
         self.search_box.setMinimumWidth(round(SEARCH_WIDTH * scale))

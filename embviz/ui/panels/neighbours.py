@@ -14,7 +14,7 @@ from embviz.bridge.views import ModelSummary, NeighboursView
 from embviz.state.tabs import NeighboursState
 from embviz.ui import style
 from embviz.ui.binding import Bindings
-from embviz.ui.widgets import ResultsTable, WordField, flow_row, hide_special_switch
+from embviz.ui.widgets import ResultsTable, WordField, flow_row, folding, hide_special_switch
 
 HEADING_HINT = "Type a word or click a point on the map."
 
@@ -74,8 +74,10 @@ class NeighboursPanel(QWidget):
         row.addWidget(go)
         layout = QVBoxLayout(self)
         layout.addLayout(row)
-        layout.addLayout(flow_row(self.by, self.centered, self.hide_special))
+        options = folding(flow_row(self.by, self.centered, self.hide_special))
+        layout.addWidget(options)
         layout.addWidget(key)
+        self.controls = (options, key)  # what projector mode folds: the word field stays
         layout.addWidget(self.heading)
         layout.addWidget(self.message)
         layout.addWidget(self.table, 1)
