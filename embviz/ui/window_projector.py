@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
-from PySide6.QtWidgets import QLineEdit, QMenu, QPlainTextEdit, QToolButton, QWidget
+from PySide6.QtWidgets import QAbstractSpinBox, QLineEdit, QMenu, QPlainTextEdit, QToolButton, QWidget
 
 from embviz.ui import style
 from embviz.ui.window_host import WindowHost
@@ -135,12 +135,22 @@ class ProjectorMixin(WindowHost):
         """The tab's first text field (the map's search, the neighbours' word, the logits' text…),
         its folded controls opened if it is among them."""
         panel = self.tabs.currentWidget()
-        fields = [f for f in panel.findChildren(QWidget) if isinstance(f, (QLineEdit, QPlainTextEdit)) and not f.isHidden()]
-        field = next((f for f in fields if f.isVisibleTo(panel)), None)
+        controls = getattr(panel, "controls", ())
+
+        def shown_unless_folded(field: QWidget) -> bool:
+            widget: QWidget | None = field
+            while widget is not None and widget is not panel:
+                if widget.isHidden() and widget not in controls:
+                    return False
+                widget = widget.parentWidget()
+            return True
+
+        fields = [f for f in panel.findChildren(QWidget) if isinstance(f, (QLineEdit, QPlainTextEdit))
+                  and not isinstance(f.parentWidget(), QAbstractSpinBox) and shown_unless_folded(f)]
+        field = next((f for f in fields if f.isVisibleTo(panel)), fields[0] if fields else None)
         if field is None:
-            field = next((f for f in fields if any(w.isAncestorOf(f) for w in getattr(panel, "controls", ()))), None)
-            if field is None:
-                return
-            self.controls_action.setChecked(True)
+            return
+        if not field.isVisibleTo(panel):
+            self.controls_action.setChecked(True)  # in the folded controls: the drawer opens
         field.setFocus(Qt.FocusReason.ShortcutFocusReason)
         field.selectAll()
