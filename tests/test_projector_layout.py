@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import QEvent, QKeyCombination, QObject, QRect, Qt
-from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QLineEdit
+from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QLineEdit, QWidget
 
 from embviz.ui import style, window_files
 
@@ -220,3 +220,95 @@ def test_export_picture_key_works_from_a_spin_box(qtbot, window, monkeypatch, fi
         qtbot.waitUntil(field.hasFocus)
         qtbot.keyClick(field, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier)
     assert len(asked) == 2
+
+
+def open_toy4(qtbot, window) -> None:
+    window.open_model("toy4")
+    wait_for(qtbot, lambda: window.summary is not None and window.summary.info["vocab_size"] == 4
+             and window.map_panel.view.ids.size == 4, 60_000)
+
+
+def control_rows(panel) -> int:
+    """The lines the map's controls wrap onto: their distinct tops."""
+    box = panel.controls[0]
+    return len({w.mapTo(panel, w.rect().topLeft()).y() for w in box.findChildren(QWidget)
+                if w.parentWidget() is box and w.isVisible()})
+
+
+@pytest.mark.parametrize("colour_by", ["none", "cluster"])
+def test_the_maps_controls_take_two_rows_at_150_percent(qtbot, window, colour_by):
+    on_screen(window, qtbot, 1024, 700, 1.5)
+    open_toy4(qtbot, window)
+    panel = window.map_panel
+    panel.colour_by.setCurrentIndex(panel.colour_by.findData(colour_by))
+    settle(qtbot)
+    assert panel.cluster_method.isVisible() == (colour_by == "cluster")
+    assert control_rows(panel) <= 2
+    assert panel.search.isVisible() and panel.search.width() >= 150
+    assert panel.view.height() >= 0.45 * window.height()  # the map, not the controls, has the tab
+
+
+def test_the_neighbours_show_eight_rows_at_150_percent(qtbot, window):
+    on_screen(window, qtbot, 1024, 700, 1.5)
+    open_toy4(qtbot, window)
+    panel = window.neighbours
+    window.tabs.setCurrentWidget(panel)
+    panel.state.word = "cat"
+    panel.run()
+    wait_for(qtbot, lambda: panel.table.rowCount() == 3, 30_000)
+    settle(qtbot)
+    assert not panel.message.isVisible()  # no message: no empty line
+    table = panel.table
+    assert table.viewport().height() // table.verticalHeader().defaultSectionSize() >= 8
+    assert table.verticalHeader().defaultSectionSize() > table.fontMetrics().height()  # the rows do not touch
+    assert_fits(window, 1024, 700)
+
+
+def test_a_long_status_message_wraps_whole(qtbot, window):
+    on_screen(window, qtbot, 1024, 700, 1.5)
+    text = ("52 clusters; the largest: Mughal Kabul Sultan (3,483); very more large (2,102); server data Java "
+            "(1,695); in the a (1,305); physics medical economic (1,243)")
+    window.show_message(text)
+    settle(qtbot)
+    label = window.message
+    assert label.text() == text and "…" not in label.text()
+    assert label.height() >= label.heightForWidth(label.width()) > label.fontMetrics().lineSpacing()
+    assert window.rect().contains(label.geometry().translated(label.parentWidget().mapTo(window, label.parentWidget().rect().topLeft())))
+    window.message.clear_message()
+    settle(qtbot)
+    assert label.height() <= label.fontMetrics().lineSpacing() + 4
+
+
+def test_the_colour_key_of_kinds_and_clusters_is_drawn_at_150_percent(qtbot, smol):
+    window = smol
+    on_screen(window, qtbot, 1024, 700, 1.5)
+    panel, view = window.map_panel, window.map_panel.view
+    for what, entries in (("kind", 6), ("cluster", 7)):
+        panel.colour_by.setCurrentIndex(panel.colour_by.findData(what))
+        wait_for(qtbot, lambda: len(view.colour_legend_entries()) == entries, 60_000)
+        settle(qtbot)
+        key = view.colour_legend
+        assert key.isVisible() and key.scale() >= 0.5, what
+        rect = view.key_rect(key)
+        assert rect.width() * rect.height() <= MAX_KEYS_SHARE * view.vb.width() * view.vb.height()
+
+
+def test_the_window_has_its_text_size_before_its_first_event(qapp, tmp_path):
+    """Set after the window was made, the menu bar kept the 100 % font and height until the
+    event loop ran: the first second on screen was drawn at 100 % with the menu bar cut off."""
+    from embviz.state.settings import Settings
+    from embviz.ui.main_window import MainWindow
+
+    settings = Settings(tmp_path / "settings.json")
+    settings.data["text_scale"] = 1.5
+    settings.save()
+    window = MainWindow(settings=Settings(tmp_path / "settings.json"), device="cpu")
+    try:
+        window.show()  # no event processed yet
+        bar = window.menuBar()
+        assert bar.font().pointSize() == style.pt(style.BASE_POINT_SIZE) == round(style.BASE_POINT_SIZE * 1.5)
+        assert window.statusBar().font().pointSize() == bar.font().pointSize()
+        assert bar.height() >= bar.sizeHint().height()
+    finally:
+        window.close()
+        style.set_text_scale(1.0)

@@ -38,6 +38,7 @@ from embviz.ui.tab_list import TABS, TabServices
 from embviz.ui.window_tabs import PanelTabs
 
 STATUS_BAR_SLACK = 60  # pixels of the status bar that are not the two labels
+MODEL_SHARE = 0.3  # of the status bar, while a message is shown
 
 
 def _built(name: str) -> property:
@@ -51,12 +52,17 @@ def _built(name: str) -> property:
 
 class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMixin, ProjectorMixin, QMainWindow):
     def __init__(self, worker: ComputeWorker | None = None, settings: Settings | None = None, device: str = "auto") -> None:
+        settings = settings or Settings()
+        # The text size before the window is made: set after, the window and so its menu bar
+        # and status bar kept the 100 % font (and the menu bar its 100 % height) until the event
+        # loop ran, and the first second on screen was drawn at 100 % with the menu bar cut off.
+        style.set_text_scale(settings.text_scale)
         super().__init__()
         self.setWindowTitle("embviz")
         self._fit_to_screen()
         self.setAcceptDrops(True)
         self.device = device
-        self.settings = settings or Settings()
+        self.settings = settings
         self.worker = worker or ComputeWorker(self)
         self.summary = None
         self.generation = 0  # the model generation on screen
@@ -79,7 +85,6 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
         self._build_menus()
         self._build_view_menu()
         self._build_keys()
-        style.set_text_scale(self.settings.text_scale)
         self._keep_window_keys()
         if self.settings.problem:
             self.show_message(self.settings.problem)
@@ -357,9 +362,9 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
         self._cap_lessons()
 
     def _share_status_bar(self) -> None:
-        """The model label takes what it needs, up to 55 % of the width while a message is
-        shown; the message has the rest."""
-        share = 0.55 if self.message.full_text else 0.95
+        """The model label takes what it needs, up to MODEL_SHARE of the width while a message
+        is shown (its whole text in its tooltip); the message has the rest, wrapped."""
+        share = MODEL_SHARE if self.message.full_text else 0.95
         # Less the room of the status bar's margins and grip: a fixed width the bar cannot hold
         # raises the window's minimum, the window grows, the share grows, and so on off the screen.
         room = int(self.width() * share) - STATUS_BAR_SLACK

@@ -8,7 +8,7 @@ import shiboken6
 from PySide6.QtCore import QEvent, QObject, QPoint, QRect, QSize, QStringListModel, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent, QKeySequence, QMouseEvent
 from PySide6.QtWidgets import (
-    QAbstractItemView, QApplication, QCheckBox, QCompleter, QHeaderView, QLabel, QLayout, QLayoutItem, QLineEdit, QSizePolicy,
+    QAbstractItemView, QApplication, QCheckBox, QComboBox, QCompleter, QHeaderView, QLabel, QLayout, QLayoutItem, QLineEdit, QSizePolicy,
     QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
 )
 
@@ -16,6 +16,8 @@ from embviz.ui.tables import rows_to_text
 from embviz.ui import style
 
 FRAME_MS = 16  # one frame at 60 Hz
+MESSAGE_LINES = 3  # the status message's most lines, wrapped
+ROW_HEIGHT = 24  # a results table's row at 100 % text (its font is LABEL_POINT_SIZE)
 
 
 def next_frame(receiver: QObject, step: Callable[[], object]) -> None:
@@ -57,7 +59,8 @@ class ResultsTable(QTableWidget):
         self.cellClicked.connect(lambda row, _col: self.tokenClicked.emit(self.ids[row]))
 
     def set_text_scale(self, scale: float) -> None:
-        self.verticalHeader().setDefaultSectionSize(round(34 * scale))
+        # A line of its font and a little air: eight rows in sight at 1024 × 700 and 150 %.
+        self.verticalHeader().setDefaultSectionSize(round(ROW_HEIGHT * scale))
 
     def fill(self, rows: list[tuple], ids: list[int], now: int | None = None) -> None:
         """Show `rows`; with `now`, only the first `now` rows get their cells here, the
@@ -182,12 +185,15 @@ class ElidedLabel(QLabel):
 
 
 class MessageLabel(ElidedLabel):
-    """The status message, cleared after a while or when the model changes."""
+    """The status message, cleared after a while or when the model changes. It wraps onto
+    up to MESSAGE_LINES lines instead of being cut ("the largest: Mughal Ka…"): the status
+    bar grows to hold them."""
 
     changed = Signal()
 
     def __init__(self, parent=None) -> None:
         super().__init__("", parent)
+        self.setWordWrap(True)
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.timeout.connect(self.clear_message)
@@ -201,6 +207,41 @@ class MessageLabel(ElidedLabel):
         self._timer.stop()
         self.set_full_text("")
         self.changed.emit()
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # another text size: another height
+            self._fit()
+
+    def _fit(self) -> None:
+        """The whole text, as many lines high as it wraps onto at this width (at most MESSAGE_LINES)."""
+        if self.text() != self.full_text:
+            self.setText(self.full_text)
+        lines = self.fontMetrics().lineSpacing()
+        needed = self.heightForWidth(max(self.width(), 1)) if self.full_text else lines
+        height = min(max(needed, lines), lines * MESSAGE_LINES + 4)
+        if self.minimumHeight() != height:
+            self.setFixedHeight(height)
+
+
+class FittedCombo(QComboBox):
+    """A combo box as wide as the choice shown, not its longest: the map's controls fit two rows,
+    and the neighbours' options one, at 1024 × 700 and 150 %. (Its list still shows every choice whole.)"""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.currentIndexChanged.connect(self.updateGeometry)
+
+    def _fitted(self, size: QSize) -> QSize:
+        metrics = self.fontMetrics()
+        widest = max((metrics.horizontalAdvance(self.itemText(i)) for i in range(self.count())), default=0)
+        return QSize(size.width() - widest + metrics.horizontalAdvance(self.currentText()), size.height())
+
+    def sizeHint(self) -> QSize:
+        return self._fitted(super().sizeHint())
+
+    def minimumSizeHint(self) -> QSize:
+        return self._fitted(super().minimumSizeHint())
 
 
 class FlowLayout(QLayout):
