@@ -146,3 +146,23 @@ def test_find_on_the_map_opens_the_drawer_for_its_search(qtbot, projector_window
     key(qtbot, window, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
     assert QApplication.focusWidget() is window.map_panel.search
     assert window.controls_action.isChecked() and window.map_panel.search.isVisible()
+
+
+def test_the_screenshot_demo_saves_projector_pictures(qtbot, qapp, smol, tmp_path, monkeypatch):
+    from embviz.ui import screenshots
+
+    monkeypatch.setattr(screenshots, "WAIT_S", 120.0)  # a picture that never comes fails the test, not hangs it
+    window = smol
+    style.set_text_scale(1.5)
+    window.resize(1024, 700)
+    demo = screenshots.Demo(qapp, window, tmp_path)
+    bands = []
+    monkeypatch.setattr(demo, "save", lambda name, widget=None, save=demo.save: (
+        bands.append((name, window.projector, window.lessons_dock.isVisible(), window.menuBar().isVisible())),
+        save(name, widget)))
+    screenshots._projector_pictures(demo)
+    assert [b[0] for b in bands] == ["projector_lesson", "projector_map", "projector_logits"]
+    assert bands[0][1:] == (True, True, False)  # the lesson's band, no menu bar
+    assert all(b[1] and not b[2] for b in bands[1:])
+    assert all((tmp_path / f"{b[0]}.png").stat().st_size > 0 for b in bands)
+    assert not window.projector and window.menuBar().isVisible()
