@@ -66,6 +66,10 @@ def test_f5_folds_the_controls_f6_opens_them_and_esc_gives_the_window_back(qtbot
     assert window.isFullScreen() and not window.menuBar().isVisible()
     assert all(folded_panels(window).values())
     assert window.controls_button.isVisible()
+    bar, corner = window.tabs.tabBar(), window.tabs.cornerWidget()
+    last = window.tabs.shown_tabs()[-1]
+    assert bar.mapTo(window, bar.tabRect(last).topRight()).x() < corner.mapTo(window, corner.rect().topLeft()).x()
+    assert all(bar.tabRect(i).width() >= bar.tabSizeHint(i).width() for i in window.tabs.shown_tabs())
     assert window.map_panel.view.height() > map_before  # the picture has the rows the controls had
     assert window.map_panel.status.isVisible()  # the map's caption stays
     key(qtbot, window, Qt.Key.Key_F6)  # the drawer

@@ -73,6 +73,7 @@ class ProjectorMixin(WindowHost):
             self.showNormal()
         self.menuBar().setVisible(not on)
         self.controls_button.setVisible(on)
+        self.tabs.fit_titles()  # the corner's width changed
         for shortcut in self._projector_keys:
             shortcut.setEnabled(on)
         self.controls_action.setChecked(False)

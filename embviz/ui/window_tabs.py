@@ -55,7 +55,7 @@ class PanelTabs(QTabWidget):
         self._corner_row.addWidget(self.tab_list)
         self.setCornerWidget(self._corner, Qt.Corner.TopRightCorner)
         self._fitting = False
-        self.currentChanged.connect(self._fit_titles)  # a tab picked from the list comes into the bar
+        self.currentChanged.connect(self.fit_titles)  # a tab picked from the list comes into the bar
         style.follow_scale(self)
 
     def add_panel(self, panel: QWidget | None, name: str, short: str) -> PanelPage:
@@ -70,7 +70,7 @@ class PanelTabs(QTabWidget):
     def add_corner(self, widget: QWidget) -> None:
         """A widget beside the tab list in the bar's corner; the titles fit the room it leaves."""
         self._corner_row.insertWidget(self._corner_row.count() - 1, widget)
-        self._fit_titles()
+        self.fit_titles()
 
     def corner_width(self) -> int:
         """The pixels the corner's widgets shown take from the tab bar."""
@@ -97,13 +97,13 @@ class PanelTabs(QTabWidget):
         self.setCurrentIndex(self.indexOf(panel))
 
     def set_text_scale(self, scale: float) -> None:
-        self._fit_titles()
+        self.fit_titles()
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
-        self._fit_titles()
+        self.fit_titles()
 
-    def _fit_titles(self, *_args) -> None:
+    def fit_titles(self, *_args) -> None:
         """The first of TAB_TITLE_STEPS whose titles fit the width the corner leaves; past
         the last, as many tabs as fit (the current one always) and the tab list."""
         if self._fitting:  # showing the list or a tab resizes the bar, which asks again
