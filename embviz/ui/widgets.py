@@ -17,7 +17,7 @@ from embviz.ui import style
 
 FRAME_MS = 16  # one frame at 60 Hz
 MESSAGE_LINES = 3  # the status message's most lines, wrapped
-ROW_HEIGHT = 24  # a results table's row at 100 % text (its font is LABEL_POINT_SIZE)
+ROW_HEIGHT = 26  # a results table's row at 100 % text (its font is LABEL_POINT_SIZE)
 
 
 def next_frame(receiver: QObject, step: Callable[[], object]) -> None:
