@@ -245,6 +245,9 @@ def test_the_maps_controls_take_two_rows_at_150_percent(qtbot, window, colour_by
     assert panel.cluster_method.isVisible() == (colour_by == "cluster")
     assert control_rows(panel) <= 2
     assert panel.search.isVisible() and panel.search.width() >= 150
+    box = panel.controls[0]
+    assert panel.search_box.mapTo(box, panel.search_box.rect().topRight()).x() >= box.width() - 30  # the rest of its row
+    assert panel.drag_mode.geometry().bottom() < panel.hover_label.geometry().top()  # the side column's rows apart
     assert panel.view.height() >= 0.45 * window.height()  # the map, not the controls, has the tab
 
 

@@ -290,20 +290,38 @@ class FlowLayout(QLayout):
         return size + QSize(margins.left() + margins.right(), margins.top() + margins.bottom())
 
     def _arrange(self, rect: QRect, move: bool) -> int:
+        """Lay the items out in lines (placing them when `move`); the height they take. The
+        room a line leaves goes to its items that expand sideways (a search field)."""
         margins = self.contentsMargins()
         area = rect.adjusted(margins.left(), margins.top(), -margins.right(), -margins.bottom())
-        x, y, line_height = area.x(), area.y(), 0
+        lines: list[list[QLayoutItem]] = [[]]
+        x = area.x()
         for item in self._items:
             if (widget := item.widget()) is not None and widget.isHidden():
                 continue
-            hint = item.sizeHint()
-            if x + hint.width() > area.right() + 1 and line_height > 0:
-                x, y, line_height = area.x(), y + line_height + self.spacing(), 0
+            width = item.sizeHint().width()
+            if x + width > area.right() + 1 and lines[-1]:
+                lines.append([])
+                x = area.x()
+            lines[-1].append(item)
+            x += width + self.spacing()
+        y = area.y()
+        for line in lines:
+            if not line:
+                continue
+            height = max(item.sizeHint().height() for item in line)
             if move:
-                item.setGeometry(QRect(QPoint(x, y), hint))
-            x += hint.width() + self.spacing()
-            line_height = max(line_height, hint.height())
-        return y + line_height - rect.y() + margins.bottom()
+                used = sum(item.sizeHint().width() for item in line) + self.spacing() * (len(line) - 1)
+                growing = [item for item in line if item.expandingDirections() & Qt.Orientation.Horizontal]
+                extra = max(0, area.width() - used) // len(growing) if growing else 0
+                x = area.x()
+                for item in line:
+                    hint = item.sizeHint()
+                    width = hint.width() + (extra if item in growing else 0)
+                    item.setGeometry(QRect(QPoint(x, y), QSize(width, hint.height())))
+                    x += width + self.spacing()
+            y += height + self.spacing()
+        return y - self.spacing() - rect.y() + margins.bottom() if any(lines) else margins.top() + margins.bottom()
 
 
 def folding(*layouts: QLayout) -> QWidget:

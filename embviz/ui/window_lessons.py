@@ -16,8 +16,8 @@ from embviz.ui.window_host import WindowHost
 
 LESSONS_MAX_SHARE = 0.3  # of the window's width: the tabs keep the rest
 LESSONS_SHARE = 0.28  # the width the lessons open at, under the cap
-BAND_MAX_SHARE = 0.3  # of the window's height, in projector mode: the picture keeps the rest
-BAND_SHARE = 0.22  # the height the band opens at, under the cap
+BAND_MAX_SHARE = 0.34  # of the window's height, in projector mode: the picture keeps the rest
+BAND_SHARE = 0.3  # the height the band opens at, under the cap
 QWIDGETSIZE_MAX = (1 << 24) - 1  # Qt's "no limit"
 
 

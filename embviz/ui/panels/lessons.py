@@ -9,7 +9,6 @@ from html import escape
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QBoxLayout,
     QFrame,
     QHBoxLayout,
     QLabel,
@@ -92,8 +91,10 @@ class LessonsPanel(QWidget):
         scroll.setWidget(words)
         self._column = QVBoxLayout(self)
         self._column.addWidget(self.steps)
+        self._words = scroll
         self._column.addWidget(scroll, 1)
         self._column.addWidget(self.counter)  # its own line: between the buttons a narrow dock cut it up
+        self._buttons = buttons
         self._column.addLayout(buttons)
         style.follow_scale(self)
         self.back.setEnabled(False)
@@ -104,10 +105,13 @@ class LessonsPanel(QWidget):
         return QSize(round(PANEL_WIDTH * style.text_scale()), 600)
 
     def set_band(self, on: bool) -> None:
-        """Projector mode's caption band under the picture: the step's words, then the counter
-        and Back / Next / Close beside them, no step list; or the side column."""
-        direction = QBoxLayout.Direction.LeftToRight if on else QBoxLayout.Direction.TopToBottom
-        self._column.setDirection(direction)
+        """Projector mode's caption band under the picture: the step's words the whole width,
+        and one row under them of the counter, Back, Next and Close; no step list. Or the
+        side column, the counter on its own line."""
+        if on:
+            self._buttons.insertWidget(0, self.counter)
+        else:
+            self._column.insertWidget(self._column.indexOf(self._words) + 1, self.counter)
         self.steps.setVisible(not on)
         self.close_button.setVisible(on)
 

@@ -228,7 +228,14 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         side = QWidget()
         column = QVBoxLayout(side)
         column.setContentsMargins(0, 0, 0, 0)
-        column.addLayout(flow_row(self.labels_box, self.contours_box, self.drag_mode))
+        # Rows of a fixed height, not a wrapping one: the column's least height counts them, so
+        # a short map scrolls its tab rather than drawing the hover label over them.
+        switches = QHBoxLayout()
+        switches.addWidget(self.labels_box)
+        switches.addWidget(self.contours_box)
+        switches.addStretch(1)
+        column.addLayout(switches)
+        column.addWidget(self.drag_mode)
         column.addWidget(self.hover_label)
         column.addWidget(QLabel("Highlight word sets"))
         column.addWidget(self.sets, 1)
