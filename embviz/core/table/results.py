@@ -154,7 +154,7 @@ class ScoredPair:
     cosine: float
     residual: float  # cosine − the least-squares line's cosine at this rating
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"word1": self.word1, "word2": self.word2, "ids": list(self.ids), "tokens": list(self.labels),
                 "rating": self.rating, "cosine": self.cosine, "residual": self.residual}
 
@@ -187,7 +187,7 @@ class PairScores:
     def kept(self) -> int:
         return len(self.pairs)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"source": self.source, "model": self.model, "total": self.total, "kept": self.kept,
                 "skipped": self.skipped_pairs, "pearson": self.pearson, "spearman": self.spearman,
                 "line": list(self.line), "rule": self.rule, "notes": self.notes,
@@ -213,7 +213,7 @@ class OddOneOut:
         the others nearly cancel out)."""
         return int(np.argmin(self.to_others)) == self.outsider
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"words": self.words, "ids": self.ids, "tokens": self.labels, "outsider": self.words[self.outsider],
                 "outsider_token": self.labels[self.outsider], "cosine_to_others": self.to_others,
                 "cosine_to_mean": self.to_mean}

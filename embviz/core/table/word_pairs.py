@@ -134,7 +134,8 @@ def directed(model: EmbeddingModel, ids: list[int]) -> np.ndarray:
 def unit_rows_of(model: EmbeddingModel, ids: list[int]) -> torch.Tensor:
     """The rows of `ids` scaled to length 1 in float32, as gensim's unitvec scales them."""
     rows = model.rows(ids).float().cpu()
-    return rows / torch.linalg.vector_norm(rows, dim=1, keepdim=True)
+    unit: torch.Tensor = rows / torch.linalg.vector_norm(rows, dim=1, keepdim=True)
+    return unit
 
 
 def score_pairs(model: EmbeddingModel, pairs: list[tuple[str, str, float]], source: str) -> PairScores:

@@ -29,7 +29,7 @@ from embviz.ui import style
 from embviz.ui.binding import Bindings
 from embviz.ui.panels.benchmark import BenchmarkWindow
 from embviz.ui.plots.map_view import MapView
-from embviz.ui.widgets import ResultsTable, WordField, flow_row, hide_special_switch, side_by_side
+from embviz.ui.widgets import ResultsTable, WordField, flow_row, folding, hide_special_switch, side_by_side
 
 HEADING_HINT = "A − B + C = ?"
 EXPLAIN = (
@@ -165,7 +165,8 @@ class AnalogyPanel(QWidget):
     def _lay_out(self, fields: QHBoxLayout, options: QLayout, split: QSplitter) -> None:
         layout = QVBoxLayout(self)
         layout.addLayout(fields)
-        layout.addLayout(options)
+        options_box = folding(options)
+        layout.addWidget(options_box)
         # The wrapped lines span the tab, above and below the table and plane: beside the
         # plane, in half the width, they took the table's rows on a short screen.
         layout.addWidget(self.heading)
@@ -176,7 +177,9 @@ class AnalogyPanel(QWidget):
         bench_row = QHBoxLayout()
         bench_row.addWidget(self.bench_button, 0, Qt.AlignmentFlag.AlignTop)
         bench_row.addWidget(self.bench, 1)
-        layout.addLayout(bench_row)
+        bench_box = folding(bench_row)
+        layout.addWidget(bench_box)
+        self.controls = (options_box, bench_box)  # what projector mode folds: the words and the answers stay
 
     def set_text_scale(self, scale: float) -> None:
         self.plane.setMinimumSize(round(PLANE_MIN_WIDTH * scale), round(PLANE_MIN_HEIGHT * scale))

@@ -98,6 +98,7 @@ class LensPanel(LanguageModelTab):
         layout = QVBoxLayout(self)
         layout.addWidget(self.text)
         layout.addWidget(self.final_norm)  # why, in its tooltip: its five lines at large text left the grid none
+        self.controls = (self.final_norm,)  # what projector mode folds: the text stays
         layout.addWidget(self.loading)
         layout.addWidget(self.message)
         layout.addWidget(self.splitter, HIDDEN_SPACE_STRETCH)

@@ -64,6 +64,7 @@ class VectorsPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(row)
         layout.addWidget(key)
+        self.controls = (key,)  # what projector mode folds: the words stay
         layout.addWidget(self.heading)
         layout.addWidget(self.message)
         layout.addWidget(self.plot, 1)
