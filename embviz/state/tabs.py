@@ -275,7 +275,8 @@ class CompareState:
     token: str = ""  # the focused token, as matched in both models ("march")
     low: float = ranged(0.0, 0.0, 1.0)  # the brushed score range, inclusive
     high: float = ranged(1.0, 0.0, 1.0)
-    order: str = one_of("ascending", "descending")  # least alike first, or most
+    order: str = one_of("descending", "ascending")  # most alike first (what a class looks for first), or least
+    words_only: bool = True  # list whole words only: the pieces' scores say little to a class
 
 
 @tab_state("attribution")

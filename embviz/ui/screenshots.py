@@ -317,7 +317,7 @@ def _compare_tab(demo: Demo) -> None:
     panel.histogram.brush.setRegion((0.3, 1.0))  # as a drag of the band ends
     demo.wait(lambda: True, "the list")
     demo.save("compare")
-    panel.state.low, panel.state.order = 0.0, "ascending"
+    panel.state.low = 0.0
 
 
 def _answered(panel):

@@ -10,7 +10,7 @@ from PySide6.QtCore import QEvent, QObject, QPoint, QRect, QSize, QStringListMod
 from PySide6.QtGui import QKeyEvent, QKeySequence, QMouseEvent
 from PySide6.QtWidgets import (
     QAbstractItemView, QApplication, QCheckBox, QComboBox, QCompleter, QFileDialog, QHeaderView, QLabel, QLayout,
-    QLayoutItem, QLineEdit, QSizePolicy, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
+    QLayoutItem, QLineEdit, QProgressBar, QSizePolicy, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
 )
 
 from embviz.state.settings import Settings
@@ -36,6 +36,18 @@ def hide_special_switch() -> QCheckBox:
                    "The command line's --hide-special does the same.")
     box.setChecked(True)
     return box
+
+
+class BusyBar(QProgressBar):
+    """A thin bar that moves while an answer is on its way, shown the moment a question is
+    asked: the first lookup of a word the vocabulary lacks waits seconds for the tokenizer."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setRange(0, 0)  # no known end: Qt animates it
+        self.setTextVisible(False)
+        self.setFixedHeight(6)
+        self.hide()
 
 
 class ResultsTable(QTableWidget):

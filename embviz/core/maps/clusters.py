@@ -47,7 +47,7 @@ _IGRAPH_RNG = threading.Lock()  # igraph's random generator is global: one seede
 @dataclass
 class Cluster:
     size: int
-    label: str  # its most central whole words ("Monday Friday Tuesday"), or "fragments: …"
+    label: str  # its most central whole words ("Monday Friday Tuesday"), what its pieces share ("single letters"), or "" (unnamed)
     examples: list[int]  # token ids, most central first
     readable: bool  # named by whole words, not by fragments
 
@@ -225,7 +225,19 @@ def _named(model: EmbeddingModel, method: str, k: int | None, ids: np.ndarray, f
     coarse_of = coarse_groups(directions, np.array([len(rows) for rows in members]))
     groups = [np.concatenate([members[c] for c in np.flatnonzero(coarse_of == g)])
               for g in range(int(coarse_of.max(initial=-1)) + 1)]
-    return Clustering(method, k, ids, assignment, clusters, [namer.describe(rows) for rows in groups], coarse_of)
+    coarse = [_worded_as(namer.describe(rows), [clusters[c] for c in np.flatnonzero(coarse_of == g)])
+              for g, rows in enumerate(groups)]
+    return Clustering(method, k, ids, assignment, clusters, coarse, coarse_of)
+
+
+def _worded_as(group: Cluster, members: list[Cluster]) -> Cluster:
+    """A coarse group named by the same words as one of its clusters takes that cluster's
+    word order, so the map's name and the key's entry read alike."""
+    for member in members:
+        if member.label and sorted(member.label.split(" ")) == sorted(group.label.split(" ")):
+            group.label = member.label
+            break
+    return group
 
 
 def _members(ids: np.ndarray, assignment: np.ndarray, count: int) -> list[np.ndarray]:
