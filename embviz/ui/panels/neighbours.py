@@ -134,7 +134,7 @@ class NeighboursPanel(QWidget):
         self._show_word(self._describe(query))
         # At once: the old table would read as this query's answer while it is on its way.
         self.busy.show()
-        self.message.setText("")
+        self._say("")
         self.heading.setText(f"Looking up {self._describe(query)}…")
         self.table.fill([], [])
         self.asking.ask(rq.from_state(rq.Neighbours, self.state, query=query))
