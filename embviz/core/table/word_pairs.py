@@ -61,7 +61,7 @@ def read_pairs(path: Path | str, limit: int = MAX_PAIRS) -> list[tuple[str, str,
     name = shown(Path(path).name)
     pairs: list[tuple[str, str, float]] = []
     with open_regular(path) as raw:
-        stream = io.TextIOWrapper(raw, encoding="utf-8", errors="strict", newline=None)
+        stream = io.TextIOWrapper(raw, encoding="utf-8-sig", errors="strict", newline=None)  # a BOM is not a word
         for number in itertools.count(1):
             try:
                 line = stream.readline(MAX_LINE)
