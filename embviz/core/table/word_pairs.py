@@ -196,7 +196,7 @@ def _tokens(model: EmbeddingModel, words: list[str]) -> list[int]:
         else:
             ids.append(token)
     if missing:
-        raise EmbvizError(f"Every word must be one token here: {'; '.join(missing)}.")
+        raise EmbvizError("; ".join(missing) + ".")  # each names its word: "'mug' is 2 tokens here: ␣m + ug"
     flat = [w for w, ok in zip(words, directed_rows(model, np.asarray(ids))) if not ok]
     if flat:
         raise EmbvizError(f"{', '.join(flat)} ha{'s' if len(flat) == 1 else 've'} no direction here "
