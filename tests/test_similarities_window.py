@@ -92,9 +92,12 @@ def test_a_second_model_is_scored_beside_the_first(qtbot, smol):
 
 
 def test_odd_one_out_answers_rings_the_words_and_a_bar_is_the_focus(qtbot, smol, default_model):
-    smol.show_tab("odd-one-out")
     panel = smol.panel_named("odd-one-out")
     qtbot.waitUntil(lambda: panel.shown is not None, timeout=60_000)
+    assert not set(panel.shown.ids) & set(smol.map_panel.view._selected)  # answered behind the map: nothing ringed
+    smol.show_tab("odd-one-out")
+    panel.run()
+    qtbot.waitUntil(lambda: smol.map_panel.view._selected == panel.shown.ids, timeout=60_000)
     found = panel.shown
     assert found.labels[found.outsider] == "␣cereal" and panel.chart.count == 4
     assert panel.answer.text().startswith("The odd one out: ␣cereal (cosine 0.632")

@@ -226,7 +226,8 @@ class SimilaritiesPanel(QWidget):
                              result.model)
         self.table.fill([(pair_label(p.labels), p.rating, p.cosine) for p in result.pairs],
                         [p.ids[0] for p in result.pairs])
-        self.statusMessage.emit(f"{result.source}: Spearman {_number(result.spearman)} over {result.kept:,} pairs.")
+        if self.isVisible():  # not a new model's opening behind another tab
+            self.statusMessage.emit(f"{result.source}: Spearman {_number(result.spearman)} over {result.kept:,} pairs.")
         if self._focus is not None:
             focus, self._focus = self._focus, None
             index = next((i for i, p in enumerate(result.pairs) if (p.word1, p.word2) == focus), None)
