@@ -79,12 +79,25 @@ def test_a_second_model_is_scored_beside_the_first(qtbot, smol):
     qtbot.waitUntil(lambda: panel.shown_b is not None, timeout=120_000)
     assert panel.plot_b.isVisible() and panel.shown_b.model != panel.shown.model
     assert panel.shown_b.kept == 353 and f"{panel.shown_b.spearman:.3f}" == "0.503"
+    from embviz.ui import style
+
+    try:  # a projector: both scatters and the list in sight, nothing to scroll
+        style.set_text_scale(1.5)
+        smol.resize(1024, 700)
+        page = smol.tabs.currentWidget().parentWidget().parentWidget()
+        qtbot.waitUntil(lambda: panel.plot_b.height() >= 150, timeout=10_000)
+        assert not page.verticalScrollBar().isVisible() and not page.horizontalScrollBar().isVisible()
+    finally:
+        style.set_text_scale(1.0)
 
 
 def test_odd_one_out_answers_rings_the_words_and_a_bar_is_the_focus(qtbot, smol, default_model):
-    smol.show_tab("odd-one-out")
     panel = smol.panel_named("odd-one-out")
     qtbot.waitUntil(lambda: panel.shown is not None, timeout=60_000)
+    assert not set(panel.shown.ids) & set(smol.map_panel.view._selected)  # answered behind the map: nothing ringed
+    smol.show_tab("odd-one-out")
+    panel.run()
+    qtbot.waitUntil(lambda: smol.map_panel.view._selected == panel.shown.ids, timeout=60_000)
     found = panel.shown
     assert found.labels[found.outsider] == "␣cereal" and panel.chart.count == 4
     assert panel.answer.text().startswith("The odd one out: ␣cereal (cosine 0.632")

@@ -187,6 +187,11 @@ def test_a_million_pairs_are_refused_at_the_cap_without_reading_them_all(tmp_pat
         read_pairs(path)
 
 
+def test_a_byte_order_mark_and_windows_line_ends_are_read(tmp_path):
+    (tmp_path / "bom.txt").write_bytes("\ufeffcup\tmug\t9.1\r\nking\tqueen\t8\r\n".encode("utf-8"))
+    assert read_pairs(tmp_path / "bom.txt") == [("cup", "mug", 9.1), ("king", "queen", 8.0)]
+
+
 def test_not_utf8_a_folder_and_a_fifo_are_refused(tmp_path):
     (tmp_path / "latin1.txt").write_bytes(b"caf\xe9 tea 5\n")
     with pytest.raises(EmbvizError, match="not UTF-8"):
@@ -222,7 +227,7 @@ def test_same_ratings_give_no_correlation_not_nan(tmp_path):
 @pytest.mark.parametrize("words, message", [
     (["cup", "mug"], "Give at least 3 words (got 2)"),
     (["cup", " ", "mug"], "Give at least 3 words (got 2)"),
-    (["cup", "mug", "unicorn", "yeti"], "Every word must be one token here: 'unicorn' is not in the vocabulary; 'yeti'"),
+    (["cup", "mug", "unicorn", "yeti"], "'unicorn' is not in the vocabulary; 'yeti' is not in the vocabulary."),
     (["cup", "CUP", "mug"], "CUP, cup name the same token more than once"),
 ])
 def test_odd_one_out_bad_input(words, message):

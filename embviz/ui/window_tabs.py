@@ -26,15 +26,15 @@ WINDOW_KEYS = ("Ctrl+E",)
 
 
 class TitleBar(QTabBar):
-    """A tab bar whose titles may elide to one letter and an ellipsis, where Qt keeps two and
-    three dots: eleven tabs at 150 % text beside the lessons still fit a 1024-pixel screen."""
+    """A tab bar whose least title is two letters and "…", where Qt reserves room for two
+    letters and "...": eleven tabs at 150 % text beside the lessons still fit a 1024-pixel screen."""
 
     def minimumTabSizeHint(self, index: int) -> QSize:
         hint = super().minimumTabSizeHint(index)
         text = self.tabText(index)
         if len(text) > 3:  # Qt's least is its first two letters and "..."
             metrics = self.fontMetrics()
-            spared = metrics.horizontalAdvance(text[:2] + "...") - metrics.horizontalAdvance(text[:1] + "…")
+            spared = metrics.horizontalAdvance(text[:2] + "...") - metrics.horizontalAdvance(text[:2] + "…")
             hint.setWidth(hint.width() - max(spared, 0))
         return hint
 

@@ -103,7 +103,7 @@ def shared_tokens(a: EmbeddingModel, b: EmbeddingModel, fold_case: bool = True) 
                      f"{len(words):,} shared words; one token per word is kept.")
     ids_a = np.array([_pick(a, forms_a[w], w, strip_a) for w in words], dtype=np.int64)
     ids_b = np.array([_pick(b, forms_b[w], w, strip_b) for w in words], dtype=np.int64)
-    good = _directed_rows(a, ids_a) & _directed_rows(b, ids_b)
+    good = directed_rows(a, ids_a) & directed_rows(b, ids_b)
     if not good.all():
         dropped = [visible(w) for w, ok in zip(words, good) if not ok]
         notes.append(f"{len(dropped):,} shared tokens left out: their row is NaN, Inf or all zeros in A or B "
@@ -113,7 +113,7 @@ def shared_tokens(a: EmbeddingModel, b: EmbeddingModel, fold_case: bool = True) 
     return SharedTokens(ids_a, ids_b, words, a.vocab_size - n, b.vocab_size - n, rule, notes)
 
 
-def _directed_rows(model: EmbeddingModel, ids: np.ndarray) -> np.ndarray:
+def directed_rows(model: EmbeddingModel, ids: np.ndarray) -> np.ndarray:
     """Which of the rows `ids` have a direction (finite and not all zeros)."""
     rows = model.table.index_select(0, torch.as_tensor(ids, device=model.table.device))
     return (torch.isfinite(rows).all(dim=1) & (rows != 0).any(dim=1)).cpu().numpy()

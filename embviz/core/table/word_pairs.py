@@ -25,6 +25,7 @@ from embviz.core.errors import EmbvizError
 from embviz.core.model import EmbeddingModel
 from embviz.core.readers.regular_file import open_regular, shown
 from embviz.core.table.analogy_benchmark import token_form
+from embviz.core.table.compare import directed_rows
 from embviz.core.table.results import OddOneOut, PairScores, ScoredPair, SkippedWord, WordPairCosine
 from embviz.core.table.vocab import visible
 
@@ -60,7 +61,7 @@ def read_pairs(path: Path | str, limit: int = MAX_PAIRS) -> list[tuple[str, str,
     name = shown(Path(path).name)
     pairs: list[tuple[str, str, float]] = []
     with open_regular(path) as raw:
-        stream = io.TextIOWrapper(raw, encoding="utf-8", errors="strict", newline=None)
+        stream = io.TextIOWrapper(raw, encoding="utf-8-sig", errors="strict", newline=None)  # a BOM is not a word
         for number in itertools.count(1):
             try:
                 line = stream.readline(MAX_LINE)
@@ -125,12 +126,6 @@ def match_word(model: EmbeddingModel, word: str) -> tuple[int | None, str]:
     return None, "is not in the vocabulary"
 
 
-def directed(model: EmbeddingModel, ids: list[int]) -> np.ndarray:
-    """Which rows have a direction (finite and not all zeros): the others have no cosine."""
-    rows = model.rows(ids).float()
-    return (torch.isfinite(rows).all(dim=1) & (rows != 0).any(dim=1)).cpu().numpy()
-
-
 def unit_rows_of(model: EmbeddingModel, ids: list[int]) -> torch.Tensor:
     """The rows of `ids` scaled to length 1 in float32, as gensim's unitvec scales them."""
     rows = model.rows(ids).float().cpu()
@@ -147,7 +142,7 @@ def score_pairs(model: EmbeddingModel, pairs: list[tuple[str, str, float]], sour
             if word not in found:
                 found[word] = match_word(model, word)
     matched = sorted({t for t, _ in found.values() if t is not None})
-    has_direction = dict(zip(matched, directed(model, matched).tolist())) if matched else {}
+    has_direction = dict(zip(matched, directed_rows(model, np.asarray(matched)).tolist())) if matched else {}
     for word, (token, _) in found.items():
         if token is not None and not has_direction[token]:
             found[word] = (None, "has no direction here (its row is NaN, Inf or all zeros)")
@@ -192,8 +187,8 @@ def pair_cosine(model: EmbeddingModel, word1: str, word2: str) -> WordPairCosine
 
 
 def _tokens(model: EmbeddingModel, words: list[str]) -> list[int]:
-    """Each word's token by the stated rule (`␣` or a leading space typed means exactly that
-    token's space); one sentence naming every word without one, or without a direction."""
+    """Each word's token by the stated rule (a typed `␣` is the space the rule adds anyway); one
+    sentence naming every word without one, or without a direction."""
     ids, missing = [], []
     for word in words:
         token, why = match_word(model, word.replace("␣", " ").strip())
@@ -202,8 +197,8 @@ def _tokens(model: EmbeddingModel, words: list[str]) -> list[int]:
         else:
             ids.append(token)
     if missing:
-        raise EmbvizError(f"Every word must be one token here: {'; '.join(missing)}.")
-    flat = [w for w, ok in zip(words, directed(model, ids)) if not ok]
+        raise EmbvizError("; ".join(missing) + ".")  # each names its word: "'mug' is 2 tokens here: ␣m + ug"
+    flat = [w for w, ok in zip(words, directed_rows(model, np.asarray(ids))) if not ok]
     if flat:
         raise EmbvizError(f"{', '.join(flat)} ha{'s' if len(flat) == 1 else 've'} no direction here "
                           "(a row of NaN, Inf or zeros), so no cosine.")

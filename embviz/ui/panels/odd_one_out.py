@@ -93,8 +93,9 @@ class OddOneOutPanel(QWidget):
                             f"The odd one out: {outsider}, by its cosine to the mean of all the words "
                             f"({found.to_mean[found.outsider]:.3f}); the bars, to the others' mean, disagree here.")
         self.chart.set_bars(found.labels, found.to_others, [f"{c:.3f}" for c in found.to_others])
-        self.highlight.emit(list(found.ids))
-        self.statusMessage.emit(f"Odd one out: {outsider}.")
+        if self.isVisible():  # an answer to a new model's opening, behind another tab, rings nothing on the map
+            self.highlight.emit(list(found.ids))
+            self.statusMessage.emit(f"Odd one out: {outsider}.")
 
     def on_failed(self, message: str) -> None:
         self.shown = None

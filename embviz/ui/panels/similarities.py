@@ -37,11 +37,9 @@ from embviz.ui.widgets import ResultsTable, WordField
 NAMED = 8  # pairs named on the scatter: the furthest from the line
 TABLE_SHARE = 0.32  # of the width, beside the scatters
 PAIR_FIELD_WIDTH = 320  # pixels: two words fit at 150 % text
-SOURCES = {  # what each set is and where it comes from, under the numbers
-    "wordsim353": "WordSim-353 (Finkelstein et al. 2002; gensim's copy): 353 pairs rated 0–10 for relatedness, "
-                  "so cup–coffee rates high.",
-    "simlex999": "SimLex-999 (Hill, Reichart and Korhonen 2015; gensim's copy): 999 pairs rated 0–10 for "
-                 "similarity only, so related but unlike words rate low.",
+SOURCES = {  # where each set comes from and what its raters were asked, under the numbers
+    "wordsim353": "WordSim-353 (Finkelstein et al. 2002), gensim's copy: relatedness, 0–10.",
+    "simlex999": "SimLex-999 (Hill, Reichart and Korhonen 2015), gensim's copy: similarity only, 0–10.",
     "file": "Your file: lines of 'word1 word2 score'.",
 }
 X_NAME, Y_NAME = "people's rating", "cosine"
@@ -228,7 +226,8 @@ class SimilaritiesPanel(QWidget):
                              result.model)
         self.table.fill([(pair_label(p.labels), p.rating, p.cosine) for p in result.pairs],
                         [p.ids[0] for p in result.pairs])
-        self.statusMessage.emit(f"{result.source}: Spearman {_number(result.spearman)} over {result.kept:,} pairs.")
+        if self.isVisible():  # not a new model's opening behind another tab
+            self.statusMessage.emit(f"{result.source}: Spearman {_number(result.spearman)} over {result.kept:,} pairs.")
         if self._focus is not None:
             focus, self._focus = self._focus, None
             index = next((i for i, p in enumerate(result.pairs) if (p.word1, p.word2) == focus), None)
