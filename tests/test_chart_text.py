@@ -147,3 +147,20 @@ def test_the_drift_key_sits_outside_the_plot_and_the_axis_ends_at_cosine_one(qtb
     qtbot.waitUntil(lambda: panel.key.geometry().bottom() < panel.plot.geometry().top())
     assert panel.key.heightForWidth(panel.key.width()) <= panel.key.height() + 1  # wrapped, not cut
     assert panel.picture()[0].isAncestorOf(panel.key)  # an exported picture carries its key
+
+
+def test_the_compare_histograms_count_stays_under_its_axis_numbers(qtbot):
+    from embviz.ui.panels.compare import ComparePanel
+
+    style.set_text_scale(1.5)
+    panel = ComparePanel(lambda *_: 0, lambda *_: None)
+    qtbot.addWidget(panel)
+    panel.resize(1000, 520)  # the tab's room in a 1024 × 700 window
+    panel.show()
+    panel.source.setText("A (SmolLM2-135M-Instruct.Q4_1.gguf) and B (glove_6B_50d_emb.npy) share 23,172 words; "
+                         "left out: 25,980 tokens of A, 376,828 of B.")
+    panel.show_rule.setVisible(True)
+    panel.shown.set_full_text("89 words in 0.30–1.00")
+    qtbot.waitExposed(panel)
+    qtbot.waitUntil(lambda: not panel.shown.geometry().intersects(panel.histogram.geometry()), timeout=2_000)
+    assert not panel.show_rule.geometry().intersects(panel.shown.geometry())

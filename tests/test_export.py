@@ -149,8 +149,8 @@ def test_export_dialogs_start_in_the_folder_last_saved_to(qtbot, window, tmp_pat
 
     monkeypatch.setattr(QFileDialog, "getSaveFileName", save_to)
     window.export_picture_dialog()
-    assert (folder / "picture.png").is_file()
-    window.export_table_dialog()
+    assert (folder / "picture.png").is_file() and not asked[0].startswith(str(folder))
+    window.export_picture_dialog()
     assert asked[1].startswith(str(folder))  # the second dialog opens where the first saved
     assert Settings(window.settings.path).export_folder == folder  # and so does the next session's
 
@@ -161,3 +161,39 @@ def test_every_tab_offers_its_table_as_csv():
     for spec in TABS:
         panel = spec.panel()
         assert callable(getattr(panel, "table_rows", None)) and callable(getattr(panel, "picture", None)), spec.title
+
+
+def test_a_heat_maps_cells_stay_sharp_in_rsvg(qtbot, tmp_path):
+    import shutil
+    import subprocess
+
+    import numpy as np
+    import pytest
+    from PySide6.QtGui import QImage
+
+    from embviz.ui.export import export_picture
+    from embviz.ui.plots.heat_map import DIVERGING, HeatMap
+
+    if shutil.which("rsvg-convert") is None:
+        pytest.skip("rsvg-convert is not installed (apt-get install librsvg2-bin)")
+    heat = HeatMap(DIVERGING)
+    qtbot.addWidget(heat)
+    heat.resize(400, 300)
+    heat.show()
+    heat.set_cells(np.array([[-2.0, 2.0], [2.0, -2.0]], dtype=np.float32), ["a", "b"], ["x", "y"], (-2.0, 2.0))
+    qtbot.waitExposed(heat)
+    qtbot.wait(50)
+    svg = export_picture(heat, "", tmp_path / "heat.svg")
+    out = tmp_path / "heat.png"
+    subprocess.run(["rsvg-convert", "-w", str(heat.width()), "-h", str(heat.height()), "-b", "white", str(svg),
+                    "-o", str(out)], check=True, timeout=60)
+    image = QImage(str(out))
+    cells = heat.image.sceneBoundingRect()
+    y = round(cells.top() + cells.height() / 4)  # through the first row: blue, then red
+    xs = range(round(cells.left()) + 2, round(cells.right()) - 2)
+    ends = [image.pixelColor(xs[0], y), image.pixelColor(xs[-1], y)]
+    between = [image.pixelColor(x, y) for x in xs]
+    # Each pixel one of the two cells' colours: smoothed, half the row was a blend of them.
+    blends = [c for c in between if min(max(abs(c.red() - e.red()), abs(c.green() - e.green()), abs(c.blue() - e.blue()))
+                                        for e in ends) > 12]
+    assert len(blends) <= 3, len(blends)

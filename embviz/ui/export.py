@@ -14,8 +14,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from PySide6.QtCore import QPoint, QRect, QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QFontMetrics, QFontMetricsF, QImage, QPainter
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QPoint, QRect, QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QFontMetrics, QFontMetricsF, QImage, QImageWriter, QPainter
 from PySide6.QtOpenGLWidgets import QOpenGLWidget
 from PySide6.QtWidgets import QGraphicsView, QWidget
 
@@ -24,8 +24,10 @@ from embviz.ui import style
 PNG_SCALE = 2
 MARGIN = 12
 SVG = "http://www.w3.org/2000/svg"
+XLINK = "http://www.w3.org/1999/xlink"
 ET.register_namespace("", SVG)
-ET.register_namespace("xlink", "http://www.w3.org/1999/xlink")
+ET.register_namespace("xlink", XLINK)
+PNG_DATA = "data:image/png;base64,"
 NON_SCALING = "non-scaling-stroke"
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 _MATRIX = re.compile(r"matrix\(([^)]*)\)")
@@ -98,6 +100,27 @@ def _flattened(m: Matrix, element: ET.Element) -> bool:
     return True
 
 
+def _sharpen(m: Matrix, image: ET.Element) -> None:
+    """A small picture shown large (a heat map's 30 × 9 cells) given a pixel per pixel it is
+    drawn at, copied as Qt draws it: readers that smooth a scaled image blurred its cells."""
+    a, b, c, d, _, _ = m
+    key = f"{{{XLINK}}}href" if image.get(f"{{{XLINK}}}href") else "href"
+    href = image.get(key) or ""
+    if b or c or not href.startswith(PNG_DATA):
+        return
+    picture = QImage.fromData(QByteArray.fromBase64(href[len(PNG_DATA):].encode("ascii")))
+    width, height = float(image.get("width", 0)) * abs(a), float(image.get("height", 0)) * abs(d)
+    if picture.isNull() or width < 2 * picture.width() or height < 2 * picture.height() or width * height > 4e6:
+        return
+    picture = picture.scaled(round(width), round(height), Qt.AspectRatioMode.IgnoreAspectRatio,
+                             Qt.TransformationMode.FastTransformation)
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    QImageWriter(buffer, QByteArray(b"PNG")).write(picture)
+    image.set(key, PNG_DATA + bytes(data.toBase64().data()).decode("ascii"))
+
+
 def flatten_svg(text: str) -> str:
     """Qt's SVG with each group's transform written into its shapes' coordinates, where the
     group draws thin outlines (non-scaling strokes) or none: then no reader needs
@@ -120,6 +143,8 @@ def flatten_svg(text: str) -> str:
             continue
         del group.attrib["transform"]
         for index, child in enumerate(children):
+            if child.tag == f"{{{SVG}}}image":
+                _sharpen(m, child)
             if not _flattened(m, child):
                 kept = ET.Element(f"{{{SVG}}}g", {"transform": f"matrix({','.join(_fmt(v) for v in m)})"})
                 group.remove(child)

@@ -9,7 +9,7 @@ import os
 from dataclasses import fields, replace
 
 import numpy as np
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -40,6 +40,17 @@ from embviz.ui.widgets import ElidedLabel, ResultsTable
 MEANING = ("Score: the share of a word's k nearest neighbours the two models agree on (in both ÷ in either: "
            "1 = the same neighbours, 0 = none in common).")
 NO_SECOND = "No second model yet: File ▸ Compare with… opens one beside this model."
+
+
+class HeldColumn(QWidget):
+    """A column whose least height is always its contents' (it is set whenever they change),
+    so that a layout sharing height by its other items' wrapped text cannot squeeze it."""
+
+    def event(self, event: QEvent) -> bool:
+        handled = super().event(event)
+        if event.type() == QEvent.Type.LayoutRequest and (layout := self.layout()) is not None:
+            self.setMinimumHeight(layout.minimumSize().height())
+        return handled
 
 
 class ComparePanel(QWidget):
@@ -125,12 +136,17 @@ class ComparePanel(QWidget):
         text.addLayout(controls)
         text.addLayout(running)
         text.addStretch(1)
-        plot = QVBoxLayout()
+        # The histogram's column as one widget of a fixed least height: beside the wrapped
+        # sentences, a column of plain layout items was given only the sentences' height, and
+        # the count under the histogram was drawn over its axis numbers.
+        self.plot_column = HeldColumn()
+        plot = QVBoxLayout(self.plot_column)
+        plot.setContentsMargins(0, 0, 0, 0)
         for shown in (self.histogram, self.shown, self.show_rule):
             plot.addWidget(shown)
         top = QHBoxLayout()
         top.addLayout(text, 2)
-        top.addLayout(plot, 1)
+        top.addWidget(self.plot_column, 1)
         body = QHBoxLayout()
         for part, stretch in ((self.table, 1), (self.dominoes, 3)):
             part.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Expanding)  # shares by stretch alone

@@ -147,9 +147,8 @@ class BarChart(QWidget):
         splitter) keeps none: its labels shrink to their rows."""
         if not self.min_height:
             return
-        line = full_height(self.tick_font)
-        pad, title_h, axis_h, legend_h = self._chrome()
-        rows = self.count * line * (1 + ROW_GAP) / (BAR_HEIGHT if len(self.series) <= 1 else 1.0)
+        _, title_h, axis_h, legend_h = self._chrome()
+        rows = self.count * full_height(self.tick_font) * (1 + ROW_GAP)
         self.setMinimumHeight(math.ceil(max(self.min_height * self.scale, title_h + axis_h + legend_h + rows)))
 
     def _chrome(self) -> tuple[float, float, float, float]:
