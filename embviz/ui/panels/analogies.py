@@ -147,6 +147,8 @@ class AnalogyPanel(QWidget):
         # The analogy's own plane: axes from its word pairs, where the global map's two
         # PCA axes (8 % of the variance) cannot show the parallelogram.
         self.plane = MapView()
+        self.plane.wheel_scrolls_page = True
+        self.plane.setToolTip("Ctrl + wheel zooms the plane (or click it, then wheel); the wheel alone scrolls the page")
         plane_title = QLabel("The analogy's plane")  # short: it sets the plane's least width
         style.use_font(plane_title, style.LABEL_POINT_SIZE, bold=True)
         self.plane_caption = QLabel("")
