@@ -340,6 +340,7 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         for name in ("method", "subset", "limit", "labels_on", "search", "regex", "substring", "axis_x", "axis_y",
                      "colour_by", "cluster_method", "clusters_k", "drag_mode", "selection", "contours"):
             setattr(self.state, name, getattr(saved, name))
+        self.state.forget_fits()
         self._show_axes_fields()
         self._show_cluster_controls()
         self._show_limit()
