@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from html import escape
 
-from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFrame,
@@ -75,8 +75,16 @@ class LessonsPanel(QWidget):
         words = QWidget()
         column = QVBoxLayout(words)
         column.setContentsMargins(0, 0, 0, 0)
-        for label in (self.title, self.text, self.numbers):
-            column.addWidget(label)
+        # A table of numbers wider than the dock scrolls sideways in a strip of its own: in
+        # the column it widened the words' width, and the sentences ran past the dock's edge.
+        self.numbers_box = QScrollArea()
+        self.numbers_box.setWidgetResizable(True)
+        self.numbers_box.setFrameShape(QFrame.Shape.NoFrame)
+        self.numbers_box.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # as tall as its numbers
+        self.numbers_box.setWidget(self.numbers)
+        self.numbers_box.viewport().installEventFilter(self)
+        for part in (self.title, self.text, self.numbers_box):
+            column.addWidget(part)
         column.addStretch(1)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
@@ -90,6 +98,19 @@ class LessonsPanel(QWidget):
         layout.addLayout(buttons)
         style.follow_scale(self)
         self.back.setEnabled(False)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.numbers_box.viewport() and event.type() == QEvent.Type.Resize:
+            self._fit_numbers()
+        return super().eventFilter(watched, event)
+
+    def _fit_numbers(self) -> None:
+        """The numbers' strip as tall as its text at the width it is laid out in (its table's
+        when that is wider than the dock), with room for the sideways scroll bar then."""
+        sight = self.numbers_box.viewport().width()
+        needs = self.numbers.minimumSizeHint().width() if self.numbers.text() else 0
+        bar = self.numbers_box.horizontalScrollBar().sizeHint().height() if needs > sight else 0
+        self.numbers_box.setFixedHeight(max(0, self.numbers.heightForWidth(max(needs, sight))) + bar)
 
     def sizeHint(self) -> QSize:
         # A column beside the tabs, not the width of its longest sentence: the window must
@@ -127,6 +148,7 @@ class LessonsPanel(QWidget):
         self.title.setText(f"Lesson {step.lesson}: {step.title}")
         self.text.setText(step.text)
         self.numbers.setText("")
+        self._fit_numbers()
         self.asking.forget()
         self.counter.setText(f"step {i + 1} of {len(self.tour.steps)}")
         self.back.setEnabled(not self.tour.at_start)
@@ -135,6 +157,7 @@ class LessonsPanel(QWidget):
     def ask(self, request: rq.LessonNumbers) -> None:
         self.asking.ask(request)
         self.numbers.setText("Working it out on this model…")
+        self._fit_numbers()
 
     def on_numbers(self, view: LessonNumbersView) -> None:
         parts = []
@@ -170,6 +193,8 @@ class LessonsPanel(QWidget):
             parts.append(f"<b>The table</b> holds {view.embedding_share:.1%} of the model's {view.total_params:,} "
                          f"parameters; {tying}.")
         self.numbers.setText("<br><br>".join(parts))
+        self._fit_numbers()
 
     def on_failed(self, message: str) -> None:
         self.numbers.setText(escape(message))
+        self._fit_numbers()
