@@ -107,12 +107,13 @@ class ComparePanel(QWidget):
         """The sentences and controls beside the histogram; below them the list and the
         dominoes, side by side: on a 700-pixel screen at 150 % each keeps a few whole rows."""
         controls = QHBoxLayout()
-        for widget in (self.k, self.go, self.order, self.words_only):
+        for widget in (self.k, self.go, self.order):
             controls.addWidget(widget)
         controls.addStretch(1)
-        # The progress on a row of its own: beside the controls its stage's text pushed the
-        # tab wider than a projector's screen while a comparison ran.
+        # The switch and the progress on a row of their own: on the controls' row the stage's
+        # text pushed the tab wider than a projector's screen while a comparison ran.
         running = QHBoxLayout()
+        running.addWidget(self.words_only)
         running.addWidget(self.progress, 1)
         running.addWidget(self.stop)
         text = QVBoxLayout()
