@@ -80,7 +80,8 @@ class ComparePanel(QWidget):
         # The rule is a few long sentences: on a projector they are shown when asked for.
         self.rule = ""
         self.show_rule = QToolButton()
-        self.show_rule.setText("How words are matched")
+        self.show_rule.setText("Matching rule")  # short: it sets the histogram column's least width
+        self.show_rule.setToolTip("How the two models' words are matched")
         self.show_rule.clicked.connect(self.explain_rule)
         self.message = QLabel("")
         self.message.setStyleSheet(style.ERROR_STYLE)
@@ -107,13 +108,12 @@ class ComparePanel(QWidget):
         """The sentences and controls beside the histogram; below them the list and the
         dominoes, side by side: on a 700-pixel screen at 150 % each keeps a few whole rows."""
         controls = QHBoxLayout()
-        for widget in (self.k, self.go, self.order):
+        for widget in (self.k, self.go, self.order, self.words_only):
             controls.addWidget(widget)
         controls.addStretch(1)
-        # The switch and the progress on a row of their own: on the controls' row the stage's
-        # text pushed the tab wider than a projector's screen while a comparison ran.
+        # The progress on a row of its own: beside the controls its stage's text pushed the
+        # tab wider than a projector's screen while a comparison ran.
         running = QHBoxLayout()
-        running.addWidget(self.words_only)
         running.addWidget(self.progress, 1)
         running.addWidget(self.stop)
         text = QVBoxLayout()
