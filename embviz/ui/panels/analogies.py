@@ -32,6 +32,7 @@ from embviz.ui.plots.map_view import MapView
 from embviz.ui.widgets import BusyBar, ResultsTable, WordField, flow_row, hide_special_switch, side_by_side
 
 HEADING_HINT = "A − B + C = ?"
+BUSY_HEADING = "Solving the analogy…"
 EXPLAIN = (
     "word2vec's search never lets the answer be one of the three input words. Switch it off to see "
     "why: the nearest vector to A − B + C is usually an input itself."
@@ -235,7 +236,7 @@ class AnalogyPanel(QWidget):
         # At once: the old table would read as this question's answer while it is on its way.
         self.busy.show()
         self._say("")
-        self.heading.setText(f"Looking up {self.state.a} − {self.state.b} + {self.state.c}…")
+        self.heading.setText(BUSY_HEADING)  # the words themselves only once their answer is shown
         self.table.fill([], [])
         self.asking.ask(rq.from_state(rq.Analogy, self.state))
 
