@@ -76,3 +76,53 @@ def test_the_map_draws_word_pair_axes(qtbot, smol):
     assert "two words for each axis" in panel.status.text()
     panel.method.setCurrentIndex(panel.method.findData("pca"))
     assert not panel.axis_x.isVisibleTo(panel)
+
+
+def _wheel(widget, modifiers) -> None:
+    from PySide6.QtCore import QPoint, QPointF, Qt
+    from PySide6.QtGui import QWheelEvent
+    from PySide6.QtWidgets import QApplication
+
+    target = widget.viewport()
+    centre = QPointF(target.rect().center())
+    event = QWheelEvent(centre, QPointF(target.mapToGlobal(centre.toPoint())), QPoint(0, 0), QPoint(0, -120),
+                        Qt.MouseButton.NoButton, modifiers, Qt.ScrollPhase.NoScrollPhase, False)
+    QApplication.sendEvent(target, event)
+
+
+def test_the_wheel_over_the_plane_scrolls_the_page_unless_ctrl_or_a_click_says_zoom(qtbot):
+    from PySide6.QtCore import QEvent, Qt
+    from PySide6.QtWidgets import QScrollArea, QVBoxLayout, QWidget
+
+    from embviz.ui.plots.map_view import MapView
+
+    page = QWidget()
+    plane = MapView()
+    plane.wheel_scrolls_page = True
+    layout = QVBoxLayout(page)
+    layout.addWidget(plane)
+    layout.addSpacing(2000)  # a page taller than its window
+    plane.setMinimumHeight(300)
+    area = QScrollArea()
+    area.setWidget(page)
+    area.setWidgetResizable(True)
+    area.resize(500, 400)
+    qtbot.addWidget(area)
+    area.show()
+    qtbot.waitExposed(area)
+    plane.set_labels([f"w{i}" for i in range(50)])
+    plane.set_points(np.arange(50), np.random.default_rng(0).normal(size=(50, 2)).astype(np.float32))
+    span = lambda: np.ptp(plane.vb.viewRange()[0])  # noqa: E731
+    before = span()
+    _wheel(plane, Qt.KeyboardModifier.NoModifier)
+    assert area.verticalScrollBar().value() > 0 and span() == pytest.approx(before)
+    scrolled = area.verticalScrollBar().value()
+    _wheel(plane, Qt.KeyboardModifier.ControlModifier)
+    assert span() != pytest.approx(before) and area.verticalScrollBar().value() == scrolled  # zoomed (out: the wheel turned down)
+    qtbot.mouseClick(plane.viewport(), Qt.MouseButton.LeftButton, pos=plane.viewport().rect().center())  # engaged until the mouse leaves
+    zoomed = span()
+    _wheel(plane, Qt.KeyboardModifier.NoModifier)
+    assert span() != pytest.approx(zoomed) and area.verticalScrollBar().value() == scrolled
+    plane.leaveEvent(QEvent(QEvent.Type.Leave))
+    _wheel(plane, Qt.KeyboardModifier.NoModifier)
+    assert area.verticalScrollBar().value() > scrolled

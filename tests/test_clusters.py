@@ -174,7 +174,7 @@ def test_smollm2_clusters_at_k20_read_as_topics(default_model):
     assert next(c.label for c in found.clusters if default_model.vocab.id_of(" five") in c.examples) == "five eight six"
     for g, group in enumerate(found.coarse):
         for c in np.flatnonzero(found.coarse_of == g):
-            if sorted(found.clusters[c].label.split(" ")) == sorted(group.label.split(" ")):
+            if sorted(found.clusters[c].label.casefold().split(" ")) == sorted(group.label.casefold().split(" ")):
                 assert group.label == found.clusters[c].label
 
 
@@ -340,3 +340,12 @@ def test_kmeans_of_the_default_model_in_a_child_matches_the_fit_here(default_mod
     # Renumbered by size: the same partition of all 49,152 rows.
     pairs = set(zip(found.assignment.tolist(), here.tolist()))
     assert len(pairs) == 12 == len({a for a, _ in pairs}) == len({b for _, b in pairs})
+
+
+def test_a_coarse_name_with_a_clusters_words_reads_as_that_cluster():
+    from embviz.core.maps.clusters import Cluster, _worded_as
+
+    members = [Cluster(9, "Mughal Kabul Sultan", [], True), Cluster(5, "changed changing Change", [], True)]
+    assert _worded_as(Cluster(20, "Sultan Mughal Kabul", [], True), members).label == "Mughal Kabul Sultan"
+    assert _worded_as(Cluster(20, "changing change changed", [], True), members).label == "changed changing Change"
+    assert _worded_as(Cluster(20, "Kabul Delhi Sultan", [], True), members).label == "Kabul Delhi Sultan"

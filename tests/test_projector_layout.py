@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import QEvent, QKeyCombination, QObject, QRect, Qt
-from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QLineEdit, QWidget
+from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QLineEdit, QScrollArea, QWidget
 
 from embviz.ui import style, widgets
 
@@ -315,3 +315,24 @@ def test_the_window_has_its_text_size_before_its_first_event(qapp, tmp_path):
     finally:
         window.close()
         style.set_text_scale(1.0)
+
+
+@pytest.mark.parametrize("width, height, scale", [(1920, 1080, 1.5), (1024, 700, 1.5), (1920, 1080, 1.0)])
+def test_the_lesson_text_wraps_inside_the_dock(qtbot, window, width, height, scale):
+    """Every step's sentences wrap inside the dock's width; a table of numbers too wide for it
+    scrolls sideways on its own, without taking the sentences with it."""
+    on_screen(window, qtbot, width, height, scale)
+    window.show_lessons()
+    panel = window.lessons
+    for index in range(len(panel.tour.steps)):
+        window.go_to_step(index)
+        step = panel.tour.steps[index]
+        wait_for(qtbot, lambda: window.summary is not None and window.model_source == step.model  # noqa: B023
+                 and not window.load_progress.isVisible() and not panel.asking.waiting, 120_000)
+        settle(qtbot)
+        sight = panel.findChild(QScrollArea).viewport().width()
+        assert panel.numbers_box.width() <= sight  # a wide table scrolls in its own strip
+        assert panel.numbers_box.height() >= panel.numbers.height() > 0 or not panel.numbers.text()
+        for label in (panel.title, panel.text):
+            assert label.width() <= sight, (index, label.text())
+            assert label.heightForWidth(label.width()) <= label.height() + 1, (index, label.text())

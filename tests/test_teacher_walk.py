@@ -156,3 +156,27 @@ def test_the_cluster_k_toy4_needed_goes_when_another_model_opens(qtbot, window, 
     window.open_model(str(tmp_path / "tiny"))
     wait_for(qtbot, lambda: window.summary is not None and window.summary.info["vocab_size"] > 4, 60_000)
     assert panel.state.clusters_k == panel.clusters_k.value() == 20
+
+
+def test_a_restored_session_forgets_the_values_before_a_clamp(qtbot, window, tmp_path):
+    """toy4 held k at 4; a session saved with k = 3 on it is the user's: the next model keeps 3,
+    and does not put back the 20 from before toy4's clamp."""
+    from embviz.state.tabs import MapState
+
+    state = MapState(colour_by="cluster", clusters_k=20)
+    state.fit_to_model(max_clusters=4, word_rows=4)
+    state.forget_fits()
+    state.clusters_k = 4  # what the session holds, equal to the clamped value
+    state.fit_to_model(max_clusters=49_152, word_rows=30_000)
+    assert state.clusters_k == 4
+    panel = window.map_panel
+    panel.clusters_k.setValue(20)
+    open_toy4(qtbot, window)
+    assert panel.state.clusters_k == 4
+    path = window.save_session(tmp_path / "toy4.embviz")
+    assert window.open_session(path)
+    wait_for(qtbot, lambda: window.summary is not None and window.summary.info["vocab_size"] == 4, 60_000)
+    make_tiny_model(tmp_path / "tiny", arch="gpt2")
+    window.open_model(str(tmp_path / "tiny"))
+    wait_for(qtbot, lambda: window.summary is not None and window.summary.info["vocab_size"] > 4, 60_000)
+    assert panel.state.clusters_k == panel.clusters_k.value() == 4

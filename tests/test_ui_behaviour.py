@@ -197,7 +197,7 @@ def test_an_unknown_word_shows_a_busy_sign_at_once_and_never_the_old_table(qtbot
     assert panel.busy.isHidden()
     panel.word.setText("zebra")
     panel.run()
-    assert not panel.busy.isHidden() and panel.table.rowCount() == 0 and panel.heading.text() == "Looking up zebra…"
+    assert not panel.busy.isHidden() and panel.table.rowCount() == 0 and panel.heading.text() == "Finding the nearest tokens…"
     wait_for(qtbot, lambda: panel.message.text(), 30_000)
     assert "zebra" in panel.message.text() and panel.busy.isHidden() and panel.table.rowCount() == 0
     analogies = window.analogies
@@ -206,7 +206,7 @@ def test_an_unknown_word_shows_a_busy_sign_at_once_and_never_the_old_table(qtbot
     analogies.state.c = "zebra"
     analogies.run()
     assert not analogies.busy.isHidden() and analogies.table.rowCount() == 0
-    assert analogies.heading.text() == "Looking up cat − dog + zebra…"
+    assert analogies.heading.text() == "Solving the analogy…"
     wait_for(qtbot, lambda: analogies.message.text(), 30_000)
     assert "zebra" in analogies.message.text() and analogies.busy.isHidden() and analogies.table.rowCount() == 0
 

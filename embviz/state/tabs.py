@@ -175,6 +175,11 @@ class MapState:
             changes.append("all rows, as it has no whole words")
         return f"Map settings changed to fit this model: {' and '.join(changes)}." if changes else ""
 
+    def forget_fits(self) -> None:
+        """The values now on screen are the user's (a restored session's): the next model
+        must not put back what they were before the last model's clamp."""
+        self._fitted = {}
+
     def _fit(self, name: str, value: Any) -> None:
         self._fitted[name] = (getattr(self, name), value)
         setattr(self, name, value)

@@ -231,10 +231,10 @@ def _named(model: EmbeddingModel, method: str, k: int | None, ids: np.ndarray, f
 
 
 def _worded_as(group: Cluster, members: list[Cluster]) -> Cluster:
-    """A coarse group named by the same words as one of its clusters takes that cluster's
-    word order, so the map's name and the key's entry read alike."""
+    """A coarse group named by the same words as one of its clusters (in any capitals) takes
+    that cluster's name, so the map's name and the key's entry read alike."""
     for member in members:
-        if member.label and sorted(member.label.split(" ")) == sorted(group.label.split(" ")):
+        if member.label and sorted(member.label.casefold().split(" ")) == sorted(group.label.casefold().split(" ")):
             group.label = member.label
             break
     return group

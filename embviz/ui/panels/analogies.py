@@ -32,6 +32,7 @@ from embviz.ui.plots.map_view import MapView
 from embviz.ui.widgets import BusyBar, ResultsTable, WordField, flow_row, folding, hide_special_switch, side_by_side
 
 HEADING_HINT = "A − B + C = ?"
+BUSY_HEADING = "Solving the analogy…"
 EXPLAIN = (
     "word2vec's search never lets the answer be one of the three input words. Switch it off to see "
     "why: the nearest vector to A − B + C is usually an input itself."
@@ -147,6 +148,8 @@ class AnalogyPanel(QWidget):
         # The analogy's own plane: axes from its word pairs, where the global map's two
         # PCA axes (8 % of the variance) cannot show the parallelogram.
         self.plane = MapView()
+        self.plane.wheel_scrolls_page = True
+        self.plane.setToolTip("Ctrl + wheel zooms the plane (or click it, then wheel); the wheel alone scrolls the page")
         plane_title = QLabel("The analogy's plane")  # short: it sets the plane's least width
         style.use_font(plane_title, style.LABEL_POINT_SIZE, bold=True)
         self.plane_caption = QLabel("")
@@ -236,7 +239,7 @@ class AnalogyPanel(QWidget):
         # At once: the old table would read as this question's answer while it is on its way.
         self.busy.show()
         self._say("")
-        self.heading.setText(f"Looking up {self.state.a} − {self.state.b} + {self.state.c}…")
+        self.heading.setText(BUSY_HEADING)  # the words themselves only once their answer is shown
         self.table.fill([], [])
         self.asking.ask(rq.from_state(rq.Analogy, self.state))
 

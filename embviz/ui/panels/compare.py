@@ -94,7 +94,8 @@ class ComparePanel(QWidget):
         # The rule is a few long sentences: on a projector they are shown when asked for.
         self.rule = ""
         self.show_rule = QToolButton()
-        self.show_rule.setText("How words are matched")
+        self.show_rule.setText("Matching rule")  # short: it sets the histogram column's least width
+        self.show_rule.setToolTip("How the two models' words are matched")
         self.show_rule.clicked.connect(self.explain_rule)
         self.message = QLabel("")
         self.message.setStyleSheet(style.ERROR_STYLE)

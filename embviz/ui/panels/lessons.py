@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from html import escape
 
-from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFrame,
@@ -59,6 +59,7 @@ class LessonsPanel(QWidget):
         self.text.setWordWrap(True)
         style.use_font(self.text, style.LABEL_POINT_SIZE)
         self.numbers = QLabel("")
+        self._parts: list[tuple[str, str]] = []  # the step's numbers: (sentence, its table or "")
         self.numbers.setWordWrap(True)
         style.use_font(self.numbers, style.LABEL_POINT_SIZE)
         self.back = QPushButton("◀ Back")
@@ -81,8 +82,16 @@ class LessonsPanel(QWidget):
         words = QWidget()
         column = QVBoxLayout(words)
         column.setContentsMargins(0, 0, 0, 0)
-        for label in (self.title, self.text, self.numbers):
-            column.addWidget(label)
+        # A table of numbers wider than the dock scrolls sideways in a strip of its own: in
+        # the column it widened the words' width, and the sentences ran past the dock's edge.
+        self.numbers_box = QScrollArea()
+        self.numbers_box.setWidgetResizable(True)
+        self.numbers_box.setFrameShape(QFrame.Shape.NoFrame)
+        self.numbers_box.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # as tall as its numbers
+        self.numbers_box.setWidget(self.numbers)
+        self.numbers_box.viewport().installEventFilter(self)
+        for part in (self.title, self.text, self.numbers_box):
+            column.addWidget(part)
         column.addStretch(1)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
@@ -98,6 +107,22 @@ class LessonsPanel(QWidget):
         self._column.addLayout(buttons)
         style.follow_scale(self)
         self.back.setEnabled(False)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.numbers_box.viewport() and event.type() == QEvent.Type.Resize:
+            if self._parts:
+                self._show_numbers()  # the sentences wrap at the new width
+            else:
+                self._fit_numbers()
+        return super().eventFilter(watched, event)
+
+    def _fit_numbers(self) -> None:
+        """The numbers' strip as tall as its text at the width it is laid out in (its table's
+        when that is wider than the dock), with room for the sideways scroll bar then."""
+        sight = self.numbers_box.viewport().width()
+        needs = self.numbers.minimumSizeHint().width() if self.numbers.text() else 0
+        bar = self.numbers_box.horizontalScrollBar().sizeHint().height() if needs > sight else 0
+        self.numbers_box.setFixedHeight(max(0, self.numbers.heightForWidth(max(needs, sight))) + bar)
 
     def sizeHint(self) -> QSize:
         # A column beside the tabs, not the width of its longest sentence: the window must
@@ -145,7 +170,9 @@ class LessonsPanel(QWidget):
         self.steps.scrollToItem(self.steps.item(i))
         self.title.setText(f"Lesson {step.lesson}: {step.title}")
         self.text.setText(step.text)
+        self._parts = []
         self.numbers.setText("")
+        self._fit_numbers()
         self.asking.forget()
         self.counter.setText(f"step {i + 1} of {len(self.tour.steps)}")
         self.back.setEnabled(not self.tour.at_start)
@@ -153,10 +180,12 @@ class LessonsPanel(QWidget):
 
     def ask(self, request: rq.LessonNumbers) -> None:
         self.asking.ask(request)
+        self._parts = []
         self.numbers.setText("Working it out on this model…")
+        self._fit_numbers()
 
     def on_numbers(self, view: LessonNumbersView) -> None:
-        parts = []
+        parts: list[tuple[str, str]] = []  # (sentence, its table of numbers or "")
         if view.table is not None and view.rows is not None:
             fetched = {i for i, _, _ in view.rows}
             cells = "".join(
@@ -164,8 +193,8 @@ class LessonsPanel(QWidget):
                 + "".join(f"<td align='right'>{v:.4f}</td>" for v in row) + "</tr>"
                 for i, label, row in view.table
             )
-            parts.append(f"<b>The whole table ({len(view.table)} × {len(view.table[0][2])})</b>, rows counted from 0; "
-                         f"▶ marks the rows the ids fetch<table cellspacing='4'>{cells}</table>")
+            parts.append((f"<b>The whole table ({len(view.table)} × {len(view.table[0][2])})</b>, rows counted from 0; "
+                          "▶ marks the rows the ids fetch", f"<table cellspacing='4'>{cells}</table>"))
         if view.rows is not None:
             width = len(view.rows[0][2]) if view.rows else 0
             cells = "".join(
@@ -179,16 +208,27 @@ class LessonsPanel(QWidget):
                 dim = view.shapes[1][1][2]
                 what = (f"<b>The rows the text's ids fetch</b>, the first {width} of their {dim:,} numbers: "
                         f"together the ({len(view.rows)} × {dim:,}) matrix of embeddings")
-            parts.append(f"{what}<table cellspacing='4'>{cells}</table>")
+            parts.append((what, f"<table cellspacing='4'>{cells}</table>"))
         if view.shapes is not None:
             shapes = " → ".join(f"{name} {tuple(shape)}" for name, shape in view.shapes)
-            parts.append(f"<b>Shapes</b> for {len(view.tokens)} tokens ({escape(' | '.join(view.tokens))}): {shapes}")
+            parts.append((f"<b>Shapes</b> for {len(view.tokens)} tokens ({escape(' | '.join(view.tokens))}): {shapes}", ""))
         if view.embedding_share is not None and view.total_params:
             tying = ("tied: the output head is this same table" if view.tied
                      else f"not tied: the output head is a second table ({view.head_share:.1%} more)")
-            parts.append(f"<b>The table</b> holds {view.embedding_share:.1%} of the model's {view.total_params:,} "
-                         f"parameters; {tying}.")
-        self.numbers.setText("<br><br>".join(parts))
+            parts.append((f"<b>The table</b> holds {view.embedding_share:.1%} of the model's {view.total_params:,} "
+                          f"parameters; {tying}.", ""))
+        self._parts = parts
+        self._show_numbers()
+
+    def _show_numbers(self) -> None:
+        """The numbers' sentences wrap at the dock's width (a table of that width holds each),
+        while their tables of numbers keep their own width and scroll sideways."""
+        room = max(80, self.numbers_box.viewport().width() - 4)
+        self.numbers.setText("<br>".join(f"<table width='{room}' cellspacing='0' cellpadding='0'><tr><td>{prose}</td></tr>"
+                                         f"</table>{table}" for prose, table in self._parts))
+        self._fit_numbers()
 
     def on_failed(self, message: str) -> None:
+        self._parts = []
         self.numbers.setText(escape(message))
+        self._fit_numbers()

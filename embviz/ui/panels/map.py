@@ -378,6 +378,7 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
                      "colour_by", "cluster_method", "clusters_k", "drag_mode", "selection", "contours", "dims",
                      "camera_distance", "camera_elevation", "camera_azimuth", "camera_centre"):
             setattr(self.state, name, getattr(saved, name))
+        self.state.forget_fits()
         self._show_axes_fields()
         self._show_cluster_controls()
         self._show_limit()

@@ -17,6 +17,7 @@ from embviz.ui.binding import Bindings
 from embviz.ui.widgets import BusyBar, FittedCombo, ResultsTable, WordField, flow_row, folding, hide_special_switch
 
 HEADING_HINT = "Type a word or click a point on the map."
+BUSY_HEADING = "Finding the nearest tokens…"
 
 
 def selection_text(ids: list[int]) -> str:
@@ -135,7 +136,7 @@ class NeighboursPanel(QWidget):
         # At once: the old table would read as this query's answer while it is on its way.
         self.busy.show()
         self._say("")
-        self.heading.setText(f"Looking up {self._describe(query)}…")
+        self.heading.setText(BUSY_HEADING)  # the word itself only once its answer is shown
         self.table.fill([], [])
         self.asking.ask(rq.from_state(rq.Neighbours, self.state, query=query))
 

@@ -11,6 +11,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QAbstractScrollArea, QApplication
 
 from embviz.ui import style
 from embviz.ui.plots.map_density import DENSITY_BIN_PX, SHADE_MAPS_ABOVE, Contours, density_image
@@ -63,6 +64,10 @@ class MapView(KeysMixin, MarkersMixin, LabelsMixin, pg.PlotWidget):
         self._codes: np.ndarray | None = None
         self._brushes: np.ndarray | None = None  # a QBrush per point (object array), for the points drawn
         self._rgba32: np.ndarray | None = None  # each point's colour as packed RGBA bytes, for the density image
+        # A small map on a page that scrolls (the analogy's plane): the wheel scrolls the page
+        # and zooms the map only with Ctrl held, or after a click on the map until the mouse leaves it.
+        self.wheel_scrolls_page = False
+        self.engaged = False
         self._make_plot()
         self._make_labels()
         self._make_keys()
@@ -76,6 +81,26 @@ class MapView(KeysMixin, MarkersMixin, LabelsMixin, pg.PlotWidget):
         self.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self.scene().sigMouseClicked.connect(self._on_mouse_clicked)
         style.follow_scale(self)
+
+    def wheelEvent(self, event) -> None:  # noqa: N802 — Qt's name
+        zooms = bool(event.modifiers() & Qt.KeyboardModifier.ControlModifier) or self.engaged
+        page = self._page_scroller() if self.wheel_scrolls_page and not zooms else None
+        if page is not None:
+            # Handed to the page's scroll bar: an ignored wheel event stops at the graphics view.
+            QApplication.sendEvent(page.verticalScrollBar(), event)
+            return
+        super().wheelEvent(event)
+
+    def mousePressEvent(self, event) -> None:  # noqa: N802 — Qt's name
+        self.engaged = True
+        super().mousePressEvent(event)
+
+    def _page_scroller(self) -> QAbstractScrollArea | None:
+        """The nearest scroll area this view sits in (the tab's page), if any."""
+        parent = self.parentWidget()
+        while parent is not None and not isinstance(parent, QAbstractScrollArea):
+            parent = parent.parentWidget()
+        return parent
 
     def _make_plot(self) -> None:
         """No axes or menu; the points, the density image and contours under them, and the
@@ -455,7 +480,9 @@ class MapView(KeysMixin, MarkersMixin, LabelsMixin, pg.PlotWidget):
         self.pointHovered.emit(token_id)
 
     def leaveEvent(self, event) -> None:
-        """The mouse left the map: no box may stay over the labels naming a point it left."""
+        """The mouse left the map: no box may stay over the labels naming a point it left, and
+        the wheel scrolls the page again."""
+        self.engaged = False
         self.hover_text.hide()
         self.pointHovered.emit(-1)
         super().leaveEvent(event)
