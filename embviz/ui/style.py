@@ -108,6 +108,12 @@ def follow_scale(widget: FollowsScale) -> None:
     widget.set_text_scale(_scale)
 
 
+def stop_following(widget: FollowsScale) -> None:
+    """`widget` no longer follows the text size: a pyqtgraph view deletes its items when it is
+    closed, while the view itself lives on until Python lets it go."""
+    _scaled.discard(widget)
+
+
 def set_text_scale(scale: float) -> float:
     """Apply a text size (clamped to 100–250 %) to the whole application."""
     global _scale

@@ -121,7 +121,7 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         self._show_selection()
 
     def _projection_controls(self, cancel) -> list[QWidget]:
-        """Method, rows, Draw map, Cancel and Fit view (Labels go to the side column); the
+        """Method, rows, Draw map, Cancel and Fit view (Labels and 2-D / 3-D go to the side column); the
         progress bar and caption."""
         self.method = combo(METHOD_NAMES)
         self.method.setToolTip("How the map places the rows: PCA and word-pair axes at once, t-SNE and UMAP "
@@ -179,7 +179,7 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
             field.returnPressed.connect(self.run_projection)
         self.axes_label_x, self.axes_label_y = QLabel("x axis"), QLabel("y axis")
         return [self.method, self.axes_label_x, self.axis_x, self.axes_label_y, self.axis_y, self.subset, self.limit,
-                self.dims_box, self.run_button, self.cancel_button, self.fit_button, self.turn_box]
+                self.run_button, self.cancel_button, self.fit_button]
 
     def _colour_controls(self) -> list[QWidget]:
         """Colour by (a value per point, drawn as per-point brushes and in the density image) and the drag mode."""
@@ -256,6 +256,11 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         switches.addWidget(self.contours_box)
         switches.addStretch(1)
         column.addLayout(switches)
+        dimensions = QHBoxLayout()  # flat or a cloud to turn: how the map is drawn, like its labels
+        dimensions.addWidget(self.dims_box)
+        dimensions.addWidget(self.turn_box)
+        dimensions.addStretch(1)
+        column.addLayout(dimensions)
         column.addWidget(self.drag_mode)
         column.addWidget(self.hover_label)
         column.addWidget(QLabel("Highlight word sets"))

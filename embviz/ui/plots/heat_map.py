@@ -55,6 +55,11 @@ class HeatMap(pg.GraphicsLayoutWidget):
     def sizeHint(self) -> QSize:
         return QSize(320, self.minimumHeight())
 
+    def close(self) -> bool:
+        """Closed, pyqtgraph deletes the plot's items: the axes no longer follow the text size."""
+        style.stop_following(self)
+        return super().close()
+
     def set_text_scale(self, scale: float) -> None:
         self.setMinimumHeight(round(MIN_HEIGHT * scale))
         font = style.font(style.BASE_POINT_SIZE)

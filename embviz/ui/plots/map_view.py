@@ -139,6 +139,7 @@ class MapView(KeysMixin, MarkersMixin, LabelsMixin, pg.PlotWidget):
     def close(self) -> bool:
         """Closed, the plot drops its view box: a placement still on the timer has nowhere to go."""
         self._label_timer.stop()
+        style.stop_following(self)
         return super().close()
 
     def set_text_scale(self, scale: float) -> None:
