@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import QEvent, QKeyCombination, QObject, QRect, Qt
-from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QLineEdit
+from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QLineEdit, QWidget
 
 from embviz.ui import style, window_files
 
@@ -17,6 +17,7 @@ SCREENS = [(1024, 700, 1.0), (1024, 700, 1.5), (1920, 1080, 2.5)]
 MIN_TABLE_ROWS = 3
 MAX_KEYS_SHARE = 0.25  # of the map's area, both keys together
 LESSONS_MAX_SHARE = 0.3
+LESSONS_MIN_SHARE = 0.4  # the dock's least width, of a 1024-px screen
 PLANE_MIN_HEIGHT = 90  # pixels at 100 % text
 
 
@@ -64,13 +65,23 @@ def whole_rows_in_sight(table) -> int:
     return rows
 
 
-def assert_tabs_in_sight(window, elided_ok: bool = False) -> None:
-    bar = window.tabs.tabBar()
-    for i in range(bar.count()):
+def assert_tabs_in_sight(window) -> None:
+    """Every title in the bar whole and clear of the corner; the tabs left out are in the tab list."""
+    tabs = window.tabs
+    bar = tabs.tabBar()
+    shown = tabs.shown_tabs()
+    assert tabs.currentIndex() in shown
+    for i in shown:
         rect = bar.tabRect(i)
         assert bar.rect().contains(rect), (bar.tabText(i), rect, bar.rect())
-        if not elided_ok:
-            assert rect.width() >= bar.tabSizeHint(i).width(), bar.tabText(i)  # the whole title
+        assert rect.width() >= bar.tabSizeHint(i).width(), bar.tabText(i)  # the whole title
+        assert bar.fontMetrics().horizontalAdvance(bar.tabText(i)) <= rect.width(), bar.tabText(i)
+        assert "…" not in bar.tabText(i)
+    if tabs.tab_list.isVisible():
+        corner = tabs.cornerWidget()
+        assert bar.mapTo(window, bar.tabRect(shown[-1]).topRight()).x() < corner.mapTo(window, corner.rect().topLeft()).x()
+    else:
+        assert shown == list(range(bar.count()))
 
 
 @pytest.mark.parametrize("width, height, scale", SCREENS)
@@ -125,7 +136,8 @@ def test_the_lessons_are_a_side_column_of_whole_steps_and_f2_toggles_them(qtbot,
     assert dock.isVisible()
     assert dock.width() <= LESSONS_MAX_SHARE * window.width()
     assert_fits(window, 1024, 700)
-    assert_tabs_in_sight(window, elided_ok=True)
+    assert_tabs_in_sight(window)
+    assert dock.minimumSizeHint().width() <= LESSONS_MIN_SHARE * 1024
     row = steps.sizeHintForRow(0)
     shown, part = divmod(steps.viewport().height(), row)
     assert part == 0, "half a step in sight"
@@ -134,6 +146,38 @@ def test_the_lessons_are_a_side_column_of_whole_steps_and_f2_toggles_them(qtbot,
     qtbot.keyClick(window, Qt.Key.Key_F2)
     settle(qtbot)
     assert not dock.isVisible()
+
+
+def test_short_titles_are_the_view_menus_words():
+    from embviz.ui.tab_list import TABS
+
+    for spec in TABS:
+        assert spec.short.lower() in spec.title.lower().split(), (spec.short, spec.title)
+
+
+def test_tabs_left_out_of_the_bar_are_in_the_tab_list_and_come_back_when_picked(qtbot, window):
+    on_screen(window, qtbot, 1024, 700, 1.5)
+    window.show_lessons()
+    settle(qtbot)
+    tabs = window.tabs
+    assert tabs.tab_list.isVisible() and len(tabs.shown_tabs()) < tabs.count()
+    assert_tabs_in_sight(window)
+    menu = tabs.tab_list.menu()
+    from embviz.ui.tab_list import TABS
+
+    assert [a.text() for a in menu.actions()] == [spec.title for spec in TABS]
+    last = tabs.count() - 1
+    assert last not in tabs.shown_tabs()
+    menu.actions()[last].trigger()
+    settle(qtbot)
+    assert tabs.currentIndex() == last and last in tabs.shown_tabs()
+    assert_tabs_in_sight(window)
+    window.lessons_dock.close()
+    style.set_text_scale(1.0)
+    window.resize(1920, 1080)
+    settle(qtbot)
+    assert not tabs.tab_list.isVisible() and tabs.shown_tabs() == list(range(tabs.count()))
+    assert_tabs_in_sight(window)
 
 
 class ClaimsCtrlE(QObject):
@@ -176,3 +220,98 @@ def test_export_picture_key_works_from_a_spin_box(qtbot, window, monkeypatch, fi
         qtbot.waitUntil(field.hasFocus)
         qtbot.keyClick(field, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier)
     assert len(asked) == 2
+
+
+def open_toy4(qtbot, window) -> None:
+    window.open_model("toy4")
+    wait_for(qtbot, lambda: window.summary is not None and window.summary.info["vocab_size"] == 4
+             and window.map_panel.view.ids.size == 4, 60_000)
+
+
+def control_rows(panel) -> int:
+    """The lines the map's controls wrap onto: their distinct tops."""
+    box = panel.controls[0]
+    return len({w.mapTo(panel, w.rect().topLeft()).y() for w in box.findChildren(QWidget)
+                if w.parentWidget() is box and w.isVisible()})
+
+
+@pytest.mark.parametrize("colour_by", ["none", "cluster"])
+def test_the_maps_controls_take_two_rows_at_150_percent(qtbot, window, colour_by):
+    on_screen(window, qtbot, 1024, 700, 1.5)
+    open_toy4(qtbot, window)
+    panel = window.map_panel
+    panel.colour_by.setCurrentIndex(panel.colour_by.findData(colour_by))
+    settle(qtbot)
+    assert panel.cluster_method.isVisible() == (colour_by == "cluster")
+    assert control_rows(panel) <= 2
+    assert panel.search.isVisible() and panel.search.width() >= 150
+    box = panel.controls[0]
+    assert panel.search_box.mapTo(box, panel.search_box.rect().topRight()).x() >= box.width() - 30  # the rest of its row
+    assert panel.drag_mode.geometry().bottom() < panel.hover_label.geometry().top()  # the side column's rows apart
+    assert panel.view.height() >= 0.45 * window.height()  # the map, not the controls, has the tab
+
+
+def test_the_neighbours_show_eight_rows_at_150_percent(qtbot, window):
+    on_screen(window, qtbot, 1024, 700, 1.5)
+    open_toy4(qtbot, window)
+    panel = window.neighbours
+    window.tabs.setCurrentWidget(panel)
+    panel.state.word = "cat"
+    panel.run()
+    wait_for(qtbot, lambda: panel.table.rowCount() == 3, 30_000)
+    settle(qtbot)
+    assert not panel.message.isVisible()  # no message: no empty line
+    table = panel.table
+    assert table.viewport().height() // table.verticalHeader().defaultSectionSize() >= 8
+    assert table.verticalHeader().defaultSectionSize() > table.fontMetrics().height()  # the rows do not touch
+    assert_fits(window, 1024, 700)
+
+
+def test_a_long_status_message_wraps_whole(qtbot, window):
+    on_screen(window, qtbot, 1024, 700, 1.5)
+    text = ("52 clusters; the largest: Mughal Kabul Sultan (3,483); very more large (2,102); server data Java "
+            "(1,695); in the a (1,305); physics medical economic (1,243)")
+    window.show_message(text)
+    settle(qtbot)
+    label = window.message
+    assert label.text() == text and "…" not in label.text()
+    assert label.height() >= label.heightForWidth(label.width()) > label.fontMetrics().lineSpacing()
+    assert window.rect().contains(label.geometry().translated(label.parentWidget().mapTo(window, label.parentWidget().rect().topLeft())))
+    window.message.clear_message()
+    settle(qtbot)
+    assert label.height() <= label.fontMetrics().lineSpacing() + 4
+
+
+def test_the_colour_key_of_kinds_and_clusters_is_drawn_at_150_percent(qtbot, smol):
+    window = smol
+    on_screen(window, qtbot, 1024, 700, 1.5)
+    panel, view = window.map_panel, window.map_panel.view
+    for what, entries in (("kind", 6), ("cluster", 7)):
+        panel.colour_by.setCurrentIndex(panel.colour_by.findData(what))
+        wait_for(qtbot, lambda: len(view.colour_legend_entries()) == entries, 60_000)
+        settle(qtbot)
+        key = view.colour_legend
+        assert key.isVisible() and key.scale() >= 0.5, what
+        rect = view.key_rect(key)
+        assert rect.width() * rect.height() <= MAX_KEYS_SHARE * view.vb.width() * view.vb.height()
+
+
+def test_the_window_has_its_text_size_before_its_first_event(qapp, tmp_path):
+    """Set after the window was made, the menu bar kept the 100 % font and height until the
+    event loop ran: the first second on screen was drawn at 100 % with the menu bar cut off."""
+    from embviz.state.settings import Settings
+    from embviz.ui.main_window import MainWindow
+
+    settings = Settings(tmp_path / "settings.json")
+    settings.data["text_scale"] = 1.5
+    settings.save()
+    window = MainWindow(settings=Settings(tmp_path / "settings.json"), device="cpu")
+    try:
+        window.show()  # no event processed yet
+        bar = window.menuBar()
+        assert bar.font().pointSize() == style.pt(style.BASE_POINT_SIZE) == round(style.BASE_POINT_SIZE * 1.5)
+        assert window.statusBar().font().pointSize() == bar.font().pointSize()
+        assert bar.height() >= bar.sizeHint().height()
+    finally:
+        window.close()
+        style.set_text_scale(1.0)

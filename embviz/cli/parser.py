@@ -90,6 +90,12 @@ def _table_commands(add: Add) -> None:
     p.add_argument("--k", type=int, default=10)
     p.add_argument("--method", choices=("add", "mul"), default="add", help="3CosAdd (default) or 3CosMul")
     _hide_special_option(p)
+    p = add("similarities", "Pearson and Spearman of the model's cosines against people's ratings "
+                            "(WordSim-353 and SimLex-999, from gensim's data, or a file)")
+    p.add_argument("--pairs", default=None, metavar="FILE", help="a file of 'word1 word2 score' lines instead")
+    p.add_argument("--list", type=int, default=10, metavar="N", help="pairs listed, furthest from the line first (default 10)")
+    p = add("odd-one-out", "the word that does not belong (gensim's doesnt_match), each word's cosine to the others' mean")
+    p.add_argument("words", nargs="+", metavar="WORD", help="three or more words, matched as the rated pairs are")
 
 
 def _model_commands(add: Add) -> None:

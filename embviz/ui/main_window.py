@@ -28,16 +28,17 @@ from embviz.ui.widgets import ElidedLabel, MessageLabel
 from embviz.bridge.latest import Latest
 from embviz.bridge.worker import ComputeWorker, Reply
 from embviz.state.word_sets import preset_word_sets
-from embviz.ui.window_lessons import LESSONS_MAX_SHARE
 from embviz.ui.window_compare import CompareMixin
 from embviz.ui.window_files import FilesMixin
 from embviz.ui.window_lessons import LessonsMixin
 from embviz.ui.window_menus import MenusMixin
+from embviz.ui.window_projector import ProjectorMixin
 from embviz.ui.window_sessions import SessionsMixin
 from embviz.ui.tab_list import TABS, TabServices
 from embviz.ui.window_tabs import PanelTabs
 
 STATUS_BAR_SLACK = 60  # pixels of the status bar that are not the two labels
+MODEL_SHARE = 0.3  # of the status bar, while a message is shown
 
 
 def _built(name: str) -> property:
@@ -49,14 +50,19 @@ def _built(name: str) -> property:
     return property(panel)
 
 
-class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMixin, QMainWindow):
+class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMixin, ProjectorMixin, QMainWindow):
     def __init__(self, worker: ComputeWorker | None = None, settings: Settings | None = None, device: str = "auto") -> None:
+        settings = settings or Settings()
+        # The text size before the window is made: set after, the window and so its menu bar
+        # and status bar kept the 100 % font (and the menu bar its 100 % height) until the event
+        # loop ran, and the first second on screen was drawn at 100 % with the menu bar cut off.
+        style.set_text_scale(settings.text_scale)
         super().__init__()
         self.setWindowTitle("embviz")
         self._fit_to_screen()
         self.setAcceptDrops(True)
         self.device = device
-        self.settings = settings or Settings()
+        self.settings = settings
         self.worker = worker or ComputeWorker(self)
         self.summary = None
         self.generation = 0  # the model generation on screen
@@ -79,7 +85,6 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
         self._build_menus()
         self._build_view_menu()
         self._build_keys()
-        style.set_text_scale(self.settings.text_scale)
         self._keep_window_keys()
         if self.settings.problem:
             self.show_message(self.settings.problem)
@@ -146,7 +151,9 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
         self.lessons.stepChosen.connect(self.go_to_step)
         self.lessons_dock = QDockWidget("Lessons", self)
         self.lessons_dock.setWidget(self.lessons)
-        self.lessons_dock.setAllowedAreas(Qt.DockWidgetArea.LeftDockWidgetArea | Qt.DockWidgetArea.RightDockWidgetArea)
+        self.lessons_dock.setAllowedAreas(Qt.DockWidgetArea.LeftDockWidgetArea | Qt.DockWidgetArea.RightDockWidgetArea
+                                          | Qt.DockWidgetArea.BottomDockWidgetArea)  # a caption band in projector mode
+        self.lessons.closeAsked.connect(self.lessons_dock.close)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.lessons_dock)
         self.lessons_dock.hide()
         self.lessons_dock.visibilityChanged.connect(self._lessons_shown)
@@ -223,6 +230,9 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
         self.map_panel.fit_button.click()  # the flat map, and the 3-D one when it is shown
 
     def focus_find(self) -> None:
+        if self.projector:  # the tab on the screen stays: its own field
+            self.focus_input()
+            return
         self.tabs.setCurrentWidget(self.map_panel)
         self.map_panel.search.setFocus()
         self.map_panel.search.selectAll()
@@ -349,12 +359,12 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self._share_status_bar()
-        self.lessons_dock.setMaximumWidth(int(self.width() * LESSONS_MAX_SHARE))
+        self._cap_lessons()
 
     def _share_status_bar(self) -> None:
-        """The model label takes what it needs, up to 55 % of the width while a message is
-        shown; the message has the rest."""
-        share = 0.55 if self.message.full_text else 0.95
+        """The model label takes what it needs, up to MODEL_SHARE of the width while a message
+        is shown (its whole text in its tooltip); the message has the rest, wrapped."""
+        share = MODEL_SHARE if self.message.full_text else 0.95
         # Less the room of the status bar's margins and grip: a fixed width the bar cannot hold
         # raises the window's minimum, the window grows, the share grows, and so on off the screen.
         room = int(self.width() * share) - STATUS_BAR_SLACK

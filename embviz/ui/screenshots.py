@@ -28,25 +28,56 @@ def _wait(app, done, what: str, timeout: float | None = None) -> None:
         time.sleep(0.02)
 
 
-def _lesson_steps(app, window, save) -> None:
-    """Help ▸ Lessons, each step as a teacher would click it: lesson_01.png, lesson_02.png…"""
+def _go_to_step(app, window, i: int) -> None:
+    """Lesson step `i` set up, as a teacher would click it, and drawn."""
     from embviz.state.lesson_tour import STEPS
 
+    step = STEPS[i]
     tabs = {"map": lambda: window.map_panel.view.ids.size > 0, "neighbours": lambda: window.neighbours.table.rowCount() > 0,
             "analogies": lambda: window.analogies.table.rowCount() > 0,
             "logits": lambda: bool(window.logits.results) or bool(window.logits.message.text()),
             "attribution": lambda: window.attribution.pattern is not None or bool(window.attribution.message.text()),
-            "compare": lambda: window.compare.dominoes.columns[1].rowCount() > 0 or bool(window.compare.message.text())}
+            "compare": lambda: window.compare.dominoes.columns[1].rowCount() > 0 or bool(window.compare.message.text()),
+            **{key: _answered(window.panel_named(key)) for key in ("similarities", "odd-one-out")}}
+    window.go_to_step(i)
+    asks_numbers = "rows" in step.setup or step.setup.get("shapes")
+    _wait(app, lambda: window.summary is not None and not window.load_progress.isVisible() and tabs[step.tab]()
+          and ("analogy" not in step.setup or tabs["analogies"]())  # step 8 shows the analogy on the map
+          and (not asks_numbers or "Working" not in window.lessons.numbers.text() and window.lessons.numbers.text()),
+          f"lesson step {i + 1}")
+
+
+def _lesson_steps(app, window, save) -> None:
+    """Help ▸ Lessons, each step as a teacher would click it: lesson_01.png, lesson_02.png…
+    (in projector mode where a lesson opens in it: a small screen or large text)."""
+    from embviz.state.lesson_tour import STEPS
+
     window.show_lessons()
-    for i, step in enumerate(STEPS):
-        window.go_to_step(i)
-        asks_numbers = "rows" in step.setup or step.setup.get("shapes")
-        _wait(app, lambda: window.summary is not None and not window.load_progress.isVisible() and tabs[step.tab]()
-              and ("analogy" not in step.setup or tabs["analogies"]())  # step 8 shows the analogy on the map
-              and (not asks_numbers or "Working" not in window.lessons.numbers.text() and window.lessons.numbers.text()),
-              f"lesson step {i + 1}")
+    for i in range(len(STEPS)):
+        _go_to_step(app, window, i)
         save(f"lesson_{i + 1:02d}")
     window.lessons_dock.hide()
+
+
+def _projector_pictures(demo: Demo) -> None:
+    """Projector mode (F5): projector_lesson.png (the lesson's caption band under the logits
+    of "The capital of France is"), then projector_map.png and projector_logits.png with the
+    tabs' controls folded and the bars' numbers printed."""
+    from embviz.state.lesson_tour import STEPS
+
+    window = demo.window
+    window.set_projector(True)
+    demo.wait(lambda: True, "the full screen")
+    window.show_lessons()
+    _go_to_step(demo.app, window, next(i for i, s in enumerate(STEPS)
+                                       if "France" in s.setup.get("logits", "") and not s.setup.get("shapes")))
+    demo.save("projector_lesson")
+    window.lessons_dock.close()
+    for name, panel in (("projector_map", window.map_panel), ("projector_logits", window.logits)):
+        window.tabs.setCurrentWidget(panel)
+        demo.wait(lambda: True, "the tab")
+        demo.save(name)
+    window.set_projector(False)
 
 
 def _tsne_live(app, window, save) -> str | None:
@@ -286,7 +317,29 @@ def _compare_tab(demo: Demo) -> None:
     panel.histogram.brush.setRegion((0.3, 1.0))  # as a drag of the band ends
     demo.wait(lambda: True, "the list")
     demo.save("compare")
-    panel.state.low, panel.state.order = 0.0, "ascending"
+    panel.state.low = 0.0
+
+
+def _answered(panel):
+    """Whether a tab with a `shown` answer and a `message` has one or the other."""
+    return lambda: panel.shown is not None or bool(panel.message.text())
+
+
+def _judgement_tabs(demo: Demo) -> None:
+    """similarities.png: WordSim-353 against both models (after Compare opened GloVe beside the
+    first), ␣cup–␣coffee chosen; odd_one_out.png: breakfast cereal dinner lunch."""
+    window = demo.window
+    panel = window.panel_named("similarities")
+    window.show_tab("similarities")
+    panel.show_lesson("wordsim353", "cup mug", ("cup", "coffee"))
+    demo.wait(lambda: _answered(panel)() and (panel.second is None or panel.shown_b is not None
+                                               or panel.summary_b.text()), "the similarity judgements")
+    demo.save("similarities")
+    odd = window.panel_named("odd-one-out")
+    window.show_tab("odd-one-out")
+    odd.show_words("breakfast cereal dinner lunch")
+    demo.wait(_answered(odd), "the odd one out")
+    demo.save("odd_one_out")
 
 
 def _attribution_pictures(demo: Demo) -> None:
@@ -378,10 +431,12 @@ def run_screenshots(out: str, model: str | None = None, device: str = "auto", te
     if session is None:
         raise RuntimeError("no model on screen to save a session of")
     _compare_tab(demo)  # after the session, whose restoring is timed without a second model
+    _judgement_tabs(demo)  # after Compare: both models' judgements side by side
     if why := _tsne_live(app, window, demo.save):  # after the session: it keeps the PCA map
         demo.skip(("tsne_live",), why)
     _lesson_model(demo)
     _lesson_steps(app, window, demo.save)
+    _projector_pictures(demo)
     window.close()
     _restored(demo, session, device, Path(scratch.name) / "settings-2.json", analogies)
     for path in demo.saved + [session]:

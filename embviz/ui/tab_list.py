@@ -7,7 +7,8 @@ handler(s), its panel, and one entry here. A panel is made with the services its
 `takes`, holds its `state`, and has `on_model(summary, restore)`, where `restore` is the
 state a session saved (or None); a `snapshot()` when a session must keep more than
 `state`. The window connects, where a panel has them, its `highlight` (token ids to ring
-on the map), `statusMessage` (a message about this tab; "" takes it back) and `focusToken` signals."""
+on the map), `statusMessage` (a message about this tab; "" takes it back) and `focusToken` signals,
+and calls its `on_second_model(summary)` when File ▸ Compare with… opens a second model."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from PySide6.QtWidgets import QWidget
 from embviz.state.tab_state import key_of
 from embviz.state.tabs import (
     AnalogyState, AttributionState, CompareState, DriftState, LensState, LogitsState, MapState, NeighboursState,
-    VectorsState,
+    OddOneOutState, SimilaritiesState, VectorsState,
 )
 
 PanelClass = Callable[..., QWidget]
@@ -46,7 +47,7 @@ class TabServices:
 class TabSpec:
     state: type  # the tab's `@tab_state` class: its key is the tab's key
     title: str
-    short: str  # the title when the full ones do not fit the tab bar
+    short: str  # the title when the full ones do not fit the tab bar: a whole word the title has
     panel: Callable[[], PanelClass]
     takes: tuple[str, ...] = ("submit",)  # the panel's arguments, TabServices' fields in order
 
@@ -62,14 +63,16 @@ _PANELS = "embviz.ui.panels."
 _ASKS, _RUNS = ("submit", "cancel"), ("submit", "cancel", "language_model")
 TABS: list[TabSpec] = [
     TabSpec(MapState, "Map", "Map", lazy(_PANELS + "map", "MapPanel"), ("submit", "cancel", "settings", "presets")),
-    TabSpec(NeighboursState, "Neighbours", "Nearest", lazy(_PANELS + "neighbours", "NeighboursPanel")),
-    TabSpec(AnalogyState, "Analogies", "Analogy", lazy(_PANELS + "analogies", "AnalogyPanel"), _ASKS),
+    TabSpec(NeighboursState, "Neighbours", "Neighbours", lazy(_PANELS + "neighbours", "NeighboursPanel")),
+    TabSpec(AnalogyState, "Analogies", "Analogies", lazy(_PANELS + "analogies", "AnalogyPanel"), _ASKS),
     TabSpec(LogitsState, "Next-token logits", "Logits", lazy(_PANELS + "logits", "LogitsPanel"), _RUNS),
     TabSpec(VectorsState, "Vectors", "Vectors", lazy(_PANELS + "vectors", "VectorsPanel")),
     TabSpec(LensState, "Logit lens", "Lens", lazy(_PANELS + "lens", "LensPanel"), _RUNS),
     TabSpec(DriftState, "Drift", "Drift", lazy(_PANELS + "drift", "DriftPanel"), _RUNS),
-    TabSpec(AttributionState, "Attribution", "Who", lazy(_PANELS + "attribution", "AttributionPanel"), _RUNS),
-    TabSpec(CompareState, "Compare", "A vs B", lazy(_PANELS + "compare", "ComparePanel"), _ASKS),
+    TabSpec(AttributionState, "Attribution", "Attribution", lazy(_PANELS + "attribution", "AttributionPanel"), _RUNS),
+    TabSpec(CompareState, "Compare", "Compare", lazy(_PANELS + "compare", "ComparePanel"), _ASKS),
+    TabSpec(SimilaritiesState, "Similarity", "Similarity", lazy(_PANELS + "similarities", "SimilaritiesPanel")),
+    TabSpec(OddOneOutState, "Odd one out", "Odd one out", lazy(_PANELS + "odd_one_out", "OddOneOutPanel")),
 ]
 
 

@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import shiboken6
 from PySide6.QtCore import QEvent, QObject, QPoint, QRect, QSize, QStringListModel, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent, QKeySequence, QMouseEvent
 from PySide6.QtWidgets import (
-    QAbstractItemView, QApplication, QCheckBox, QCompleter, QHeaderView, QLabel, QLayout, QLayoutItem, QLineEdit, QSizePolicy,
-    QSplitter, QTableWidget, QTableWidgetItem, QWidget,
+    QAbstractItemView, QApplication, QCheckBox, QComboBox, QCompleter, QFileDialog, QHeaderView, QLabel, QLayout,
+    QLayoutItem, QLineEdit, QProgressBar, QSizePolicy, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
 )
 
+from embviz.state.settings import Settings
 from embviz.ui.tables import rows_to_text
 from embviz.ui import style
 
 FRAME_MS = 16  # one frame at 60 Hz
+MESSAGE_LINES = 3  # the status message's most lines, wrapped
+ROW_HEIGHT = 26  # a results table's row at 100 % text (its font is LABEL_POINT_SIZE)
 
 
 def next_frame(receiver: QObject, step: Callable[[], object]) -> None:
@@ -32,6 +36,18 @@ def hide_special_switch() -> QCheckBox:
                    "The command line's --hide-special does the same.")
     box.setChecked(True)
     return box
+
+
+class BusyBar(QProgressBar):
+    """A thin bar that moves while an answer is on its way, shown the moment a question is
+    asked: the first lookup of a word the vocabulary lacks waits seconds for the tokenizer."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setRange(0, 0)  # no known end: Qt animates it
+        self.setTextVisible(False)
+        self.setFixedHeight(6)
+        self.hide()
 
 
 class ResultsTable(QTableWidget):
@@ -57,7 +73,8 @@ class ResultsTable(QTableWidget):
         self.cellClicked.connect(lambda row, _col: self.tokenClicked.emit(self.ids[row]))
 
     def set_text_scale(self, scale: float) -> None:
-        self.verticalHeader().setDefaultSectionSize(round(34 * scale))
+        # A line of its font and a little air: eight rows in sight at 1024 × 700 and 150 %.
+        self.verticalHeader().setDefaultSectionSize(round(ROW_HEIGHT * scale))
 
     def fill(self, rows: list[tuple], ids: list[int], now: int | None = None) -> None:
         """Show `rows`; with `now`, only the first `now` rows get their cells here, the
@@ -182,12 +199,15 @@ class ElidedLabel(QLabel):
 
 
 class MessageLabel(ElidedLabel):
-    """The status message, cleared after a while or when the model changes."""
+    """The status message, cleared after a while or when the model changes. It wraps onto
+    up to MESSAGE_LINES lines instead of being cut ("the largest: Mughal Ka…"): the status
+    bar grows to hold them."""
 
     changed = Signal()
 
     def __init__(self, parent=None) -> None:
         super().__init__("", parent)
+        self.setWordWrap(True)
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.timeout.connect(self.clear_message)
@@ -201,6 +221,41 @@ class MessageLabel(ElidedLabel):
         self._timer.stop()
         self.set_full_text("")
         self.changed.emit()
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # another text size: another height
+            self._fit()
+
+    def _fit(self) -> None:
+        """The whole text, as many lines high as it wraps onto at this width (at most MESSAGE_LINES)."""
+        if self.text() != self.full_text:
+            self.setText(self.full_text)
+        lines = self.fontMetrics().lineSpacing()
+        needed = self.heightForWidth(max(self.width(), 1)) if self.full_text else lines
+        height = min(max(needed, lines), lines * MESSAGE_LINES + 4)
+        if self.minimumHeight() != height:
+            self.setFixedHeight(height)
+
+
+class FittedCombo(QComboBox):
+    """A combo box as wide as the choice shown, not its longest: the map's controls fit two rows,
+    and the neighbours' options one, at 1024 × 700 and 150 %. (Its list still shows every choice whole.)"""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.currentIndexChanged.connect(self.updateGeometry)
+
+    def _fitted(self, size: QSize) -> QSize:
+        metrics = self.fontMetrics()
+        widest = max((metrics.horizontalAdvance(self.itemText(i)) for i in range(self.count())), default=0)
+        return QSize(size.width() - widest + metrics.horizontalAdvance(self.currentText()), size.height())
+
+    def sizeHint(self) -> QSize:
+        return self._fitted(super().sizeHint())
+
+    def minimumSizeHint(self) -> QSize:
+        return self._fitted(super().minimumSizeHint())
 
 
 class FlowLayout(QLayout):
@@ -249,20 +304,49 @@ class FlowLayout(QLayout):
         return size + QSize(margins.left() + margins.right(), margins.top() + margins.bottom())
 
     def _arrange(self, rect: QRect, move: bool) -> int:
+        """Lay the items out in lines (placing them when `move`); the height they take. The
+        room a line leaves goes to its items that expand sideways (a search field)."""
         margins = self.contentsMargins()
         area = rect.adjusted(margins.left(), margins.top(), -margins.right(), -margins.bottom())
-        x, y, line_height = area.x(), area.y(), 0
+        lines: list[list[QLayoutItem]] = [[]]
+        x = area.x()
         for item in self._items:
             if (widget := item.widget()) is not None and widget.isHidden():
                 continue
-            hint = item.sizeHint()
-            if x + hint.width() > area.right() + 1 and line_height > 0:
-                x, y, line_height = area.x(), y + line_height + self.spacing(), 0
+            width = item.sizeHint().width()
+            if x + width > area.right() + 1 and lines[-1]:
+                lines.append([])
+                x = area.x()
+            lines[-1].append(item)
+            x += width + self.spacing()
+        y = area.y()
+        for line in lines:
+            if not line:
+                continue
+            height = max(item.sizeHint().height() for item in line)
             if move:
-                item.setGeometry(QRect(QPoint(x, y), hint))
-            x += hint.width() + self.spacing()
-            line_height = max(line_height, hint.height())
-        return y + line_height - rect.y() + margins.bottom()
+                used = sum(item.sizeHint().width() for item in line) + self.spacing() * (len(line) - 1)
+                growing = [item for item in line if item.expandingDirections() & Qt.Orientation.Horizontal]
+                extra = max(0, area.width() - used) // len(growing) if growing else 0
+                x = area.x()
+                for item in line:
+                    hint = item.sizeHint()
+                    width = hint.width() + (extra if item in growing else 0)
+                    item.setGeometry(QRect(QPoint(x, y), QSize(width, hint.height())))
+                    x += width + self.spacing()
+            y += height + self.spacing()
+        return y - self.spacing() - rect.y() + margins.bottom() if any(lines) else margins.top() + margins.bottom()
+
+
+def folding(*layouts: QLayout) -> QWidget:
+    """`layouts` stacked in a widget of their own: controls that projector mode folds away
+    as one (a panel's `controls`), each control keeping the visibility its panel gives it."""
+    box = QWidget()
+    column = QVBoxLayout(box)
+    column.setContentsMargins(0, 0, 0, 0)
+    for layout in layouts:
+        column.addLayout(layout)
+    return box
 
 
 def flow_row(*widgets: QWidget) -> FlowLayout:
@@ -280,3 +364,12 @@ def side_by_side(left: QWidget, right: QWidget, left_share: int, right_share: in
     splitter.setStretchFactor(0, left_share)
     splitter.setStretchFactor(1, right_share)
     return splitter
+
+
+def ask_save_path(parent: QWidget, settings: Settings, title: str, name: str, filters: str) -> str:
+    """A path the user picks to save `name` in, starting in the folder they last saved to
+    (which is remembered); "" when they cancel."""
+    path, _ = QFileDialog.getSaveFileName(parent, title, str(settings.export_folder / name), filters)
+    if path:
+        settings.set_export_folder(Path(path).parent)
+    return path

@@ -56,6 +56,7 @@ if TYPE_CHECKING:
         fit_map: Callable[[], None]
         focus_find: Callable[[], None]
         cancel_running: Callable[[], None]
+        escape: Callable[[], None]
 
         # The tabs the window wires to each other (its properties).
         @property
@@ -82,6 +83,13 @@ if TYPE_CHECKING:
         _restore: Callable[..., None]
         _run_step: Callable[[LessonStep], None]
         _size_lessons: Callable[[], None]
+        _cap_lessons: Callable[[], None]
+        projector: bool
+        _build_projector: Callable[[QMenu], None]
+        set_projector: Callable[[bool], None]
+        projector_for_lesson: Callable[[], None]
+        projector_after_lesson: Callable[[], None]
+        focus_input: Callable[[], None]
         open_file_dialog: Callable[[], None]
         open_folder_dialog: Callable[[], None]
         open_hub_dialog: Callable[[], None]

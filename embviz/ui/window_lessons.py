@@ -16,6 +16,9 @@ from embviz.ui.window_host import WindowHost
 
 LESSONS_MAX_SHARE = 0.3  # of the window's width: the tabs keep the rest
 LESSONS_SHARE = 0.28  # the width the lessons open at, under the cap
+BAND_MAX_SHARE = 0.34  # of the window's height, in projector mode: the picture keeps the rest
+BAND_SHARE = 0.3  # the height the band opens at, under the cap
+QWIDGETSIZE_MAX = (1 << 24) - 1  # Qt's "no limit"
 
 
 class LessonsMixin(WindowHost):
@@ -23,10 +26,24 @@ class LessonsMixin(WindowHost):
         self.lessons_dock.show()
         self.lessons_dock.raise_()
 
+    def _cap_lessons(self) -> None:
+        """A side column never more than LESSONS_MAX_SHARE of the window's width; a caption
+        band (projector mode) never more than BAND_MAX_SHARE of its height."""
+        dock = self.lessons_dock
+        if self.projector:
+            dock.setMaximumSize(QWIDGETSIZE_MAX, int(self.height() * BAND_MAX_SHARE))
+        else:
+            dock.setMaximumSize(int(self.width() * LESSONS_MAX_SHARE), QWIDGETSIZE_MAX)
+
     def _size_lessons(self) -> None:
-        """The lessons beside the tabs, never more than LESSONS_MAX_SHARE of the window."""
-        self.lessons_dock.setMaximumWidth(int(self.width() * LESSONS_MAX_SHARE))
-        if not self.lessons_dock.isFloating():
+        """The lessons beside the tabs, or under them as a band in projector mode."""
+        self._cap_lessons()
+        if self.lessons_dock.isFloating():
+            return
+        if self.projector:
+            height = min(self.lessons.sizeHint().height(), int(self.height() * BAND_SHARE))
+            self.resizeDocks([self.lessons_dock], [height], Qt.Orientation.Vertical)
+        else:
             width = min(self.lessons.sizeHint().width(), int(self.width() * LESSONS_SHARE))
             self.resizeDocks([self.lessons_dock], [width], Qt.Orientation.Horizontal)
 
@@ -37,6 +54,7 @@ class LessonsMixin(WindowHost):
         step = self.tour.go(index)
         if self._before_lesson is None and (session := self.session_state()) is not None:
             self._before_lesson = copied(session)
+        self.projector_for_lesson()
         self.show_lessons()
         self.lessons.show_step()
         if self.summary is None or self.model_source != step.model or self.load_progress.isVisible():
@@ -48,6 +66,7 @@ class LessonsMixin(WindowHost):
     def end_lesson(self) -> None:
         """The lessons closed: the user's tabs as they were before the first step, now if
         their model is on screen, or when it next opens."""
+        self.projector_after_lesson()
         before, self._before_lesson = self._before_lesson, None
         if before is None:
             return
@@ -87,6 +106,10 @@ class LessonsMixin(WindowHost):
             self.analogies.run()
         if "compare" in setup:
             self.lesson_compare(setup["compare"], setup["k"], setup["focus"])
+        if "similarities" in setup:
+            self.panel_named("similarities").show_lesson(setup["similarities"], setup["pair"], setup["pair_focus"])
+        if "odd_one_out" in setup:
+            self.panel_named("odd-one-out").show_words(setup["odd_one_out"])
         if "attribution" in setup:
             self.attribution.show_lesson(setup["attribution"], setup["pinned"], *setup["head"])
         if step.tab == "map":  # the picture the text describes, whatever the user coloured by

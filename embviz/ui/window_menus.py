@@ -19,10 +19,12 @@ HELP_KEYS = (
     ("Ctrl+1 … Ctrl+9", "the Map, Neighbours, Analogies, Next-token logits, Vectors, Logit lens, Drift, "
                         "Attribution and Compare tabs"),
     ("Ctrl+F", "find tokens on the map"),
-    ("Esc", "cancel the running job (a map, the benchmark, opening a model)"),
+    ("Esc", "cancel the running job (a map, the benchmark, opening a model); in projector mode, leave it"),
     ("Home", "fit the map to every point"),
     ("Ctrl+= / Ctrl+− / Ctrl+0", "larger / smaller / normal text (100–250 %)"),
     ("F11", "full screen"),
+    ("F5", "projector mode: full screen, the picture first, lessons as a caption band; F6 shows the controls, "
+           "→ / Space / PgDn next step, ← / PgUp back, / find, + / − text size, Esc leaves"),
     ("Ctrl+E", "export the current tab as a picture (PNG at 2×, or SVG)"),
     ("Ctrl+C", "copy the selected table rows (all rows when none is selected)"),
     ("Ctrl+O", "open a model file (or a saved session)"),
@@ -107,9 +109,11 @@ class MenusMixin(WindowHost):
         lessons.setShortcut(QKeySequence("F2"))
         help_menu.addAction(lessons)
         self._action(help_menu, "Keys and help", "F1", self.show_help)
+        view.addSeparator()
+        self._build_projector(view)
 
     def _build_keys(self) -> None:
-        for keys, slot in ((QKeySequence.StandardKey.Find, self.focus_find), ("Escape", self.cancel_running)):
+        for keys, slot in ((QKeySequence.StandardKey.Find, self.focus_find), ("Escape", self.escape)):
             shortcut = QShortcut(QKeySequence(keys), self)
             shortcut.activated.connect(slot)
 

@@ -7,45 +7,93 @@ from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, QSize, Qt
 from PySide6.QtGui import QKeyEvent, QKeySequence
-from PySide6.QtWidgets import QFrame, QScrollArea, QTabWidget, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QMenu, QScrollArea, QTabBar, QTabWidget, QToolButton, QWidget
 
 from embviz.ui import style
 
 
 # The tab bar's titles, tried in turn until they fit: (short titles, point size, bold). The
 # short titles (large text, a narrow screen, the lessons open) keep every tab in sight, with
-# no scroll arrows to find the last ones.
+# no scroll arrows to find the last ones; past the last step the tabs that do not fit give
+# way to the "All tabs" list, and no title is ever cut.
 TAB_TITLE_STEPS = (
     (False, style.BASE_POINT_SIZE + 1, True), (True, style.BASE_POINT_SIZE + 1, True),
-    (True, style.BASE_POINT_SIZE, False),
+    (True, style.BASE_POINT_SIZE, False), (True, style.BASE_POINT_SIZE - 2, False),
 )
 # Window-wide keys that a focused line edit or spin box would otherwise take for itself
 # (on X11 a QLineEdit reads Ctrl+E as "end of line").
 WINDOW_KEYS = ("Ctrl+E",)
 
 
+class TitleBar(QTabBar):
+    """A tab bar whose titles may elide to one letter and an ellipsis, where Qt keeps two and
+    three dots: eleven tabs at 150 % text beside the lessons still fit a 1024-pixel screen."""
+
+    def minimumTabSizeHint(self, index: int) -> QSize:
+        hint = super().minimumTabSizeHint(index)
+        text = self.tabText(index)
+        if len(text) > 3:  # Qt's least is its first two letters and "..."
+            metrics = self.fontMetrics()
+            spared = metrics.horizontalAdvance(text[:2] + "...") - metrics.horizontalAdvance(text[:1] + "…")
+            hint.setWidth(hint.width() - max(spared, 0))
+        return hint
+
+
 class PanelTabs(QTabWidget):
     """The tabs, each panel in a scroll area: on a short screen with large text a tab
     scrolls instead of raising the window's minimum size past the screen. The titles
-    shorten when the full ones do not fit, so no tab hides behind scroll arrows.
+    shorten when the full ones do not fit, so no tab hides behind scroll arrows; when even
+    the short ones do not, the last tabs (never the current one) are taken out of the bar and
+    the "All tabs ▾" button in its corner lists every tab.
 
     Callers deal in panels: `currentWidget`, `widget`, `indexOf` and `setCurrentWidget`
     see through the scroll areas."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.setTabBar(TitleBar())
         self._names: list[tuple[str, str]] = []  # (full title, short title) per tab
         self.setUsesScrollButtons(False)
-        self.setElideMode(Qt.TextElideMode.ElideRight)  # the last resort, past the short titles
+        # Eliding keeps the bar's minimum width small (the window may shrink); the titles are fitted
+        # whole at every resize, so none stays cut.
+        self.setElideMode(Qt.TextElideMode.ElideRight)
         self.tabBar().setExpanding(False)
+        self.tab_list = QToolButton()
+        self.tab_list.setText("All tabs ▾")
+        self.tab_list.setToolTip("Every tab, including those the tab bar has no room for")
+        self.tab_list.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.tab_list.setMenu(QMenu(self.tab_list))
+        self.tab_list.hide()
+        self._corner = QWidget()
+        self._corner_row = QHBoxLayout(self._corner)
+        self._corner_row.setContentsMargins(0, 0, 0, 0)
+        self._corner_row.addWidget(self.tab_list)
+        self.setCornerWidget(self._corner, Qt.Corner.TopRightCorner)
+        self._fitting = False
+        self.currentChanged.connect(self.fit_titles)  # a tab picked from the list comes into the bar
         style.follow_scale(self)
 
     def add_panel(self, panel: QWidget | None, name: str, short: str) -> PanelPage:
         """A tab for `panel`; with None, a page its panel is put in later (PanelPage.set_panel)."""
         self._names.append((name, short))
         page = PanelPage(panel)
-        self.addTab(page, name)
+        index = self.addTab(page, name)
+        action = self.tab_list.menu().addAction(name)
+        action.triggered.connect(lambda _checked=False: self.setCurrentIndex(index))
         return page
+
+    def add_corner(self, widget: QWidget) -> None:
+        """A widget beside the tab list in the bar's corner; the titles fit the room it leaves."""
+        self._corner_row.insertWidget(self._corner_row.count() - 1, widget)
+        self.fit_titles()
+
+    def corner_width(self) -> int:
+        """The pixels the corner's widgets shown take from the tab bar."""
+        items = (self._corner_row.itemAt(i) for i in range(self._corner_row.count()))
+        shown = [item.widget() for item in items if item is not None]
+        widths = [w.sizeHint().width() for w in shown if w is not None and not w.isHidden()]
+        margins = self._corner_row.contentsMargins()
+        return sum(widths) + self._corner_row.spacing() * max(0, len(widths) - 1) + margins.left() + margins.right() if widths else 0
 
     def _panel(self, page: QWidget | None) -> Any:
         return page.widget() if isinstance(page, QScrollArea) else page
@@ -64,15 +112,28 @@ class PanelTabs(QTabWidget):
         self.setCurrentIndex(self.indexOf(panel))
 
     def set_text_scale(self, scale: float) -> None:
-        self._fit_titles()
+        self.fit_titles()
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
-        self._fit_titles()
+        self.fit_titles()
 
-    def _fit_titles(self) -> None:
-        """The first of TAB_TITLE_STEPS whose titles fit the width (eliding past the last)."""
+    def fit_titles(self, *_args) -> None:
+        """The first of TAB_TITLE_STEPS whose titles fit the width the corner leaves; past
+        the last, as many tabs as fit (the current one always) and the tab list."""
+        if self._fitting:  # showing the list or a tab resizes the bar, which asks again
+            return
+        self._fitting = True
+        try:
+            self._fit_titles_now()
+        finally:
+            self._fitting = False
+
+    def _fit_titles_now(self) -> None:
         bar = self.tabBar()
+        for i in range(bar.count()):
+            bar.setTabVisible(i, True)
+        self.tab_list.hide()
         for short, size, bold in TAB_TITLE_STEPS:
             font = style.font(size, bold)
             if bar.font() != font:
@@ -80,8 +141,23 @@ class PanelTabs(QTabWidget):
             for i, names in enumerate(self._names):
                 if bar.tabText(i) != names[short]:
                     bar.setTabText(i, names[short])
-            if sum(bar.tabSizeHint(i).width() for i in range(bar.count())) <= self.width():
+            if self._titles_width() <= self.width() - self.corner_width():
                 return
+        self.tab_list.show()
+        room = self.width() - self.corner_width()
+        for i in reversed(range(bar.count())):
+            if self._titles_width() <= room:
+                break
+            if i != self.currentIndex():
+                bar.setTabVisible(i, False)
+
+    def _titles_width(self) -> int:
+        bar = self.tabBar()
+        return sum(bar.tabSizeHint(i).width() for i in range(bar.count()) if bar.isTabVisible(i))
+
+    def shown_tabs(self) -> list[int]:
+        """The tabs the bar shows (the others are in the tab list only)."""
+        return [i for i in range(self.count()) if self.tabBar().isTabVisible(i)]
 
 
 class PanelPage(QScrollArea):

@@ -214,7 +214,8 @@ def project(
     return _umap(model, ids, normalize, progress, seed, dims)
 
 
-def _sampled(model, method, ids, sample, normalize, progress, seed, threads, dims) -> Projection:
+def _sampled(model: EmbeddingModel, method: str, ids: np.ndarray, sample: int, normalize: bool, progress: ProgressFn,
+             seed: int, threads: int | None, dims: int) -> Projection:
     from embviz.core.maps.placement import PLACE_NEIGHBOURS, place_rows, sample_positions
 
     if sample < MIN_TSNE_ROWS:
@@ -251,7 +252,8 @@ def _threads(threads: int | None) -> int:
     return threads or compute_threads()
 
 
-def _tsne(model, ids, normalize, progress, seed, threads, dims) -> Projection:
+def _tsne(model: EmbeddingModel, ids: np.ndarray, normalize: bool, progress: ProgressFn, seed: int,
+          threads: int | None, dims: int) -> Projection:
     n = ids.size
     if n < MIN_TSNE_ROWS:
         raise EmbvizError(f"t-SNE needs at least {MIN_TSNE_ROWS} rows; this selection has {n}. Use PCA instead.")
@@ -321,7 +323,8 @@ def _finished(ids: np.ndarray, coords: np.ndarray, notes: list[str], progress: P
     return Projection("tsne", ids, coords, notes=notes)
 
 
-def _umap(model, ids, normalize, progress, seed, dims) -> Projection:
+def _umap(model: EmbeddingModel, ids: np.ndarray, normalize: bool, progress: ProgressFn, seed: int,
+          dims: int) -> Projection:
     n = ids.size
     if n < 4:
         raise EmbvizError(f"UMAP needs at least 4 rows; this selection has {n}. Use PCA instead.")
@@ -362,4 +365,5 @@ def umap_coords(x: np.ndarray | FileRows, seed: int, neighbours: int,
                         precomputed_knn=(None, None, None) if knn is None else knn)
     with warnings.catch_warnings():  # "no search index, so no transform": none is wanted
         warnings.simplefilter("ignore")
-        return reducer.fit_transform(rows).astype(np.float32)
+        coords: np.ndarray = reducer.fit_transform(rows).astype(np.float32)
+    return coords

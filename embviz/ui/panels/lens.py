@@ -89,7 +89,7 @@ class LensPanel(LanguageModelTab):
         self.grid.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
         self.grid.clicked.connect(lambda index: self.show_cell(self._row_of(index.row()), index.column()))
         self.grid.doubleClicked.connect(lambda index: self.ask_attribution(self._row_of(index.row()), index.column()))
-        self.bars = BarChart("Click a cell", style.BAR_PROB, suffix="%")
+        self.bars = BarChart("Click a cell", style.BAR_PROB, suffix="%", axis_max=100.0)
         self.cell_caption = QLabel("")
         self.cell_caption.setWordWrap(True)
         self.caption = QLabel("")
@@ -98,6 +98,7 @@ class LensPanel(LanguageModelTab):
         layout = QVBoxLayout(self)
         layout.addWidget(self.text)
         layout.addWidget(self.final_norm)  # why, in its tooltip: its five lines at large text left the grid none
+        self.controls = (self.final_norm,)  # what projector mode folds: the text stays
         layout.addWidget(self.loading)
         layout.addWidget(self.message)
         layout.addWidget(self.splitter, HIDDEN_SPACE_STRETCH)

@@ -34,6 +34,7 @@ MIN_STEP_ROWS = 3
 
 class LessonsPanel(QWidget):
     stepChosen = Signal(int)  # the index of the step to go to
+    closeAsked = Signal()  # the band's close button: the lessons end
 
     def __init__(self, tour: TourState, submit: Submit, parent=None) -> None:
         super().__init__(parent)
@@ -67,10 +68,15 @@ class LessonsPanel(QWidget):
         self.next.clicked.connect(lambda: self.stepChosen.emit(self.tour.index + 1 if self.started else 0))
         self.counter = QLabel("")
         self.counter.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.close_button = QPushButton("✕ Close")
+        self.close_button.setToolTip("Close the lessons: your tabs come back as they were")
+        self.close_button.clicked.connect(self.closeAsked)
+        self.close_button.hide()  # the dock has its own, except as projector mode's band
         buttons = QHBoxLayout()
         buttons.addWidget(self.back)
         buttons.addStretch(1)
         buttons.addWidget(self.next)
+        buttons.addWidget(self.close_button)
         # The step's words and numbers scroll on a short screen; the list and the buttons stay.
         words = QWidget()
         column = QVBoxLayout(words)
@@ -83,11 +89,13 @@ class LessonsPanel(QWidget):
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # the words wrap instead
         scroll.setWidget(words)
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.steps)
-        layout.addWidget(scroll, 1)
-        layout.addWidget(self.counter)  # its own line: between the buttons a narrow dock cut it up
-        layout.addLayout(buttons)
+        self._column = QVBoxLayout(self)
+        self._column.addWidget(self.steps)
+        self._words = scroll
+        self._column.addWidget(scroll, 1)
+        self._column.addWidget(self.counter)  # its own line: between the buttons a narrow dock cut it up
+        self._buttons = buttons
+        self._column.addLayout(buttons)
         style.follow_scale(self)
         self.back.setEnabled(False)
 
@@ -95,6 +103,17 @@ class LessonsPanel(QWidget):
         # A column beside the tabs, not the width of its longest sentence: the window must
         # not grow past a 1024-px screen when the lessons open.
         return QSize(round(PANEL_WIDTH * style.text_scale()), 600)
+
+    def set_band(self, on: bool) -> None:
+        """Projector mode's caption band under the picture: the step's words the whole width,
+        and one row under them of the counter, Back, Next and Close; no step list. Or the
+        side column, the counter on its own line."""
+        if on:
+            self._buttons.insertWidget(0, self.counter)
+        else:
+            self._column.insertWidget(self._column.indexOf(self._words) + 1, self.counter)
+        self.steps.setVisible(not on)
+        self.close_button.setVisible(on)
 
     def set_text_scale(self, scale: float) -> None:
         self._fit_steps()

@@ -31,7 +31,7 @@ from embviz.ui.binding import Bindings
 from embviz.ui.formatting import logit_labels, percent_labels
 from embviz.ui.panels.language_model import LOADING_TEXT, LanguageModelLoader, LanguageModelTab
 from embviz.ui.plots.bar_chart import BarChart
-from embviz.ui.widgets import flow_row
+from embviz.ui.widgets import flow_row, folding
 
 
 class LogitsPanel(LanguageModelTab):
@@ -102,7 +102,7 @@ class LogitsPanel(LanguageModelTab):
         self.caption = QLabel("")
         self.caption.setWordWrap(True)
         self.logit_chart = BarChart("Logits (raw scores)", style.BAR_LOGIT)
-        self.prob_chart = BarChart("Probabilities", style.BAR_PROB, suffix="%")
+        self.prob_chart = BarChart("Probabilities", style.BAR_PROB, suffix="%", axis_max=100.0)
         for chart in (self.logit_chart, self.prob_chart):
             chart.barClicked.connect(self.append_token)
         self.charts = QWidget()
@@ -125,8 +125,8 @@ class LogitsPanel(LanguageModelTab):
         outer.addWidget(scroll)
         layout = QVBoxLayout(content)
         layout.addWidget(self.text)
-        layout.addLayout(options)
-        layout.addLayout(display)
+        self.controls = (folding(options, display),)  # what projector mode folds: the text stays
+        layout.addWidget(self.controls[0])
         layout.addWidget(self.loading)
         layout.addWidget(self.tokens)
         layout.addWidget(self.message)

@@ -52,7 +52,7 @@ from embviz.ui.panels.map_word_sets import WordSetsList
 from embviz.ui.plots import colouring
 from embviz.ui.plots.map_view import MapView
 from embviz.ui.tables import map_rows
-from embviz.ui.widgets import flow_row
+from embviz.ui.widgets import flow_row, folding
 
 if TYPE_CHECKING:  # the cache's readers: not needed to show the window
     from embviz.bridge.first_map import FirstMap
@@ -108,21 +108,26 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         self.view.contentChanged.connect(self._frame_lesson_sets)
         self.stack = QStackedWidget()
         self.stack.addWidget(self.view)
-        projection_row = self._projection_controls(cancel)
-        # Colours, drag mode and search share one wrapping row: on a 1024 × 700 projector at
-        # 150 % every row of controls is a row the map loses.
-        colour_row = flow_row(*self._colour_controls(), self._search_controls())
-        self._lay_out(projection_row, colour_row, self._side_column())
+        # The projection, colours and search share one wrapping row (the combos say what they
+        # choose, with no labels beside them): on a 1024 × 700 projector at 150 % it is two
+        # rows, and every row of controls is a row the map loses. How the map is drawn and
+        # dragged (labels, contours, drag mode) heads the side column.
+        controls = flow_row(*self._projection_controls(cancel), *self._colour_controls(), self._search_controls())
+        self._lay_out(controls, self._side_column())
         self._show_axes_fields()
         self._show_cluster_controls()
         self.view.set_select_mode(self.state.drag_mode)
         self._fill_sets()
         self._show_selection()
 
-    def _projection_controls(self, cancel) -> QLayout:
-        """Method, rows, Draw map, Cancel, Fit view and Labels; the progress bar and caption."""
+    def _projection_controls(self, cancel) -> list[QWidget]:
+        """Method, rows, Draw map, Cancel and Fit view (Labels go to the side column); the
+        progress bar and caption."""
         self.method = combo(METHOD_NAMES)
+        self.method.setToolTip("How the map places the rows: PCA and word-pair axes at once, t-SNE and UMAP "
+                               "in minutes (Draw map)")
         self.subset = combo(SUBSETS)
+        self.subset.setToolTip("Which rows the map shows (row ids stay the true ids)")
         self.limit = QSpinBox()
         self.limit.setRange(10, 10_000_000)
         self.limit.setSingleStep(1000)
@@ -173,13 +178,12 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
             self.bindings.bind(field, attr)
             field.returnPressed.connect(self.run_projection)
         self.axes_label_x, self.axes_label_y = QLabel("x axis"), QLabel("y axis")
-        return flow_row(QLabel("Method"), self.method, self.axes_label_x, self.axis_x, self.axes_label_y, self.axis_y,
-                        QLabel("Rows"), self.subset, self.limit, self.dims_box, self.run_button,
-                        self.cancel_button, self.fit_button, self.turn_box, self.labels_box)
+        return [self.method, self.axes_label_x, self.axis_x, self.axes_label_y, self.axis_y, self.subset, self.limit,
+                self.dims_box, self.run_button, self.cancel_button, self.fit_button, self.turn_box]
 
     def _colour_controls(self) -> list[QWidget]:
         """Colour by (a value per point, drawn as per-point brushes and in the density image) and the drag mode."""
-        self.colour_by = combo(colouring.COLOUR_BY)
+        self.colour_by = combo({key: f"Colour: {text[0].lower()}{text[1:]}" for key, text in colouring.COLOUR_BY.items()})
         self.colour_by.setToolTip("Colour every point: by the kind of token, its id (BPE merge order), "
                                   "its row's length, or its cluster")
         self.cluster_method = combo(colouring.CLUSTER_METHODS)
@@ -202,8 +206,7 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         self.drag_mode.setToolTip("Pan the map, or select the points inside a rectangle or a lasso you draw")
         self.bindings.bind(self.drag_mode, "drag_mode")
         self.state.events.drag_mode.connect(self._drag_mode_changed)
-        return [QLabel("Colour by"), self.colour_by, self.cluster_method, self.clusters_k, self.contours_box,
-                self.drag_mode]
+        return [self.colour_by, self.cluster_method, self.clusters_k]
 
     def _search_controls(self) -> QWidget:
         """Find tokens with its two switches, in one box so a wrapping row keeps them together."""
@@ -246,6 +249,14 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         side = QWidget()
         column = QVBoxLayout(side)
         column.setContentsMargins(0, 0, 0, 0)
+        # Rows of a fixed height, not a wrapping one: the column's least height counts them, so
+        # a short map scrolls its tab rather than drawing the hover label over them.
+        switches = QHBoxLayout()
+        switches.addWidget(self.labels_box)
+        switches.addWidget(self.contours_box)
+        switches.addStretch(1)
+        column.addLayout(switches)
+        column.addWidget(self.drag_mode)
         column.addWidget(self.hover_label)
         column.addWidget(QLabel("Highlight word sets"))
         column.addWidget(self.sets, 1)
@@ -254,7 +265,7 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         style.follow_scale(self)  # after the list: its width follows the text size
         return side
 
-    def _lay_out(self, projection_row: QLayout, colour_row: QLayout, side: QWidget) -> None:
+    def _lay_out(self, controls: QLayout, side: QWidget) -> None:
         progress_row = QHBoxLayout()
         progress_row.addWidget(self.progress)
         progress_row.addWidget(self.status, 1)
@@ -263,10 +274,11 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         splitter.addWidget(side)
         splitter.setStretchFactor(0, 1)
         layout = QVBoxLayout(self)
-        layout.addLayout(projection_row)
-        layout.addLayout(colour_row)
+        rows = folding(controls)
+        layout.addWidget(rows)
         layout.addLayout(progress_row)
         layout.addWidget(splitter, 1)
+        self.controls = (rows, side)  # what projector mode folds: the map, its caption and progress stay
 
     def set_text_scale(self, scale: float) -> None:
         self.search_box.setMinimumWidth(round(SEARCH_WIDTH * scale))

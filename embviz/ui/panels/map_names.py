@@ -3,7 +3,7 @@ helpers its rooms share."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QComboBox
+from embviz.ui.widgets import FittedCombo
 
 METHOD_NAMES = {"pca": "PCA (instant)", "tsne": "t-SNE (minutes)", "umap": "UMAP (minutes)",
                 "axes": "Word-pair axes (instant)"}
@@ -12,7 +12,7 @@ INSTANT = ("pca", "axes")
 SUBSETS = {"all": "All rows", "first": "First N ids", "words": "Whole words only"}
 HOVER_HINT = "Hover over a point: its token shows here."
 SIDE_WIDTH = 260  # the side column's width at 100 % text
-SEARCH_WIDTH = 340  # the search field and its two switches, at 100 % text
+SEARCH_WIDTH = 200  # the search field's least width at 100 % text (it takes what its row leaves)
 SEARCH_SET = "search"
 SELECTION_SET = "selection"
 DRAG_MODES = {"pan": "Drag: pan", "rect": "Drag: rectangle", "lasso": "Drag: lasso"}
@@ -28,9 +28,9 @@ def clusters_summary(found) -> str:
         f"{len(found.clusters)} clusters, none named by whole words."
 
 
-def combo(choices: dict[str, str]) -> QComboBox:
+def combo(choices: dict[str, str]) -> FittedCombo:
     """A combo box of `choices` (data → text)."""
-    box = QComboBox()
+    box = FittedCombo()
     for key, text in choices.items():
         box.addItem(text, key)
     return box

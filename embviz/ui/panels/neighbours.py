@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import fields
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
 
 from embviz.bridge import requests as rq
 from embviz.bridge.latest import Latest
@@ -14,7 +14,7 @@ from embviz.bridge.views import ModelSummary, NeighboursView
 from embviz.state.tabs import NeighboursState
 from embviz.ui import style
 from embviz.ui.binding import Bindings
-from embviz.ui.widgets import ResultsTable, WordField, flow_row, hide_special_switch
+from embviz.ui.widgets import BusyBar, FittedCombo, ResultsTable, WordField, flow_row, folding, hide_special_switch
 
 HEADING_HINT = "Type a word or click a point on the map."
 
@@ -41,9 +41,10 @@ class NeighboursPanel(QWidget):
         self.centered = QCheckBox("Mean-centred")
         self.centered.setToolTip("Subtract the average row from every row first: this changes the scores.")
         self.hide_special = hide_special_switch()
-        self.by = QComboBox()
-        self.by.addItem("Rank by cosine (direction)", "cosine")
-        self.by.addItem("Rank by dot product (direction × lengths)", "dot")
+        self.by = FittedCombo()
+        self.by.setToolTip("Rank the neighbours by cosine (direction only) or by dot product (direction × both lengths)")
+        self.by.addItem("By cosine (direction)", "cosine")
+        self.by.addItem("By dot product (direction × lengths)", "dot")
         # Bound before the slots that read the state.
         self.bindings = Bindings(self.state)
         for widget, attr in ((self.word, "word"), (self.k, "k"), (self.centered, "centered"),
@@ -58,13 +59,17 @@ class NeighboursPanel(QWidget):
         self.heading = QLabel(HEADING_HINT)
         style.use_font(self.heading, style.LABEL_POINT_SIZE + 2, bold=True)
         self.heading.setWordWrap(True)  # a selection's heading is long: it must not widen the window
+        self.busy = BusyBar()
         self.message = QLabel("")
+        self.message.hide()  # shown with a message: an empty line was a table row lost
         self.message.setWordWrap(True)
         self.message.setStyleSheet(style.ERROR_STYLE)
         style.use_font(self.message)  # with a style sheet it would not follow the text size
-        key = QLabel("␣ marks a leading space: ␣king is the token for \"king\" in the middle of a sentence. "
-                     "Cosine: 1 = same direction, 0 = unrelated. The dot product is the cosine times both rows' "
-                     "lengths, so ranked by dot, long rows rise even when they point elsewhere.")
+        # One line, so that a 1024 × 700 screen at 150 % keeps eight rows of the table; the rest in its tooltip.
+        key = QLabel("␣ = a leading space; cosine 1 = same direction; dot = cosine × lengths")
+        key.setToolTip("␣ marks a leading space: ␣king is the token for \"king\" in the middle of a sentence. "
+                       "Cosine: 1 = same direction, 0 = unrelated. The dot product is the cosine times both rows' "
+                       "lengths, so ranked by dot, long rows rise even when they point elsewhere.")
         key.setWordWrap(True)
         self.table = ResultsTable(["token", "id", "cosine", "dot", "length"])
         self.table.tokenClicked.connect(lambda token_id: self.highlight.emit([token_id]))
@@ -74,11 +79,18 @@ class NeighboursPanel(QWidget):
         row.addWidget(go)
         layout = QVBoxLayout(self)
         layout.addLayout(row)
-        layout.addLayout(flow_row(self.by, self.centered, self.hide_special))
+        options = folding(flow_row(self.by, self.centered, self.hide_special))
+        layout.addWidget(options)
         layout.addWidget(key)
+        self.controls = (options, key)  # what projector mode folds: the word field stays
         layout.addWidget(self.heading)
+        layout.addWidget(self.busy)
         layout.addWidget(self.message)
         layout.addWidget(self.table, 1)
+
+    def _say(self, message: str) -> None:
+        self.message.setText(message)
+        self.message.setVisible(bool(message))
 
     def picture(self) -> tuple[QWidget, str]:
         return self.table, self.heading.text()
@@ -91,11 +103,12 @@ class NeighboursPanel(QWidget):
         (which names another token here) is forgotten. A session of this model
         (`restore`) brings back its controls and asks its last query, ids included."""
         self.asking.forget()
+        self.busy.hide()
         self.labels = summary.labels
         self.word.set_vocabulary(summary.labels)
         self.table.fill([], [])
         self.heading.setText(HEADING_HINT)
-        self.message.setText("")
+        self._say("")
         if restore is not None:
             for f in fields(NeighboursState):
                 setattr(self.state, f.name, getattr(restore, f.name))
@@ -119,6 +132,11 @@ class NeighboursPanel(QWidget):
         The field says which: what is listed is never another word's neighbours."""
         self.state.query = query
         self._show_word(self._describe(query))
+        # At once: the old table would read as this query's answer while it is on its way.
+        self.busy.show()
+        self.message.setText("")
+        self.heading.setText(f"Looking up {self._describe(query)}…")
+        self.table.fill([], [])
         self.asking.ask(rq.from_state(rq.Neighbours, self.state, query=query))
 
     def _describe(self, query: int | str | list[int]) -> str:
@@ -138,7 +156,8 @@ class NeighboursPanel(QWidget):
         self.query(int(token_id))
 
     def on_result(self, view: NeighboursView) -> None:
-        self.message.setText("")
+        self.busy.hide()
+        self._say("")
         kind = "cosine" if view.by == "cosine" else "dot product"
         kind = f"mean-centred {kind}" if view.centered else kind
         if view.query_id < 0:  # a selection's mean: no single token, and the tokens themselves are left out
@@ -152,7 +171,8 @@ class NeighboursPanel(QWidget):
         self.highlight.emit([view.query_id] * (view.query_id >= 0) + [h.id for h in view.hits[:10]])
 
     def on_failed(self, message: str) -> None:
-        self.message.setText(message)  # the old answer would read as this query's
+        self.busy.hide()
+        self._say(message)  # the old answer would read as this query's
         self.heading.setText(HEADING_HINT)
         self.table.fill([], [])
         self.highlight.emit([])

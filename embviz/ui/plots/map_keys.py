@@ -20,6 +20,9 @@ KEY_MAX_AREA_SHARE = 0.12
 KEY_MAX_WIDTH_SHARE = 0.45
 KEY_MAX_HEIGHT_SHARE = 0.45
 KEY_MIN_SCALE = 0.5
+# A key on its own (colours, no word sets) may take both keys' area and more height: the
+# six kinds or clusters of a 1024 × 700 map at 150 % stay readable instead of hiding.
+KEY_ALONE_HEIGHT_SHARE = 0.6
 KEY_ROOM_MAX_SHARE = 0.4  # of the view that Fit and zoom leave free beside a key
 
 
@@ -76,6 +79,17 @@ class KeysMixin(MapViewHost):
         self._keys_wanted[self.legend] = bool(listed)  # an empty legend still draws its frame
         self._fit_keys()
 
+    def keys_left_out(self) -> list[tuple[QColor, str]]:
+        """The entries of each key that has some but is hidden (too small to read at this size):
+        an exported picture prints them under the map instead."""
+        entries: list[tuple[QColor, str]] = []
+        if self._keys_wanted[self.legend] and not self.legend.isVisible():
+            entries += [(QColor(colour), f"{name} ({int(np.count_nonzero(self.rows_of(ids) >= 0))})")
+                        for name, (_, ids, colour) in self._sets.items() if np.any(self.rows_of(ids) >= 0)]
+        if self._keys_wanted[self.colour_legend] and not self.colour_legend.isVisible():
+            entries += self._colour_entries
+        return entries
+
     def key_rect(self, key: pg.LegendItem) -> QRectF:
         """Where a key sits in the view, in pixels, as shrunk by `_fit_keys`."""
         return key.mapRectToParent(key.boundingRect())
@@ -89,14 +103,16 @@ class KeysMixin(MapViewHost):
         """Each key at its text size, shrunk to its share of the view, or hidden when it
         would have to shrink past reading."""
         width, height = self.vb.width(), self.vb.height()
+        alone = sum(self._keys_wanted.values()) == 1
+        area_share = KEY_MAX_AREA_SHARE * (2 if alone else 1)
+        height_share = KEY_ALONE_HEIGHT_SHARE if alone else KEY_MAX_HEIGHT_SHARE
         for key, wanted in self._keys_wanted.items():
             natural = key.boundingRect()
             if not wanted or natural.isEmpty() or width <= 0 or height <= 0:
                 key.setVisible(wanted)
                 continue
-            area = (KEY_MAX_AREA_SHARE * width * height / (natural.width() * natural.height())) ** 0.5
-            scale = min(1.0, area, KEY_MAX_WIDTH_SHARE * width / natural.width(),
-                        KEY_MAX_HEIGHT_SHARE * height / natural.height())
+            area = (area_share * width * height / (natural.width() * natural.height())) ** 0.5
+            scale = min(1.0, area, KEY_MAX_WIDTH_SHARE * width / natural.width(), height_share * height / natural.height())
             key.setScale(scale)
             key.setOffset(key.opts["offset"])  # anchored again at its new size
             key.setVisible(scale >= KEY_MIN_SCALE)

@@ -31,7 +31,6 @@ if TYPE_CHECKING:
         position_of: Callable[[int], np.ndarray | None]
         rows_in_view: Callable[[], np.ndarray]
         count_in_view: Callable[[], int]
-        fan_sets: Callable[[dict[int, tuple[float, float]]], None]
         key_rects: Callable[[], list[tuple[float, float, float, float]]]
         _rebuild_legend: Callable[[], None]
 else:

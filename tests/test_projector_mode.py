@@ -1,0 +1,175 @@
+"""View ▸ Projector mode at 1024×700 with text at 150 %: the picture takes the screen, the
+tabs' controls fold into a drawer, a lesson is a caption band under the picture, and its keys
+work without a mouse."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
+
+from embviz.state.lesson_tour import STEPS
+from embviz.ui import style
+
+from helpers import wait_for
+
+pytestmark = pytest.mark.usefixtures("normal_text_size")
+
+TOY4_STEP = next(i for i, s in enumerate(STEPS) if s.model == "toy4")
+SPELLS_STEP = next(i for i, s in enumerate(STEPS) if s.model == "spells")
+
+
+def settle() -> None:
+    for _ in range(5):
+        QApplication.sendPostedEvents()
+        QApplication.processEvents()
+
+
+@pytest.fixture
+def projector_window(qtbot, window):
+    """The window at 1024×700 with text at 150 %, active, its tabs built."""
+    style.set_text_scale(1.5)
+    window.resize(1024, 700)
+    window.build_tabs()
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)
+    settle()
+    return window
+
+
+def key(qtbot, window, which, modifier=Qt.KeyboardModifier.NoModifier) -> None:
+    """A key pressed wherever the focus is, as a class's presenter presses it."""
+    target = QApplication.focusWidget() or window
+    qtbot.keyClick(target, which, modifier)
+    settle()
+
+
+def folded_panels(window) -> dict[str, bool]:
+    """Each tab that names its controls: whether they are all folded away."""
+    return {k: all(w.isHidden() for w in p.controls) for k, p in window.panels().items() if hasattr(p, "controls")}
+
+
+def lesson_on(qtbot, window, index: int) -> None:
+    window.go_to_step(index)
+    wait_for(qtbot, lambda: window.summary is not None and not window.load_progress.isVisible()
+             and window.model_source == STEPS[index].model, 60_000)
+    settle()
+
+
+def test_f5_folds_the_controls_f6_opens_them_and_esc_gives_the_window_back(qtbot, projector_window):
+    window = projector_window
+    assert set(folded_panels(window)) >= {"map", "neighbours", "analogies", "logits", "lens", "vectors"}
+    assert not any(folded_panels(window).values())
+    map_before = window.map_panel.view.height()
+    key(qtbot, window, Qt.Key.Key_F5)
+    assert window.projector and window.projector_action.isChecked()
+    assert window.isFullScreen() and not window.menuBar().isVisible()
+    assert all(folded_panels(window).values())
+    assert window.controls_button.isVisible()
+    bar, corner = window.tabs.tabBar(), window.tabs.cornerWidget()
+    last = window.tabs.shown_tabs()[-1]
+    assert bar.mapTo(window, bar.tabRect(last).topRight()).x() < corner.mapTo(window, corner.rect().topLeft()).x()
+    assert all(bar.tabRect(i).width() >= bar.tabSizeHint(i).width() for i in window.tabs.shown_tabs())
+    assert window.map_panel.view.height() > map_before  # the picture has the rows the controls had
+    assert window.map_panel.status.isVisible()  # the map's caption stays
+    key(qtbot, window, Qt.Key.Key_F6)  # the drawer
+    assert window.controls_action.isChecked() and not any(folded_panels(window).values())
+    assert window.map_panel.method.isVisible()
+    key(qtbot, window, Qt.Key.Key_F6)
+    assert all(folded_panels(window).values())
+    key(qtbot, window, Qt.Key.Key_Escape)
+    assert not window.projector and not window.projector_action.isChecked()
+    assert not window.isFullScreen() and window.menuBar().isVisible()
+    assert not any(folded_panels(window).values())
+    assert window.size().width() == 1024 and window.size().height() == 700
+
+
+def test_the_menus_keys_work_while_the_menu_bar_is_hidden(qtbot, projector_window):
+    window = projector_window
+    key(qtbot, window, Qt.Key.Key_F5)
+    key(qtbot, window, Qt.Key.Key_3, Qt.KeyboardModifier.ControlModifier)
+    assert window.tab_key() == "analogies"
+    key(qtbot, window, Qt.Key.Key_F5)  # F5 leaves it too
+    assert not window.projector
+
+
+def test_a_lesson_at_150_percent_is_a_caption_band_stepped_by_keys(qtbot, projector_window):
+    window = projector_window
+    lesson_on(qtbot, window, SPELLS_STEP)
+    assert window.projector  # text at 150 %: the lesson turned it on
+    dock, lessons = window.lessons_dock, window.lessons
+    assert window.dockWidgetArea(dock) == Qt.DockWidgetArea.BottomDockWidgetArea
+    assert dock.isVisible() and not lessons.steps.isVisible()
+    assert lessons.next.isVisible() and lessons.back.isVisible() and lessons.close_button.isVisible()
+    assert dock.height() <= 0.34 * window.height() + 1  # a band: the picture keeps the rest
+    words = lessons._words  # the scroll area the step's words are in
+    assert words.width() >= 0.9 * dock.width()  # the words the whole width, the buttons under them
+    assert lessons.next.mapTo(dock, lessons.next.rect().topLeft()).y() > words.mapTo(dock, words.rect().bottomLeft()).y()
+    assert dock.geometry().top() >= window.tabs.geometry().bottom()  # under the picture
+    assert lessons.text.text() == STEPS[SPELLS_STEP].text
+    for which, index in ((Qt.Key.Key_Right, SPELLS_STEP + 1), (Qt.Key.Key_Left, SPELLS_STEP),
+                         (Qt.Key.Key_PageDown, SPELLS_STEP + 1), (Qt.Key.Key_PageUp, SPELLS_STEP),
+                         (Qt.Key.Key_Space, SPELLS_STEP + 1)):
+        key(qtbot, window, which)
+        assert window.tour.index == index, which
+        wait_for(qtbot, lambda: not window.load_progress.isVisible(), 60_000)
+    assert lessons.text.text() == STEPS[SPELLS_STEP + 1].text
+    # / finds: the tab's own field has the focus, and what is typed goes into it, not to the keys.
+    key(qtbot, window, Qt.Key.Key_Slash)
+    assert QApplication.focusWidget() is window.logits.text
+    qtbot.keyClicks(window.logits.text, "a b")
+    assert window.logits.text.toPlainText() == "a b" and window.tour.index == SPELLS_STEP + 1
+    window.tabs.setFocus()
+    key(qtbot, window, Qt.Key.Key_Plus)
+    assert style.text_scale() == pytest.approx(1.75)
+    key(qtbot, window, Qt.Key.Key_Minus)
+    key(qtbot, window, Qt.Key.Key_Minus)
+    assert style.text_scale() == pytest.approx(1.25)
+    lessons.close_button.click()
+    settle()
+    assert not dock.isVisible() and window._before_lesson is None
+    assert not window.projector and window.menuBar().isVisible()  # the lesson turned it on: it goes with it
+    assert window.dockWidgetArea(dock) == Qt.DockWidgetArea.RightDockWidgetArea
+    assert lessons.steps.isVisibleTo(lessons) and not lessons.close_button.isVisibleTo(lessons)
+
+
+def test_a_lesson_leaves_the_mode_on_when_the_user_had_it_on(qtbot, projector_window):
+    window = projector_window
+    key(qtbot, window, Qt.Key.Key_F5)
+    lesson_on(qtbot, window, TOY4_STEP)
+    assert window.tab_key() == "neighbours" and all(folded_panels(window).values())
+    key(qtbot, window, Qt.Key.Key_Slash)
+    assert QApplication.focusWidget() is window.neighbours.word
+    window.lessons_dock.close()
+    settle()
+    assert window.projector and not window.lessons_dock.isVisible()
+
+
+def test_find_on_the_map_opens_the_drawer_for_its_search(qtbot, projector_window):
+    window = projector_window
+    key(qtbot, window, Qt.Key.Key_F5)
+    window.tabs.setCurrentWidget(window.map_panel)
+    settle()
+    key(qtbot, window, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+    assert QApplication.focusWidget() is window.map_panel.search
+    assert window.controls_action.isChecked() and window.map_panel.search.isVisible()
+
+
+def test_the_screenshot_demo_saves_projector_pictures(qtbot, qapp, smol, tmp_path, monkeypatch):
+    from embviz.ui import screenshots
+
+    monkeypatch.setattr(screenshots, "WAIT_S", 120.0)  # a picture that never comes fails the test, not hangs it
+    window = smol
+    style.set_text_scale(1.5)
+    window.resize(1024, 700)
+    demo = screenshots.Demo(qapp, window, tmp_path)
+    bands = []
+    monkeypatch.setattr(demo, "save", lambda name, widget=None, save=demo.save: (
+        bands.append((name, window.projector, window.lessons_dock.isVisible(), window.menuBar().isVisible())),
+        save(name, widget)))
+    screenshots._projector_pictures(demo)
+    assert [b[0] for b in bands] == ["projector_lesson", "projector_map", "projector_logits"]
+    assert bands[0][1:] == (True, True, False)  # the lesson's band, no menu bar
+    assert all(b[1] and not b[2] for b in bands[1:])
+    assert all((tmp_path / f"{b[0]}.png").stat().st_size > 0 for b in bands)
+    assert not window.projector and window.menuBar().isVisible()
