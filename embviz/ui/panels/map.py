@@ -623,6 +623,8 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
             self.state.dims = dims
             self._dims_changed()
         self._lesson_sets = tuple(sets) if dims == 3 else ()
+        if sets:
+            self.view.set_selected([])  # the step's sets alone: no rings left from another tab
         for name in sets:
             self.show_word_set(name)
         self._frame_lesson_sets()

@@ -310,6 +310,9 @@ class MapView3D(gl.GLViewWidget):
         # A label never covers a labelled marker: each marker's square is taken first.
         half = offset - 2  # the marker's half-width and its ring
         taken = [QRectF(screen[row, 0] - half, screen[row, 1] - half, 2 * half, 2 * half) for row, _, _ in shown]
+        key = self._key_rect(metrics)
+        if key is not None:
+            taken.append(key)  # no label under the key
         for row, text, colour in shown:
             x, y = screen[row, 0], screen[row, 1]
             size = metrics.boundingRect(text).adjusted(-3, -1, 3, 1).size()
@@ -326,7 +329,8 @@ class MapView3D(gl.GLViewWidget):
             painter.setPen(QPen(colour))
             painter.drawText(box, Qt.AlignmentFlag.AlignCenter, text)
         self._paint_arrow_heads(painter, screen)
-        self._paint_key(painter, metrics)
+        if key is not None:
+            self._paint_key(painter, metrics, key)
         painter.end()
 
     def _paint_arrow_heads(self, painter: QPainter, screen: np.ndarray) -> None:
@@ -345,14 +349,20 @@ class MapView3D(gl.GLViewWidget):
             painter.setBrush(colour)
             painter.drawPolygon([tip, back + side, back - side])
 
-    def _paint_key(self, painter: QPainter, metrics: QFontMetricsF) -> None:
-        """The word sets (round) and the colour-by key (square), bottom right as on the flat map."""
+    def _key_rect(self, metrics: QFontMetricsF) -> QRectF | None:
+        """Where the key goes: bottom right, as on the flat map; None without one."""
         if not self._key:
-            return
+            return None
+        line = metrics.height() + 2
+        width = max(metrics.horizontalAdvance(name) for _, name, _ in self._key) + metrics.height() * 0.7 + 16
+        return QRectF(self.width() - width - 10, self.height() - line * len(self._key) - 14, width,
+                      line * len(self._key) + 8)
+
+    def _paint_key(self, painter: QPainter, metrics: QFontMetricsF, box: QRectF) -> None:
+        """The word sets (round) and the colour-by key (square)."""
         line = metrics.height() + 2
         swatch = metrics.height() * 0.7
-        width = max(metrics.horizontalAdvance(name) for _, name, _ in self._key) + swatch + 16
-        box = QRectF(self.width() - width - 10, self.height() - line * len(self._key) - 14, width, line * len(self._key) + 8)
+        width = box.width()
         painter.fillRect(box, QColor(255, 255, 255, 225))
         for n, (colour, name, is_set) in enumerate(self._key):
             y = box.top() + 4 + n * line
