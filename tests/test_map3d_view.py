@@ -202,6 +202,8 @@ def test_gl_the_lesson_step_turns_the_default_models_months_and_weekdays(qtbot, 
     rows = panel.view.rows_of(shown["weekdays"] + shown["months"])
     points = panel.view3d.coords[rows]
     np.testing.assert_allclose(panel.view3d.camera().centre, (points.min(0) + points.max(0)) / 2, atol=1e-5)
+    qtbot.keyClick(panel.view3d, Qt.Key.Key_T)  # the keyboard is on the turning map: T stops it, as the step says
+    assert not panel.view3d.turn_timer.isActive() and not panel.turn_box.isChecked()
     explained = panel.status.toolTip()
     assert "5.8%" in explained and "2.2%" in explained and "1.1%" in explained  # the step's numbers
     wait_for(qtbot, lambda: "keeps 0.5% of each token's 10 nearest" in panel.status.text(), 60_000)
