@@ -107,6 +107,12 @@ def test_gl_view_draws_the_2d_maps_colours_sets_rings_and_arrows(qtbot, views):
     assert marked == {tuple(coords[r].tolist()) for r in (5, 7, 9)}  # the set's two on the map, the ring's one
     np.testing.assert_array_equal(view.arrows.pos, coords[[5, 7]])
     assert [text for _, text, _ in view._labelled] == [f"t{ids[9]}", f"t{ids[5]}", f"t{ids[7]}"]
+    assert [(name, is_set) for _, name, is_set in view._key] == [("months (2)", True)]  # the key counts those on the map
+    assert [(a, b) for a, b, _ in view._arrow_rows] == [(5, 7)]  # its head is drawn at row 7, facing the camera
+    flat.set_colours(codes, [QColor("#0072B2"), QColor("#E69F00"), QColor("#009E73")],
+                     [(QColor("#0072B2"), "word start"), (QColor("#E69F00"), "continuation")])
+    qtbot.waitUntil(lambda: len(view._key) == 3, timeout=5_000)
+    assert [name for _, name, is_set in view._key if not is_set] == ["word start", "continuation"]
     image = view.grabFramebuffer().convertToFormat(QImage.Format.Format_RGB32)
     pixels = np.frombuffer(image.constBits(), np.uint8).reshape(image.height(), -1, 4)[:, : image.width(), :3]
     assert (pixels.min(-1) < 200).mean() > 0.02  # the cloud is drawn, not a white frame
@@ -196,6 +202,8 @@ def test_gl_the_lesson_step_turns_the_default_models_months_and_weekdays(qtbot, 
     rows = panel.view.rows_of(shown["weekdays"] + shown["months"])
     points = panel.view3d.coords[rows]
     np.testing.assert_allclose(panel.view3d.camera().centre, (points.min(0) + points.max(0)) / 2, atol=1e-5)
+    qtbot.keyClick(panel.view3d, Qt.Key.Key_T)  # the keyboard is on the turning map: T stops it, as the step says
+    assert not panel.view3d.turn_timer.isActive() and not panel.turn_box.isChecked()
     explained = panel.status.toolTip()
     assert "5.8%" in explained and "2.2%" in explained and "1.1%" in explained  # the step's numbers
     wait_for(qtbot, lambda: "keeps 0.5% of each token's 10 nearest" in panel.status.text(), 60_000)

@@ -603,7 +603,7 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
             self._make_view3d().set_points(ids, coords, autorange)
             if self._turn_when_drawn and not self.drawing.waiting:
                 self._turn_when_drawn = False
-                self.view3d.set_turning(True)
+                self._start_turn()
         self.stack.setCurrentIndex(1 if three else 0)
         if three:
             self._frame_lesson_sets()
@@ -629,13 +629,20 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
             self.state.dims = dims
             self._dims_changed()
         self._lesson_sets = tuple(sets) if dims == 3 else ()
+        if sets:
+            self.view.set_selected([])  # the step's sets alone: no rings left from another tab
         for name in sets:
             self.show_word_set(name)
         self._frame_lesson_sets()
         if turn and self.showing_3d() and not self.drawing.waiting:
-            self.view3d.set_turning(True)
+            self._start_turn()
         else:
             self._turn_when_drawn = turn
+
+    def _start_turn(self) -> None:
+        """The slow turn, with the keyboard on the 3-D map so that T stops it, as the lesson says."""
+        self.view3d.set_turning(True)
+        self.view3d.setFocus()
 
     def _frame_lesson_sets(self) -> None:
         """Once a lesson's 3-D map and its sets are on screen: the camera turns about the sets."""

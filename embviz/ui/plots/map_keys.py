@@ -55,6 +55,10 @@ class KeysMixin(MapViewHost):
     def colour_legend_entries(self) -> list[str]:
         return [name for _, name in self._colour_entries]
 
+    def colour_key(self) -> list[tuple[QColor, str]]:
+        """The colour-by key's entries: colour, name."""
+        return list(self._colour_entries)
+
     def _rebuild_colour_legend(self) -> None:
         self.colour_legend.clear()
         size = highlight_size(len(self.coords)) * self._scale

@@ -105,6 +105,8 @@ class MapView3D(gl.GLViewWidget):
             item.setDepthValue(depth)
             self.addItem(item)
         self._labelled: list[tuple[int, str, QColor]] = []  # (row, text, colour), most important first
+        self._key: list[tuple[QColor, str, bool]] = []  # (colour, name, a set's marker), the key's lines
+        self._arrow_rows: list[tuple[int, int, QColor]] = []  # (start row, end row, colour): heads drawn on screen
         self._hover_row = -1
         self._screen_key: tuple | None = None
         self._screen: np.ndarray | None = None  # each point's (x, y, depth) on screen at _screen_key
@@ -179,12 +181,17 @@ class MapView3D(gl.GLViewWidget):
         fills += [_rgba(style.SELECTION_COLOR)] * len(selected)
         labelled = [(int(r), QColor(30, 30, 30)) for r in selected] + labelled
         segments, segment_colours = [], []
+        self._arrow_rows = []
         for start, end, colour in flat.arrow_ids() if same else []:
             ends = flat.rows_of([start, end])
             if (ends >= 0).all():
                 segments += [self.coords[ends[0]], self.coords[ends[1]]]
                 segment_colours += [_rgba(colour)] * 2
                 labelled += [(int(ends[0]), colour), (int(ends[1]), colour)]
+                self._arrow_rows.append((int(ends[0]), int(ends[1]), colour))
+        self._key = [(colour, f"{name} ({len(found)})", True) for (name, _, colour), found in zip(
+            flat.highlights() if same else [], rows) if len(found)]
+        self._key += [(colour, name, False) for colour, name in (flat.colour_key() if same else [])]
         marked = np.concatenate(rows).astype(np.int64) if rows else np.zeros(0, np.int64)
         size = highlight_size(n) * self._scale
         self.marks.setData(pos=self.coords[marked], color=np.array(fills, np.float32).reshape(-1, 4), size=size)
@@ -281,7 +288,8 @@ class MapView3D(gl.GLViewWidget):
         return self._screen
 
     def _paint_labels(self) -> None:
-        if not self._labelled and self._hover_row < 0:
+        """Labels beside their markers, the arrows' heads and the key, over the OpenGL frame."""
+        if not self._labelled and self._hover_row < 0 and not self._key:
             return
         screen = self.screen_positions()
         # Onto the framebuffer bound now, not QPainter(self): a grab() of the window redirects the
@@ -302,6 +310,9 @@ class MapView3D(gl.GLViewWidget):
         # A label never covers a labelled marker: each marker's square is taken first.
         half = offset - 2  # the marker's half-width and its ring
         taken = [QRectF(screen[row, 0] - half, screen[row, 1] - half, 2 * half, 2 * half) for row, _, _ in shown]
+        key = self._key_rect(metrics)
+        if key is not None:
+            taken.append(key)  # no label under the key
         for row, text, colour in shown:
             x, y = screen[row, 0], screen[row, 1]
             size = metrics.boundingRect(text).adjusted(-3, -1, 3, 1).size()
@@ -317,7 +328,53 @@ class MapView3D(gl.GLViewWidget):
             painter.fillRect(box, QColor(255, 255, 255, 215))
             painter.setPen(QPen(colour))
             painter.drawText(box, Qt.AlignmentFlag.AlignCenter, text)
+        self._paint_arrow_heads(painter, screen)
+        if key is not None:
+            self._paint_key(painter, metrics, key)
         painter.end()
+
+    def _paint_arrow_heads(self, painter: QPainter, screen: np.ndarray) -> None:
+        """A head at each arrow's end, drawn on screen so that it faces the camera."""
+        length = 12 * self._scale
+        for start, end, colour in self._arrow_rows:
+            (x0, y0, d0), (x1, y1, d1) = screen[start], screen[end]
+            span = math.hypot(x1 - x0, y1 - y0)
+            if d0 <= 0 or d1 <= 0 or span < 1:
+                continue
+            ux, uy = (x1 - x0) / span, (y1 - y0) / span
+            tip = QPointF(x1, y1)
+            back = QPointF(x1 - length * ux, y1 - length * uy)
+            side = QPointF(-uy * length / 2, ux * length / 2)
+            painter.setPen(QPen(colour.darker(130), 1))
+            painter.setBrush(colour)
+            painter.drawPolygon([tip, back + side, back - side])
+
+    def _key_rect(self, metrics: QFontMetricsF) -> QRectF | None:
+        """Where the key goes: bottom right, as on the flat map; None without one."""
+        if not self._key:
+            return None
+        line = metrics.height() + 2
+        width = max(metrics.horizontalAdvance(name) for _, name, _ in self._key) + metrics.height() * 0.7 + 16
+        return QRectF(self.width() - width - 10, self.height() - line * len(self._key) - 14, width,
+                      line * len(self._key) + 8)
+
+    def _paint_key(self, painter: QPainter, metrics: QFontMetricsF, box: QRectF) -> None:
+        """The word sets (round) and the colour-by key (square)."""
+        line = metrics.height() + 2
+        swatch = metrics.height() * 0.7
+        width = box.width()
+        painter.fillRect(box, QColor(255, 255, 255, 225))
+        for n, (colour, name, is_set) in enumerate(self._key):
+            y = box.top() + 4 + n * line
+            mark = QRectF(box.left() + 5, y + (line - swatch) / 2, swatch, swatch)
+            painter.setPen(QPen(QColor(60, 60, 60), 1))
+            painter.setBrush(colour)
+            if is_set:
+                painter.drawEllipse(mark)
+            else:
+                painter.drawRect(mark)
+            painter.setPen(QPen(colour.darker(160) if is_set else QColor(30, 30, 30)))
+            painter.drawText(QRectF(mark.right() + 6, y, width, line), Qt.AlignmentFlag.AlignVCenter, name)
 
     # --- the mouse and keys -------------------------------------------------------------------
     def nearest_at(self, x: float, y: float) -> int:
