@@ -70,7 +70,7 @@ def test_unnamed_clusters_are_grey_and_keyed_together():
     _, table, legend = cluster_colours(codes, clusters, "graph", 4)
     assert table[0] == table[3] == style.POINT_COLOR and style.POINT_COLOR not in (table[1], table[2])
     assert [text for _, text in legend] == ["June April July (30)", "single letters (20)",
-                                            "word pieces with nothing in common: 2 clusters (55)"]
+                                            "unnamed pieces: 2 clusters (55)"]
     coords = np.arange(len(codes) * 2, dtype=float).reshape(-1, 2)
     assert [name for name, *_ in cluster_centres(codes, coords, clusters, table)] == ["June April July", "single letters"]
 

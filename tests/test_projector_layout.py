@@ -286,9 +286,11 @@ def test_the_colour_key_of_kinds_and_clusters_is_drawn_at_150_percent(qtbot, smo
     window = smol
     on_screen(window, qtbot, 1024, 700, 1.5)
     panel, view = window.map_panel, window.map_panel.view
-    for what, entries in (("kind", 6), ("cluster", 7)):
+    # The six token kinds; the largest named clusters, then a line for the rest.
+    for what, drawn in (("kind", lambda entries: len(entries) == 6),
+                        ("cluster", lambda entries: len(entries) >= 7 and "clusters" in entries[-1])):
         panel.colour_by.setCurrentIndex(panel.colour_by.findData(what))
-        wait_for(qtbot, lambda: len(view.colour_legend_entries()) == entries, 60_000)
+        wait_for(qtbot, lambda: drawn(view.colour_legend_entries()), 120_000)  # noqa: B023
         settle(qtbot)
         key = view.colour_legend
         assert key.isVisible() and key.scale() >= 0.5, what

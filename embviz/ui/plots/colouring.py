@@ -49,7 +49,7 @@ def cluster_colours(codes: np.ndarray, clusters: list, method: str, k: int | Non
         legend.append((style.POINT_COLOR, f"… {len(named) - KEY_CLUSTERS} more {CLUSTER_METHOD_NAMES[method]} clusters"))
     unnamed = [cluster.size for cluster in clusters if not cluster.label]
     if unnamed:
-        legend.append((style.POINT_COLOR, f"word pieces with nothing in common: {len(unnamed)} clusters ({sum(unnamed):,})"))
+        legend.append((style.POINT_COLOR, f"unnamed pieces: {len(unnamed)} clusters ({sum(unnamed):,})"))
     noise = int(np.count_nonzero(codes < 0))
     if noise:
         legend.append((style.POINT_COLOR, f"in no cluster ({noise:,})"))
