@@ -93,7 +93,7 @@ def test_colour_by_cluster_names_clusters_on_the_map(qtbot, smol):
     sizes = np.bincount(codes).tolist()
     entries = view.colour_legend_entries()
     named = [int(e.rsplit("(", 1)[1].rstrip(")").replace(",", "")) for e in entries
-             if not e.startswith(("…", "word pieces"))]
+             if not e.startswith(("…", "unnamed pieces"))]
     assert len(named) == 6 and named == sorted(named, reverse=True) and set(named) <= set(sizes)
     assert "clusters; the largest: " in smol.message.full_text
     # HDBSCAN of the map's own points: its noise stays grey.
