@@ -179,7 +179,7 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
             field.returnPressed.connect(self.run_projection)
         self.axes_label_x, self.axes_label_y = QLabel("x axis"), QLabel("y axis")
         return [self.method, self.axes_label_x, self.axis_x, self.axes_label_y, self.axis_y, self.subset, self.limit,
-                self.dims_box, self.run_button, self.cancel_button, self.fit_button, self.turn_box]
+                self.run_button, self.cancel_button, self.fit_button]
 
     def _colour_controls(self) -> list[QWidget]:
         """Colour by (a value per point, drawn as per-point brushes and in the density image) and the drag mode."""
@@ -254,9 +254,14 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         switches = QHBoxLayout()
         switches.addWidget(self.labels_box)
         switches.addWidget(self.contours_box)
+        switches.addWidget(self.turn_box)
         switches.addStretch(1)
         column.addLayout(switches)
-        column.addWidget(self.drag_mode)
+        # 2-D / 3-D beside the drag mode: the controls' two rows above the map are full at 150 %.
+        drag_row = QHBoxLayout()
+        drag_row.addWidget(self.drag_mode, 1)
+        drag_row.addWidget(self.dims_box)
+        column.addLayout(drag_row)
         column.addWidget(self.hover_label)
         column.addWidget(QLabel("Highlight word sets"))
         column.addWidget(self.sets, 1)
