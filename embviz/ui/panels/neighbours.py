@@ -65,7 +65,7 @@ class NeighboursPanel(QWidget):
         self.message.setStyleSheet(style.ERROR_STYLE)
         style.use_font(self.message)  # with a style sheet it would not follow the text size
         # One line, so that a 1024 × 700 screen at 150 % keeps eight rows of the table; the rest in its tooltip.
-        key = QLabel("␣ = a leading space; cosine 1 = same direction; dot = cosine × lengths")
+        key = QLabel("␣ = a leading space; dot = cosine × both rows' lengths")
         key.setToolTip("␣ marks a leading space: ␣king is the token for \"king\" in the middle of a sentence. "
                        "Cosine: 1 = same direction, 0 = unrelated. The dot product is the cosine times both rows' "
                        "lengths, so ranked by dot, long rows rise even when they point elsewhere.")
@@ -76,12 +76,13 @@ class NeighboursPanel(QWidget):
         row.addWidget(self.word, 1)
         row.addWidget(self.k)
         row.addWidget(go)
+        row.addWidget(self.by)  # beside the word: the two switches then fit one row at 1024 × 700 and 150 %
         layout = QVBoxLayout(self)
         layout.addLayout(row)
-        options = folding(flow_row(self.by, self.centered, self.hide_special))
+        options = folding(flow_row(self.centered, self.hide_special))
         layout.addWidget(options)
         layout.addWidget(key)
-        self.controls = (options, key)  # what projector mode folds: the word field stays
+        self.controls = (self.by, options, key)  # what projector mode folds: the word field stays
         layout.addWidget(self.heading)
         layout.addWidget(self.message)
         layout.addWidget(self.table, 1)
