@@ -277,6 +277,12 @@ def test_a_long_status_message_wraps_whole(qtbot, window):
     assert label.text() == text and "…" not in label.text()
     assert label.height() >= label.heightForWidth(label.width()) > label.fontMetrics().lineSpacing()
     assert window.rect().contains(label.geometry().translated(label.parentWidget().mapTo(window, label.parentWidget().rect().topLeft())))
+    window.show_message(" ".join([text] * 4))  # more than the status bar's three lines
+    settle(qtbot)
+    assert label.full_text == " ".join([text] * 4) and label.text().endswith("…")
+    assert label.text()[:-1] == label.full_text[:len(label.text()) - 1]
+    assert label.height() <= 3 * label.fontMetrics().lineSpacing() + 6  # three lines
+    assert label.height() >= label.heightForWidth(label.width())  # every line it shows, whole
     window.message.clear_message()
     settle(qtbot)
     assert label.height() <= label.fontMetrics().lineSpacing() + 4
