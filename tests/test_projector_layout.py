@@ -294,12 +294,23 @@ def test_the_colour_key_of_kinds_and_clusters_is_drawn_at_150_percent(qtbot, smo
     panel, view = window.map_panel, window.map_panel.view
     for what, entries in (("kind", 6), ("cluster", 7)):
         panel.colour_by.setCurrentIndex(panel.colour_by.findData(what))
-        wait_for(qtbot, lambda: len(view.colour_legend_entries()) == entries, 60_000)
+        wait_for(qtbot, lambda: len(view.colour_legend_entries()) == entries, 240_000)  # the graph: a minute on a busy CPU
         settle(qtbot)
         key = view.colour_legend
         assert key.isVisible() and key.scale() >= 0.5, what
         rect = view.key_rect(key)
         assert rect.width() * rect.height() <= MAX_KEYS_SHARE * view.vb.width() * view.vb.height()
+    # With word sets ticked too: where the two keys do not both fit, the colours' key stays.
+    for name in ("weekdays", "months", "numbers"):
+        panel.show_word_set(name)
+    panel.colour_by.setCurrentIndex(panel.colour_by.findData("kind"))
+    wait_for(qtbot, lambda: not panel.sets_waiting() and len(view.word_set_names()) == 3
+             and len(view.colour_legend_entries()) == 6, 60_000)
+    settle(qtbot)
+    assert view.colour_legend.isVisible() and view.colour_legend.scale() >= 0.5
+    covered = sum(view.key_rect(k).width() * view.key_rect(k).height() for k in (view.legend, view.colour_legend)
+                  if k.isVisible())
+    assert covered <= MAX_KEYS_SHARE * view.vb.width() * view.vb.height()
 
 
 def test_the_window_has_its_text_size_before_its_first_event(qapp, tmp_path):

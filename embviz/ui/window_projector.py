@@ -106,8 +106,11 @@ class ProjectorMixin(WindowHost):
         if self.dockWidgetArea(self.lessons_dock) != area:
             self.addDockWidget(area, self.lessons_dock)
         self.lessons.set_band(self.projector)
-        # The band has its own Close: no title bar over it (None gives the dock's own back).
-        self.lessons_dock.setTitleBarWidget(QWidget() if self.projector else None)
+        # The band has its own Close: no title bar over it.
+        if self.projector:
+            self.lessons_dock.setTitleBarWidget(QWidget())
+        else:  # the dock's own title bar back (Qt takes None; its stubs do not say so)
+            self.lessons_dock.setTitleBarWidget(None)  # type: ignore[arg-type]
         self._size_lessons()
 
     def lesson_wants_projector(self) -> bool:
