@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import fields
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
 
 from embviz.bridge import requests as rq
 from embviz.bridge.latest import Latest
@@ -14,7 +14,7 @@ from embviz.bridge.views import ModelSummary, NeighboursView
 from embviz.state.tabs import NeighboursState
 from embviz.ui import style
 from embviz.ui.binding import Bindings
-from embviz.ui.widgets import FittedCombo, ResultsTable, WordField, flow_row, folding, hide_special_switch
+from embviz.ui.widgets import FittedCombo, ResultsTable, WordField, flow_row, hide_special_switch
 
 HEADING_HINT = "Type a word or click a point on the map."
 
@@ -72,17 +72,12 @@ class NeighboursPanel(QWidget):
         key.setWordWrap(True)
         self.table = ResultsTable(["token", "id", "cosine", "dot", "length"])
         self.table.tokenClicked.connect(lambda token_id: self.highlight.emit([token_id]))
-        row = QHBoxLayout()
-        row.addWidget(self.word, 1)
-        row.addWidget(self.k)
-        row.addWidget(go)
-        row.addWidget(self.by)  # beside the word: the two switches then fit one row at 1024 × 700 and 150 %
         layout = QVBoxLayout(self)
-        layout.addLayout(row)
-        options = folding(flow_row(self.centered, self.hide_special))
-        layout.addWidget(options)
+        # One wrapping row, the word field taking what its line leaves: two lines at 1024 × 700
+        # and 150 %, and at 200 % the word keeps its room while the switches wrap.
+        layout.addLayout(flow_row(self.word, self.k, go, self.by, self.centered, self.hide_special))
         layout.addWidget(key)
-        self.controls = (self.by, options, key)  # what projector mode folds: the word field stays
+        self.controls = (self.by, self.centered, self.hide_special, key)  # what projector mode folds: the word stays
         layout.addWidget(self.heading)
         layout.addWidget(self.message)
         layout.addWidget(self.table, 1)
