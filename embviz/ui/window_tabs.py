@@ -78,7 +78,7 @@ class PanelTabs(QTabWidget):
         # A corner widget's new font (a text size reaches it after the tab bar's) changes the
         # room: the titles are fitted again once it has its new size.
         if event.type() == QEvent.Type.FontChange:
-            QTimer.singleShot(0, self.fit_titles)
+            QTimer.singleShot(0, self, self.fit_titles)
         return super().eventFilter(watched, event)
 
     def corner_width(self) -> int:
@@ -122,7 +122,7 @@ class PanelTabs(QTabWidget):
             self._fit_titles_now()
         finally:
             self._fitting = False
-        QTimer.singleShot(0, self._unscroll)
+        QTimer.singleShot(0, self, self._unscroll)  # not after the bar is gone
 
     def _unscroll(self) -> None:
         """A bar that overflowed for a moment (new fonts, then new titles) keeps its scroll
