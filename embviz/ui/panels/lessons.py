@@ -35,6 +35,7 @@ MIN_STEP_ROWS = 3
 class LessonsPanel(QWidget):
     stepChosen = Signal(int)  # the index of the step to go to
     closeAsked = Signal()  # the band's close button: the lessons end
+    bandChanged = Signal()  # the step's words changed: a band takes their height
 
     def __init__(self, tour: TourState, submit: Submit, parent=None) -> None:
         super().__init__(parent)
@@ -79,7 +80,7 @@ class LessonsPanel(QWidget):
         buttons.addWidget(self.close_button)
         # The step's words and numbers scroll on a short screen; the list and the buttons stay.
         words = QWidget()
-        column = QVBoxLayout(words)
+        self._words_column = column = QVBoxLayout(words)
         column.setContentsMargins(0, 0, 0, 0)
         for label in (self.title, self.text, self.numbers):
             column.addWidget(label)
@@ -150,10 +151,18 @@ class LessonsPanel(QWidget):
         self.counter.setText(f"step {i + 1} of {len(self.tour.steps)}")
         self.back.setEnabled(not self.tour.at_start)
         self.next.setEnabled(not self.tour.at_end)
+        self.bandChanged.emit()
+
+    def band_height(self, width: int) -> int:
+        """The height a caption band `width` wide needs to show the step's words and its buttons."""
+        margins = self._column.contentsMargins()
+        text = self._words_column.heightForWidth(width - margins.left() - margins.right())
+        return margins.top() + text + self._column.spacing() + self._buttons.sizeHint().height() + margins.bottom()
 
     def ask(self, request: rq.LessonNumbers) -> None:
         self.asking.ask(request)
         self.numbers.setText("Working it out on this model…")
+        self.bandChanged.emit()
 
     def on_numbers(self, view: LessonNumbersView) -> None:
         parts = []
@@ -189,6 +198,8 @@ class LessonsPanel(QWidget):
             parts.append(f"<b>The table</b> holds {view.embedding_share:.1%} of the model's {view.total_params:,} "
                          f"parameters; {tying}.")
         self.numbers.setText("<br><br>".join(parts))
+        self.bandChanged.emit()
 
     def on_failed(self, message: str) -> None:
         self.numbers.setText(escape(message))
+        self.bandChanged.emit()
