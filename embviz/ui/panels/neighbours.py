@@ -54,7 +54,8 @@ class NeighboursPanel(QWidget):
         self.k.valueChanged.connect(self.run_if_ready)
         self.centered.toggled.connect(self.run_if_ready)
         self.hide_special.toggled.connect(self.run_if_ready)
-        go = QPushButton("Find neighbours")
+        go = QPushButton("Find")  # short: the word, k, Find and the ranking share a line at 1024 × 700 and 150 %
+        go.setToolTip("List the nearest tokens to the word (Enter)")
         go.clicked.connect(self.run)
         self.heading = QLabel(HEADING_HINT)
         style.use_font(self.heading, style.LABEL_POINT_SIZE + 2, bold=True)
