@@ -23,7 +23,7 @@ run: $(STAMP)
 test: $(STAMP)
 	QT_QPA_PLATFORM=offscreen EMBVIZ_REQUIRE_DEFAULT_MODEL=1 $(VPY) -m pytest -q
 
-# ruff and mypy as pyproject.toml configures them (core/ joins after its rewrites, issue 34).
+# ruff and mypy as pyproject.toml configures them.
 lint: $(STAMP)
 	$(VPY) -m ruff check embviz bench tests
 	$(VPY) -m mypy

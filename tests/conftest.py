@@ -20,6 +20,10 @@ _RUN_FOLDER = Path(tempfile.mkdtemp(prefix="embviz-tests-"))
 atexit.register(shutil.rmtree, _RUN_FOLDER, ignore_errors=True)
 os.environ["EMBVIZ_CACHE_DIR"] = str(_RUN_FOLDER / "cache")
 os.environ["EMBVIZ_CONFIG_DIR"] = str(_RUN_FOLDER / "config")
+# The window's own setting, before pytest-qt makes the application: its 3-D views share OpenGL objects.
+from embviz.ui.app import share_gl_objects  # noqa: E402
+
+share_gl_objects()
 
 CORPUS = (
     "the king and the queen ruled the kingdom . the man and the woman walked to the city . "

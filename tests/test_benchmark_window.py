@@ -78,3 +78,60 @@ def test_the_benchmark_window_shows_names_counts_and_bars_whole(qtbot):
         assert not layout["plot"].intersects(swatch) and not layout["plot"].intersects(text)
         assert bench.chart.rect().contains(text.toRect())
     assert len(layout["drawn"]) == 2 * 14 and bench.chart.shown_range == (0.0, 100.0)
+
+
+@pytest.fixture
+def at_150_percent():
+    from embviz.ui import style
+
+    style.set_text_scale(1.5)
+    yield
+    style.set_text_scale(1.0)
+
+
+def test_enter_does_not_cancel_and_the_progress_text_is_the_bars(qtbot, at_150_percent):
+    from PySide6.QtWidgets import QApplication
+
+    from embviz.ui.panels.benchmark import BenchmarkWindow
+
+    cancels = []
+    bench = BenchmarkWindow(lambda: cancels.append(1))
+    qtbot.addWidget(bench)
+    bench.resize(1024, 700)
+    bench.show()
+    qtbot.waitExposed(bench)
+    bench.started()
+    bench.on_progress(0.1, "Reading the questions")
+    bar = bench.progress
+    assert bar.text() == "Reading the questions: 10%" and bar.value() / bar.maximum() == pytest.approx(0.1)
+    assert "%" not in bench.summary.text()  # no second percentage to disagree with the bar's
+    bench.activateWindow()
+    for widget in (bench, bench.cancel_button, bench.sections):
+        widget.setFocus()
+        QApplication.processEvents()
+        qtbot.keyClick(QApplication.focusWidget() or bench, Qt.Key.Key_Return)
+        qtbot.keyClick(QApplication.focusWidget() or bench, Qt.Key.Key_Enter)
+    assert cancels == [] and bench.isVisible()
+    qtbot.mouseClick(bench.cancel_button, Qt.MouseButton.LeftButton)
+    assert cancels == [1]
+
+
+def test_the_section_names_never_overlap_at_150_percent(qtbot, at_150_percent):
+    from embviz.ui.panels.benchmark import BenchmarkWindow
+    from embviz.ui.plots.bar_chart import full_height
+
+    bench = BenchmarkWindow(lambda: None)
+    qtbot.addWidget(bench)
+    bench.resize(1024, 700)
+    bench.show()
+    bench.started()
+    bench.show_result(_benchmark_result(), "done")
+    qtbot.waitUntil(lambda: bench.misses_settled)
+    chart = bench.chart
+    font = chart.layout_now()["label_font"]
+    rects = [chart.label_rect(row) for row in range(chart.count)]
+    assert chart.count == 14
+    for row, rect in enumerate(rects):
+        assert rect.height() >= full_height(font) - 1e-6  # the whole line, descenders too
+        if row:
+            assert rect.top() > rects[row - 1].bottom(), chart.labels[row]

@@ -133,3 +133,14 @@ def test_version_prints_the_package_version(capsys):
         main(["--version"])
     assert exit_.value.code == 0
     assert capsys.readouterr().out.strip() == f"embviz {version('embviz')}"
+
+
+def test_project_in_three_dimensions_writes_x_y_z(tmp_path):
+    out = tmp_path / "coords3.csv"
+    summary = run_json("--model", "toy4", "project", "--dims", "3", "--out", str(out))
+    with out.open(newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    assert rows[0] == ["id", "token", "x", "y", "z"] and len(rows) == 1 + summary["rows"]
+    assert summary["dims"] == 3 and len(summary["explained"]) == 3
+    # toy4's four unit rows span two directions: three components hold all of their variance
+    assert sum(summary["explained"]) == pytest.approx(1.0) and summary["explained"][2] == pytest.approx(0.0, abs=1e-6)

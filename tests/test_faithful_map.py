@@ -19,7 +19,7 @@ def test_the_caption_gives_the_share_of_true_neighbours_kept_and_a_click_rings_t
     assert panel.state.projection.caption == caption  # a saved session keeps it
     monday = panel.view.labels.index("␣Monday")
     panel.tokenClicked.emit(monday)  # as a click on the point does
-    wait_for(qtbot, lambda: "␣Monday" in smol.neighbours.heading.text())
+    wait_for(qtbot, lambda: "Nearest to ␣Monday" in smol.neighbours.heading.text())
     table = [row[1] for row in smol.neighbours.table.rows]
     assert panel.view._selected == [monday] + table[:10]  # the table's true top 10, ringed and labelled
 

@@ -150,6 +150,28 @@ def test_an_architecture_transformers_cannot_build_is_said_in_one_sentence(tmp_p
                                            "'rwkv7'. The map, neighbours and analogies work.")
 
 
+@pytest.mark.parametrize("architecture", ["qwen2moe", "qwen3moe", "gpt-oss", "minimax-m2"])
+def test_llama_cpp_names_that_transformers_renames_are_offered_to_it(tmp_path, monkeypatch, architecture):
+    """llama.cpp writes `qwen2moe` where transformers' table says `qwen2_moe`: its loader renames
+    these four before looking them up, so they must not be refused by name."""
+    import gguf
+    import numpy as np
+
+    monkeypatch.setenv("EMBVIZ_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / f"{architecture}.gguf"
+    writer = gguf.GGUFWriter(str(path), architecture)
+    writer.add_tokenizer_model("gpt2")
+    writer.add_token_list(["a", "b", "c"])
+    writer.add_tensor("token_embd.weight", np.ones((3, 32), dtype=np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    model = open_checkpoint(str(path), "cpu")
+    assert model.table.shape == (3, 32)
+    assert model.lm_loader is not None and model.lm_unavailable_reason is None
+
+
 @pytest.mark.default_model
 def test_the_default_model_built_fast_is_transformers_own_load():
     from embviz.core.default_model import default_model_path

@@ -29,7 +29,7 @@ def test_hover_and_click_pick_the_point_under_the_mouse(qtbot, smol):
     qtbot.mouseMove(view.viewport(), where)
     wait_for(qtbot, lambda: "␣Monday" in window.map_panel.hover_label.text(), 10_000)
     qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=where)  # a real click on the map
-    wait_for(qtbot, lambda: "␣Monday" in window.neighbours.heading.text(), 30_000)
+    wait_for(qtbot, lambda: "Nearest to ␣Monday" in window.neighbours.heading.text(), 30_000)
     tokens = [window.neighbours.table.item(r, 0).text() for r in range(window.neighbours.table.rowCount())]
     assert "␣Tuesday" in tokens[:3]
 

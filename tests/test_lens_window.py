@@ -58,8 +58,7 @@ def test_drift_draws_one_line_per_sentence_and_names_what_is_wrong(qtbot, smol):
     smol.tabs.setCurrentWidget(drift)
     drift.set_inputs("bank", ["I sat on the river bank", "She paid the cash into the bank"])
     wait_for(qtbot, lambda: drift.result is not None, 300_000)
-    names = [label.text for _, label in drift.legend.items]
-    assert names == ["between the sentences", "any two tokens (baseline)",
+    assert drift.key_names == ["between the sentences", "any two tokens (baseline)",
                      "sentence 1 to its static row", "sentence 2 to its static row"]
     assert drift.neighbours.columnCount() == 2 and drift.neighbours.rowCount() == 8
     assert "through 30 blocks" in drift.heading.text()
@@ -68,7 +67,7 @@ def test_drift_draws_one_line_per_sentence_and_names_what_is_wrong(qtbot, smol):
     assert "block 3" in drift.neighbours_heading.text()
     drift.set_inputs("bank", ["I sat on the river bank", "Money is nice"])
     wait_for(qtbot, lambda: "not a token of sentence 2" in drift.message.text(), 60_000)
-    assert drift.result is None and not drift.legend.items
+    assert drift.result is None and not drift.key_names
 
 
 def test_lesson_models_explain_that_they_have_no_layers(qtbot, window):

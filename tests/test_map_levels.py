@@ -1,6 +1,6 @@
 """The map by zoom level: coarse names zoomed out, fine names zoomed in, tokens further in;
 contours; word-set markers that stay apart from the colouring; dots that grow with zoom;
-highlighted points on one spot fanned out."""
+highlighted points drawn at their own places, labelled near them."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from PySide6.QtGui import QColor
 
 from embviz.ui import style
 from embviz.ui.plots import colouring
-from embviz.ui.plots.map_markers import GROWN_PX, fan_out
+from embviz.ui.plots.map_labels import TOKEN_STEPS
+from embviz.ui.plots.map_markers import GROWN_PX
 
 GROUPS, FINE_PER_GROUP, PER_CLUSTER = 8, 6, 150
 
@@ -113,7 +114,21 @@ def test_word_set_markers_differ_from_every_colour_in_use(view):
     assert not view._halo.isVisible()
 
 
-def test_weekdays_on_one_spot_each_get_a_label(view):
+def _label_distances(view, ids) -> dict[int, float]:
+    """How far each placed label's box is from its own point, in pixels."""
+    frame = view._frame()
+    out = {}
+    for item, token_id in zip(view._label_items, view.placed_labels):
+        if token_id in ids:
+            px, py = frame.to_px(*view.position_of(token_id))
+            left, top = frame.to_px(item.pos().x(), item.pos().y())
+            rect = item.boundingRect()
+            nx, ny = min(max(px, left), left + rect.width()), min(max(py, top), top + rect.height())
+            out[token_id] = float(np.hypot(nx - px, ny - py))
+    return out
+
+
+def test_weekdays_on_one_spot_each_get_a_label_beside_their_own_markers(view):
     rng = np.random.default_rng(2)
     coords = rng.uniform(-50, 50, size=(2000, 2)).astype(np.float32)
     coords[:7] = (1.0, 1.0)  # the seven weekdays of a t-SNE map, on nearly one point
@@ -124,16 +139,32 @@ def test_weekdays_on_one_spot_each_get_a_label(view):
     view.set_word_set("weekdays", list(range(7)), style.SET_COLORS[0])
     view._settle()
     assert sorted(view.placed_labels[:7]) == list(range(7))
-    drawn = view._sets["weekdays"][0].getData()
-    assert len({(round(float(x), 3), round(float(y), 3)) for x, y in zip(*drawn)}) == 7  # seven markers, not one
+    x, y = view._sets["weekdays"][0].getData()
+    assert np.allclose(np.column_stack([x, y]), coords[:7])  # each marker where the map puts its word
+    height = view._label_items[0].boundingRect().height()
+    far = _label_distances(view, set(range(7)))
+    assert max(far.values()) <= (TOKEN_STEPS + 1) * height
+    # A label off its point is tied to it: the line starts at the word's own place.
+    assert view.leader_lines and {i for i, _, _ in view.leader_lines} <= set(range(7))
+    assert all(np.allclose(start, coords[i], atol=1e-3) for i, start, _ in view.leader_lines)
 
 
-def test_fan_out_keeps_lone_points_and_spreads_a_crowd():
-    points = np.array([[100.0, 100.0]] * 5 + [[300.0, 300.0]])
-    spread = fan_out(points, label_height=24, marker=12)
-    assert np.allclose(spread[5], (300, 300))
-    gaps = np.linalg.norm(spread[:5, None] - spread[None, :5], axis=-1)[np.triu_indices(5, 1)]
-    assert gaps.min() > 12 and np.allclose(spread[:5].mean(0), (100, 100))
+def test_a_collapsed_t_sne_cloud_keeps_its_words_in_it(view):
+    """Early in a t-SNE every point sits in a tiny disc: the 60 highlighted words stay in it
+    (no ring or column of markers around it) and only those labels that fit near it show."""
+    rng = np.random.default_rng(4)
+    coords = rng.normal(scale=1e-4, size=(3000, 2)).astype(np.float32)
+    coords[-2:] = ((-1.0, -1.0), (1.0, 1.0))  # the view's extent, so the cloud is a few pixels wide
+    view.set_labels([f"word{i}" for i in range(3000)])
+    view.set_points(np.arange(3000), coords)
+    view.set_word_set("sets", list(range(60)), style.SET_COLORS[0])
+    view.vb.setRange(xRange=(-1, 1), yRange=(-1, 1), padding=0)
+    view._settle()
+    x, y = view._sets["sets"][0].getData()
+    assert np.allclose(np.column_stack([x, y]), coords[:60])
+    placed = [i for i in view.placed_labels if i < 60]
+    height = view._label_items[0].boundingRect().height()
+    assert 0 < len(placed) < 60 and max(_label_distances(view, set(placed)).values()) <= (TOKEN_STEPS + 1) * height
 
 
 def test_contours_switch_on_and_off_and_stay_quick(view):

@@ -79,6 +79,18 @@ def test_a_session_round_trips_every_state_and_the_map_exactly(tmp_path):
     assert back["attribution"] == saved["attribution"]
 
 
+def test_a_3d_map_and_its_camera_round_trip(tmp_path):
+    saved = _session()
+    coords = np.array([[0.5, -1.0, 2.0], [2.0, 3.0, -0.5], [-4.25, 1e-3, 7.0]], dtype=np.float32)
+    saved["map"].projection = ProjectionState("pca", "all", 300, np.array([5, 2, 9]), coords, "PCA of 3 rows")
+    saved["map"].dims, saved["map"].camera_distance, saved["map"].camera_elevation = 3, 4.5, -30.0
+    saved["map"].camera_azimuth, saved["map"].camera_centre = 135.0, [0.25, -1.0, 2.0]
+    back = load_session(save_session(saved, tmp_path / "turned"))["map"]
+    assert (back.dims, back.camera_distance, back.camera_elevation, back.camera_azimuth, back.camera_centre) == \
+        (3, 4.5, -30.0, 135.0, [0.25, -1.0, 2.0])
+    assert np.array_equal(back.projection.coords, coords)
+
+
 def _rewrite(path, change) -> None:
     """Edit session.json inside a saved session."""
     with zipfile.ZipFile(path) as archive:
@@ -103,6 +115,9 @@ def _rewrite(path, change) -> None:
     (lambda d: d.pop("model"), "vocabulary size"),
     (lambda d: d["attribution"].update(head=-7), "attribution.head"),
     (lambda d: d["attribution"].update(pinned=["x"]), "attribution.pinned"),
+    (lambda d: d["map"].update(dims=4), "map.dims"),
+    (lambda d: d["map"].update(camera_elevation=120), "map.camera_elevation"),
+    (lambda d: d["map"].update(camera_centre=[0, "1", 2]), "map.camera_centre"),
 ])
 def test_values_of_the_wrong_kind_are_named(tmp_path, change, words):
     path = save_session(_session(), tmp_path / "s.embviz")

@@ -185,6 +185,32 @@ def test_neighbours_name_a_selection_and_clear_an_old_table(qtbot, smol):
     assert panel.table.rowCount() == 0 and "queen" not in panel.heading.text()
 
 
+def test_an_unknown_word_shows_a_busy_sign_at_once_and_never_the_old_table(qtbot, window):
+    """Neighbours and Analogies: the moment a word is asked, the old answer goes and a bar
+    moves; then the one sentence on what is wrong, and the bar stops."""
+    window.open_model("toy4")
+    wait_for(qtbot, lambda: window.summary is not None and window.summary.info["vocab_size"] == 4, 60_000)
+    panel = window.neighbours
+    panel.word.setText("cat")
+    panel.run()
+    wait_for(qtbot, lambda: panel.table.rowCount() == 3, 30_000)
+    assert panel.busy.isHidden()
+    panel.word.setText("zebra")
+    panel.run()
+    assert not panel.busy.isHidden() and panel.table.rowCount() == 0 and panel.heading.text() == "Looking up zebra…"
+    wait_for(qtbot, lambda: panel.message.text(), 30_000)
+    assert "zebra" in panel.message.text() and panel.busy.isHidden() and panel.table.rowCount() == 0
+    analogies = window.analogies
+    analogies.set_words("cat", "dog", "car")
+    wait_for(qtbot, lambda: analogies.table.rowCount() > 0, 30_000)
+    analogies.state.c = "zebra"
+    analogies.run()
+    assert not analogies.busy.isHidden() and analogies.table.rowCount() == 0
+    assert analogies.heading.text() == "Looking up cat − dog + zebra…"
+    wait_for(qtbot, lambda: analogies.message.text(), 30_000)
+    assert "zebra" in analogies.message.text() and analogies.busy.isHidden() and analogies.table.rowCount() == 0
+
+
 # --- the lens without its final norm, and while typing ------------------------------------------
 @pytest.mark.default_model
 def test_the_raw_lens_claims_no_answer_and_follows_the_newest_token(qtbot, smol):

@@ -25,3 +25,21 @@ def test_king_man_woman_queen_as_strips_of_their_raw_rows(qtbot, smol, default_m
     panel.run()
     wait_for(qtbot, lambda: panel.shown is not None and panel.shown.labels == ["␣cat"])
     assert "qwzxv" in panel.message.text()
+
+
+@pytest.mark.default_model
+def test_the_axis_follows_the_models_width(qtbot, smol):
+    """SmolLM2's rows are 576 numbers; toy4's are 3, each ticked, whatever the words typed."""
+    panel = smol.vectors
+    wait_for(qtbot, lambda: panel.shown is not None)
+    axis = panel.plot.getPlotItem().getAxis("bottom")
+    assert panel.plot.getPlotItem().viewRange()[0] == pytest.approx([0, 576])
+    smol.open_model("toy4")
+    wait_for(qtbot, lambda: smol.summary.info["vocab_size"] == 4, 60_000)
+    wait_for(qtbot, lambda: panel.asking.waiting is False)
+    assert panel.plot.getPlotItem().viewRange()[0] == pytest.approx([0, 3])
+    assert [text for _, text in axis._tickLevels[0]] == ["0", "1", "2"]
+    panel.words.setText("cat, dog")
+    panel.run()
+    wait_for(qtbot, lambda: panel.shown is not None and panel.shown.labels == ["cat", "dog"])
+    assert panel.plot.getPlotItem().viewRange()[0] == pytest.approx([0, 3])

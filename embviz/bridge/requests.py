@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from embviz.state.tab_state import field_default
-from embviz.state.tabs import CLUSTERS_K, FIRST_ROWS, SEARCH_LIMIT, AnalogyState, NeighboursState
+from embviz.state.tabs import CLUSTERS_K, FIRST_ROWS, SEARCH_LIMIT, AnalogyState, NeighboursState, SimilaritiesState
 
 WORDSET_PREFIX = "wordset:"
 
@@ -108,6 +108,41 @@ class Neighbours(Request):
     hide_special: bool = field_default(NeighboursState, "hide_special")
     by: str = field_default(NeighboursState, "by")
     channel = "neighbours"
+
+
+@dataclass
+class WordPairs(Request):
+    """The table's cosines against people's ratings: a dataset gensim ships ("wordsim353",
+    "simlex999") or a file of `word1 word2 score` lines (`path`, which wins when given)."""
+
+    dataset: str = field_default(SimilaritiesState, "dataset")
+    path: str | None = None
+    channel = "word-pairs"
+
+
+@dataclass
+class WordPairsB(WordPairs):
+    """The same, for the second model a LoadComparison opened beside the first."""
+
+    channel = "word-pairs-b"
+    needs_comparison = True
+
+
+@dataclass
+class OddOneOut(Request):
+    """Of N ≥ 3 words, the one that does not belong, and each word's cosine to the others' mean."""
+
+    words: list[str] = field(default_factory=list)
+    channel = "odd-one-out"
+
+
+@dataclass
+class PairCosine(Request):
+    """The cosine of two words, each matched to its token as the rated pairs are."""
+
+    word1: str = ""
+    word2: str = ""
+    channel = "pair-cosine"
 
 
 @dataclass
@@ -218,6 +253,7 @@ class Project(Request):
     first: int | None = None  # of "all" or "words", only the first N (the command line's --limit)
     axes: tuple[str, str, str, str] = ("man", "woman", "man", "king")  # "axes": x from → to, y from → to
     sample: int | None = None  # t-SNE, UMAP: lay out this many sampled rows, place the others by their neighbours
+    dims: int = 2  # 2 or 3 components
     channel = "project"
     lane = LONG
 

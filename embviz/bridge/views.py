@@ -156,6 +156,7 @@ class CompareView:
     words: list[str]  # each shared token as matched ("march"): what CompareToken accepts for any of them
     neighbours_a: np.ndarray  # (n, k) positions into the shared tokens, nearest first: the window exports them
     neighbours_b: np.ndarray
+    whole_a: np.ndarray  # (n,) bool: each shared token is a whole word in A (see Vocabulary.whole_words)
 
     def as_dict(self) -> dict[str, Any]:
         return {"shared": self.shared, "only_a": self.only_a, "only_b": self.only_b, "k": self.k,

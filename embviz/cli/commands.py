@@ -74,6 +74,32 @@ def _analogy(model, args, ask: Ask) -> tuple[Any, str]:
     return result.as_dict(), _hits_text(result.results) + "\n" + rule + "without exclusion:\n" + ranks
 
 
+def _similarities(model, args, ask: Ask) -> tuple[Any, str]:
+    from embviz.bridge import requests as rq
+    from embviz.core.table.word_pairs import DATASETS
+
+    asked = [rq.WordPairs(path=args.pairs)] if args.pairs else [rq.WordPairs(dataset=name) for name in DATASETS]
+    results = [ask(request) for request in asked]
+    lines = []
+    for r in results:
+        lines += [f"{r.source}: Spearman {_fmt(r.spearman)}, Pearson {_fmt(r.pearson)} over {r.kept:,} of {r.total:,} pairs",
+                  f"  rule: {r.rule}"]
+        lines += [f"  skipped: '{s.word}' {s.reason}" for s in r.skipped_words[:args.list]]
+        lines += [f"  note: {n}" for n in r.notes]
+        lines += [f"  {p.labels[0]:>14} {p.labels[1]:<14} people {p.rating:5.2f}  cosine {p.cosine:7.4f}  off the line {p.residual:+.3f}"
+                  for p in r.pairs[:args.list]]
+    return {"results": [r.as_dict() for r in results]}, "\n".join(lines)
+
+
+def _odd_one_out(model, args, ask: Ask) -> tuple[Any, str]:
+    from embviz.bridge import requests as rq
+
+    found = ask(rq.OddOneOut(words=args.words))
+    lines = [f"the odd one out: {found.labels[found.outsider]}", "cosine to the mean of the others:"]
+    lines += [f"  {label:<16} {c:.4f}" for label, c in zip(found.labels, found.to_others)]
+    return found.as_dict(), "\n".join(lines)
+
+
 def _with_language_model(model, ask: Ask) -> None:
     """Build the full model first, as the window does in a job of its own."""
     from embviz.bridge import requests as rq
@@ -193,7 +219,7 @@ def _project(model, args, ask: Ask) -> tuple[Any, str]:
     from embviz.cli.map_csv import map_csv
 
     proj = ask(rq.Project(method=args.method, subset="words" if args.words_only else "all", first=args.limit,
-                          sample=args.sample))
+                          sample=args.sample, dims=args.dims))
     faithful = ask(rq.Faithfulness(ids=proj.ids, coords=proj.coords))
     tmp = args.out + ".tmp"
     with open(tmp, "w", newline="", encoding="utf-8") as f:
@@ -201,7 +227,8 @@ def _project(model, args, ask: Ask) -> tuple[Any, str]:
     os.replace(tmp, args.out)
     if faithful is not None:
         print(f"embviz: the map {faithful.caption()}", file=sys.stderr)
-    summary = {"rows": int(proj.ids.size), "out": args.out, "method": proj.method, "explained": proj.explained,
+    summary = {"rows": int(proj.ids.size), "out": args.out, "method": proj.method, "dims": args.dims,
+               "explained": proj.explained,
                "faithfulness": None if faithful is None else faithful.as_dict()}
     return summary, f"wrote {proj.ids.size:,} rows to {args.out}"
 
@@ -218,7 +245,7 @@ def _clusters(model, args, ask: Ask) -> tuple[Any, str]:
     method = {"graph": "neighbour graph", "kmeans": "k-means"}[args.method]
     lines = [f"{len(clusters)} clusters ({method}, k = {args.k}) of {model.vocab_size:,} rows, largest first",
              f"{'cluster':>7}  {'size':>6}  central words"]
-    lines += [f"{c['cluster']:>7}  {c['size']:>6,}  {c['label']}" for c in clusters]
+    lines += [f"{c['cluster']:>7}  {c['size']:>6,}  {c['label'] or '(unnamed: word pieces)'}" for c in clusters]
     lines += [f"{model.vocab.label(o['id'])} (id {o['id']}) is in cluster {o['cluster']}: "
               f"{clusters[o['cluster']]['label']}" for o in of]
     return {"k": args.k, "clusters": clusters, "of": of}, "\n".join(lines)
@@ -264,6 +291,7 @@ COMMANDS: dict[str, Callable[[Any, argparse.Namespace, Ask], tuple[Any, str]]] =
     "info": _info, "neighbors": _neighbours, "similarity": _similarity, "analogy": _analogy, "logits": _logits,
     "lens": _lens, "drift": _drift, "attribute": _attribute, "attention": _attention, "pin": _pin,
     "project": _project, "clusters": _clusters, "compare": _compare, "analogies": _benchmark,
+    "similarities": _similarities, "odd-one-out": _odd_one_out,
 }
 
 

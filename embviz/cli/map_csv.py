@@ -1,4 +1,4 @@
-"""A map's coordinates as CSV (id, token, x, y), written in chunks of rows formatted at once.
+"""A map's coordinates as CSV (id, token, x, y, and z for a 3-D map), written in chunks of rows formatted at once.
 
 The bytes are those of `csv.writer` (its default dialect) with x and y as `f"{v:.6g}"`: a token
 holding a comma, a quote or a line break is quoted, its quotes doubled. At two million rows a
@@ -14,10 +14,10 @@ import numpy as np
 
 from embviz.core.table.joined_text import join_texts
 
-HEADER = "id,token,x,y\r\n"
+AXES = ("x", "y", "z")
 CHUNK_ROWS = 1 << 16
 _NEEDS_QUOTES = ',"\r\n'  # csv.QUOTE_MINIMAL's characters: the delimiter, the quote, the line ending's
-_LINE = "%d,%s,%.6g,%.6g\r\n"  # %.6g formats a float exactly as format(v, ".6g")
+_VALUE = ",%.6g"  # %.6g formats a float exactly as format(v, ".6g")
 
 
 def quoted_tokens(tokens: list[str]) -> list[str]:
@@ -38,14 +38,18 @@ def quoted_tokens(tokens: list[str]) -> list[str]:
 
 
 def map_csv(ids: np.ndarray, coords: np.ndarray, texts: Sequence[str]) -> Iterator[str]:
-    """The CSV text of a map, a chunk of rows at a time, header first."""
-    yield HEADER
+    """The CSV text of a map (2 or 3 columns of coordinates), a chunk of rows at a time, header first."""
+    dims = coords.shape[1]
+    yield ",".join(("id", "token") + AXES[:dims]) + "\r\n"
+    line = "%d,%s" + _VALUE * dims + "\r\n"
+    width = 2 + dims
     id_list = np.asarray(ids, dtype=np.int64).tolist()
     tokens = quoted_tokens(list(map(texts.__getitem__, id_list)))
-    xs, ys = coords[:, 0].tolist(), coords[:, 1].tolist()
+    columns = [coords[:, axis].tolist() for axis in range(dims)]
     for start in range(0, len(id_list), CHUNK_ROWS):
         stop = min(start + CHUNK_ROWS, len(id_list))
-        fields: list[object] = [None] * (4 * (stop - start))
-        fields[0::4], fields[1::4] = id_list[start:stop], tokens[start:stop]
-        fields[2::4], fields[3::4] = xs[start:stop], ys[start:stop]
-        yield (_LINE * (stop - start)) % tuple(fields)
+        fields: list[object] = [None] * (width * (stop - start))
+        fields[0::width], fields[1::width] = id_list[start:stop], tokens[start:stop]
+        for axis, column in enumerate(columns):
+            fields[2 + axis::width] = column[start:stop]
+        yield (line * (stop - start)) % tuple(fields)

@@ -90,6 +90,12 @@ def _table_commands(add: Add) -> None:
     p.add_argument("--k", type=int, default=10)
     p.add_argument("--method", choices=("add", "mul"), default="add", help="3CosAdd (default) or 3CosMul")
     _hide_special_option(p)
+    p = add("similarities", "Pearson and Spearman of the model's cosines against people's ratings "
+                            "(WordSim-353 and SimLex-999, from gensim's data, or a file)")
+    p.add_argument("--pairs", default=None, metavar="FILE", help="a file of 'word1 word2 score' lines instead")
+    p.add_argument("--list", type=int, default=10, metavar="N", help="pairs listed, furthest from the line first (default 10)")
+    p = add("odd-one-out", "the word that does not belong (gensim's doesnt_match), each word's cosine to the others' mean")
+    p.add_argument("words", nargs="+", metavar="WORD", help="three or more words, matched as the rated pairs are")
 
 
 def _model_commands(add: Add) -> None:
@@ -125,13 +131,14 @@ def _model_commands(add: Add) -> None:
 
 def _map_commands(add: Add) -> None:
     """the map, clusters, a second model to compare with, the benchmark."""
-    p = add("project", "2-D map of the rows, written as CSV (id,token,x,y); how faithful it is on stderr "
+    p = add("project", "2-D or 3-D map of the rows, written as CSV (id,token,x,y[,z]); how faithful it is on stderr "
                        "(with --json, a summary on stdout)")
     p.add_argument("--method", choices=("pca", "tsne", "umap"), default="pca")
     p.add_argument("--limit", type=int, default=None, help="only the first N row ids")
     p.add_argument("--words-only", action="store_true", help="only rows that are whole words")
     p.add_argument("--sample", type=int, default=None, metavar="N",
                    help="t-SNE or UMAP: lay out N sampled rows and place every other row beside its nearest sampled rows")
+    p.add_argument("--dims", type=int, choices=(2, 3), default=2, help="2 (x, y) or 3 (x, y, z) components")
     p.add_argument("--out", required=True)
     p = add("clusters", "clusters of the rows, each named by its most central whole words")
     p.add_argument("--method", choices=("graph", "kmeans"), default="graph",  # HDBSCAN needs a drawn map

@@ -17,7 +17,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import Any, TYPE_CHECKING, Callable
 
 from embviz.core.errors import first_line
 from embviz.core.seal import DamagedEntry, sealed_stamps, write_seal
@@ -48,7 +48,7 @@ def _stamp(path: Path) -> str:
 _MAX_INDEX_BYTES = 64 * 2**20
 
 
-def _hash_index() -> dict:
+def _hash_index() -> dict[str, Any]:
     """The index of hashes: a hint that saves hashing a file again, never trusted for an answer
     (entry_folder confirms it); anything unreadable is an empty index."""
     from embviz.core.errors import EmbvizError
@@ -63,10 +63,10 @@ def _hash_index() -> dict:
     return index if isinstance(index, dict) else {}
 
 
-def _known(index: dict, path: Path, stamp: str) -> str | None:
+def _known(index: dict[str, Any], path: Path, stamp: str) -> str | None:
     known = index.get(str(path))
     if isinstance(known, dict) and known.get("stamp") == stamp and isinstance(known.get("sha256"), str):
-        return known["sha256"]
+        return str(known["sha256"])
     return None
 
 

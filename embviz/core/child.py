@@ -42,7 +42,7 @@ def lower_priority() -> None:
 
 
 def run_in_child(
-    fn: Callable[..., Any], args: tuple, progress: ProgressFn, stage: str, fraction: float = 0.1,
+    fn: Callable[..., Any], args: tuple[Any, ...], progress: ProgressFn, stage: str, fraction: float = 0.1,
     measure: Callable[[], tuple[float, str] | tuple[float, str, Any]] | None = None,
 ) -> Any:
     """fn(*args) in a fresh interpreter; `fn` must be a module-level function. `progress`

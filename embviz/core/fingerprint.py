@@ -8,17 +8,20 @@ from __future__ import annotations
 
 import hashlib
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from embviz.core.errors import EmbvizError
 
+if TYPE_CHECKING:
+    from embviz.core.model import EmbeddingModel
+
 PROBE_ROWS = 16
 NORM_TOLERANCE = 1e-2  # relative: bfloat16 on a GPU against float32 on the CPU
 
 
-def model_fingerprint(model) -> dict[str, Any]:
+def model_fingerprint(model: EmbeddingModel) -> dict[str, Any]:
     """{"vocab_size", "dim", "vocab_sha256", "probe_norms"} of an EmbeddingModel."""
     vocab_size, dim = model.vocab_size, model.dim
     digest = labels_sha256(model.vocab.labels)
@@ -73,7 +76,7 @@ def _length(value: object) -> float | None | bool:
     return float(value) if math.isfinite(value) else None
 
 
-def check_same_model(expected: dict[str, Any], model) -> None:
+def check_same_model(expected: dict[str, Any], model: EmbeddingModel) -> None:
     """Raise, naming both, when `model` is not the table `expected` describes (a
     fingerprint plus the "name" it was saved under)."""
     if same_model(expected, model_fingerprint(model)):

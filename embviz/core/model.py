@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol, Sequence, TypeVar
+from typing import Any, Callable, Protocol, Sequence, TypeVar, cast
 
 import torch
 
@@ -99,13 +99,13 @@ class EmbeddingModel:
         """A value computed from the table once, by whichever thread asks first; the
         compute-worker lanes and the command line share it."""
         try:
-            return self.cache[key]
+            return cast(T, self.cache[key])
         except KeyError:
             pass
         with self._derived_lock:
             if key not in self.cache:
                 self.cache[key] = compute()
-            return self.cache[key]
+            return cast(T, self.cache[key])
 
     @property
     def lm_loaded(self) -> bool:

@@ -16,7 +16,7 @@ import mmap
 import os
 import zipfile
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import Any, TYPE_CHECKING, BinaryIO
 
 import xxhash
 
@@ -62,7 +62,7 @@ def _stamps(seal: object) -> list[str]:
     return [s for s in stamps if isinstance(s, str)] if isinstance(stamps, list) else []
 
 
-def _read_seal(folder: Path) -> dict:
+def _read_seal(folder: Path) -> dict[str, Any]:
     try:
         with open_regular(folder / SEAL, follow_links=False) as f:
             size = file_size(f)
@@ -96,7 +96,7 @@ class Sealed:
         self.seal = _read_seal(folder)
         if source_sha256 is not None and self.seal.get("source_sha256") != source_sha256:
             raise DamagedEntry("it was made from another file")
-        self.files: dict[str, dict] = self.seal["files"]
+        self.files: dict[str, dict[str, Any]] = self.seal["files"]
 
     @property
     def stamps(self) -> list[str]:

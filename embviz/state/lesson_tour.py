@@ -16,7 +16,7 @@ class LessonStep:
     title: str
     text: str  # two or three sentences, with the lesson's own numbers
     model: str | None  # the source to open: a lesson name, or None for the default model
-    tab: str  # the tab it shows: "map", "neighbours", "analogies", "logits", "attribution" or "compare"
+    tab: str  # the key of the tab it shows: "map", "neighbours", "analogies", "logits", "similarities"…
     setup: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -60,12 +60,30 @@ STEPS: tuple[LessonStep, ...] = (
                "arrows man→king and woman→queen that the analogy says are parallel; the Analogies tab lists the "
                "runners-up.",
                DEFAULT, "map", {"analogy": ("king", "man", "woman"), "exclude": True}),
+    LessonStep("004", "Three directions, turning",
+               "The map's first three PCA axes, turning slowly (T stops it; drag to turn it yourself): the seven "
+               "weekdays stay a tight knot and the twelve months a longer streak beside them, both below the middle "
+               "of the third axis, which a flat map cannot show. Three axes hold 9.1 % of the variance (5.8 %, 2.2 %, "
+               "1.1 %) and keep only 0.5 % of each token's 10 nearest neighbours (0.3 % in two): a picture to turn, "
+               "not the table itself.",
+               DEFAULT, "map", {"dims": 3, "word_sets": ("weekdays", "months"), "turn": True}),
     LessonStep("004", "Two models, one word",
                "SmolLM2's input table against GloVe, word vectors from 2014: of the 23,172 words they share, each "
                "is scored by the share of its k = 50 nearest neighbours the two agree on. ␣march scores 0.00: "
                "marches, procession, parade in SmolLM2, april, june, july in GloVe. ␣bush (0.00: shrubs or "
                "clinton) and ␣turkey (0.00: poultry or syria) split the same way.",
                DEFAULT, "compare", {"compare": "glove-6b-50d", "k": 50, "focus": "march"}),
+    LessonStep("004", "People and the model: cup, coffee, mug",
+               "WordSim-353's raters gave cup–coffee 6.58 of 10: related, though not alike. SmolLM2's cosine for "
+               "␣cup–␣coffee is 0.468, and over the 320 pairs whose words are one token each ρ = 0.417. ␣mug is two "
+               "tokens here (␣m + ug), so cup–mug, the pair people call alike, has no row; in GloVe cup–mug is 0.197 "
+               "and cup–coffee 0.355: a model puts related words closer than alike ones.",
+               DEFAULT, "similarities", {"similarities": "wordsim353", "pair": "cup mug", "pair_focus": ("cup", "coffee")}),
+    LessonStep("004", "The odd one out",
+               "Of breakfast, cereal, dinner and lunch, ␣cereal is the odd one out: its cosine to the mean of the "
+               "other three rows is 0.632, against 0.785 to 0.824 for the three meals. gensim's doesnt_match picks "
+               "the same word.",
+               DEFAULT, "odd-one-out", {"odd_one_out": "breakfast cereal dinner lunch"}),
     LessonStep("004", "The capital of France is",
                "The output head scores every token with a dot product: the logits. Softmax turns them into "
                "probabilities over the whole vocabulary; ␣Paris comes first.",

@@ -248,6 +248,7 @@ def _map_state(cls: type, m: dict[str, Any], reading: _Reading) -> MapState:
         raise SessionError("map.word_sets is not a list of names")
     state.word_sets = WordSetsState(names=list(ticked), ticked=list(ticked))
     state.view_range = _view_range(m.get("view_range"))
+    state.camera_centre = _centre(m.get("camera_centre"))
     state.selection = _ids(m.get("selection", []), reading.vocab_size, "map.selection")
     state.projection = _projection(m.get("projection"), reading.arrays, reading.vocab_size)
     return state
@@ -365,6 +366,15 @@ def _view_range(value: Any) -> list[float] | None:
     return [float(v) for v in value]
 
 
+def _centre(value: Any) -> list[float] | None:
+    if value is None:
+        return None
+    if (not isinstance(value, list) or len(value) != 3
+            or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and _finite(v) for v in value)):
+        raise SessionError("map.camera_centre is not x, y, z")
+    return [float(v) for v in value]
+
+
 def _projection(meta: Any, arrays: dict[str, np.ndarray] | None, vocab_size: int) -> ProjectionState | None:
     if meta is None:
         return None
@@ -375,7 +385,7 @@ def _projection(meta: Any, arrays: dict[str, np.ndarray] | None, vocab_size: int
     if not isinstance(caption, str):
         raise SessionError("map.projection.caption is not text")
     ids, coords = arrays["ids"], arrays["coords"]
-    if ids.ndim != 1 or ids.dtype.kind not in "iu" or coords.shape != (len(ids), 2) or coords.dtype.kind != "f":
+    if ids.ndim != 1 or ids.dtype.kind not in "iu" or coords.shape not in ((len(ids), 2), (len(ids), 3)) or coords.dtype.kind != "f":
         raise SessionError("its map's ids and coordinates do not fit together")
     if len(ids) and (ids.min() < 0 or ids.max() >= vocab_size):
         raise SessionError("its map names rows this model does not have")

@@ -84,6 +84,18 @@ class Settings:
         self.save()
 
     @property
+    def export_folder(self) -> Path:
+        """Where the last file was saved (an export, a session), or the home folder."""
+        folder = self.data.get("export_folder")
+        if isinstance(folder, str) and folder and Path(folder).is_dir():
+            return Path(folder)
+        return Path.home()
+
+    def set_export_folder(self, folder: Path) -> None:
+        self.data["export_folder"] = str(folder)
+        self.save()
+
+    @property
     def text_scale(self) -> float:
         value = self.data.get("text_scale", 1.0)
         return float(value) if isinstance(value, (int, float)) else 1.0

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 from psygnal import SignalGroup, evented
 
+from embviz.core.table import compare_k
 from embviz.state.tab_state import one_of, ranged, tab_state
 
 # The window's defaults, named once (the requests and the command line take them from here).
@@ -20,8 +21,6 @@ from embviz.state.tab_state import one_of, ranged, tab_state
 CLUSTERS_K = 50  # k-means clusters
 FIRST_ROWS = 5000  # Rows ▸ First N ids
 SEARCH_LIMIT = 500  # search hits marked on the map
-COMPARE_K_RANGE = (5, 250)  # neighbours per token in a comparison (core.table.compare.K_RANGE, which needs torch)
-COMPARE_K = 50
 
 
 @dataclass
@@ -112,7 +111,7 @@ class ProjectionState:
     subset: str
     limit: int
     ids: np.ndarray  # int64 row ids
-    coords: np.ndarray  # float32, (len(ids), 2)
+    coords: np.ndarray  # float32, (len(ids), 2 or 3)
     caption: str = ""
 
 
@@ -142,6 +141,13 @@ class MapState:
     selection: list[int] = field(default_factory=list)  # ids picked with the rectangle or lasso
     drag_mode: str = one_of("pan", "rect", "lasso")  # what a drag on the map does
     contours: bool = False  # density contours under the points
+    dims: int = ranged(2, 2, 3)  # a map in two or three dimensions
+    # The 3-D map's camera (pyqtgraph's GLViewWidget options), in degrees and map units;
+    # a distance of 0 and no centre: fit the cloud.
+    camera_distance: float = ranged(0.0, 0.0, 1e12)
+    camera_elevation: float = ranged(20.0, -90.0, 90.0)
+    camera_azimuth: float = ranged(-60.0, -360.0, 360.0)
+    camera_centre: list[float] | None = None  # x, y, z
 
     def __post_init__(self) -> None:
         # name: (the user's value, the one a model needed instead); not a field: sessions keep the user's
@@ -265,11 +271,12 @@ class CompareState:
         events: ClassVar[SignalGroup]  # psygnal's: a signal per field
 
     source: str | None = None  # how the second model was opened; None while there is none
-    k: int = ranged(COMPARE_K, *COMPARE_K_RANGE)
+    k: int = ranged(compare_k.DEFAULT_K, *compare_k.K_RANGE)
     token: str = ""  # the focused token, as matched in both models ("march")
     low: float = ranged(0.0, 0.0, 1.0)  # the brushed score range, inclusive
     high: float = ranged(1.0, 0.0, 1.0)
-    order: str = one_of("ascending", "descending")  # least alike first, or most
+    order: str = one_of("descending", "ascending")  # most alike first (what a class looks for first), or least
+    words_only: bool = True  # list whole words only: the pieces' scores say little to a class
 
 
 @tab_state("attribution")
@@ -290,3 +297,31 @@ class AttributionState:
 
     def pinned_tokens(self) -> list[str]:
         return [t.strip() for t in self.pinned.split(",") if t.strip()]
+
+
+@tab_state("similarities")
+@evented
+@dataclass
+class SimilaritiesState:
+    """People's similarity ratings against the model's cosines: which set of rated pairs, and
+    one pair of the user's own whose cosine is shown beside them."""
+
+    if TYPE_CHECKING:
+        events: ClassVar[SignalGroup]  # psygnal's: a signal per field
+
+    dataset: str = one_of("wordsim353", "simlex999", "file")
+    path: str = ""  # the user's file of `word1 word2 score` lines, when dataset is "file"
+    pair: str = "cup mug"  # two words, space-separated
+
+
+@tab_state("odd-one-out")
+@evented
+@dataclass
+class OddOneOutState:
+    if TYPE_CHECKING:
+        events: ClassVar[SignalGroup]  # psygnal's: a signal per field
+
+    words: str = "breakfast cereal dinner lunch"  # space- or comma-separated
+
+    def word_list(self) -> list[str]:
+        return [w for w in self.words.replace(",", " ").split() if w]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtWidgets import QApplication
 
 from embviz.ui import style
@@ -11,10 +12,17 @@ from embviz.ui import style
 
 def make_app() -> QApplication:
     existing = QApplication.instance()
+    share_gl_objects()
     app = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
     app.setApplicationName("embviz")
     app.setFont(style.font(style.BASE_POINT_SIZE))
     return app
+
+
+def share_gl_objects() -> None:
+    """Every OpenGL context in one share group (before the application exists): pyqtgraph keeps
+    one shader program per item class, which a second 3-D view's own context could not use."""
+    QCoreApplication.setAttribute(Qt.ApplicationAttribute.AA_ShareOpenGLContexts)
 
 
 def install_excepthook(window) -> None:

@@ -228,7 +228,7 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
         self.showNormal() if self.isFullScreen() else self.showFullScreen()
 
     def fit_map(self) -> None:
-        self.map_panel.view.fit()
+        self.map_panel.fit_button.click()  # the flat map, and the 3-D one when it is shown
 
     def focus_find(self) -> None:
         if self.projector:  # the tab on the screen stays: its own field

@@ -37,7 +37,8 @@ def _go_to_step(app, window, i: int) -> None:
             "analogies": lambda: window.analogies.table.rowCount() > 0,
             "logits": lambda: bool(window.logits.results) or bool(window.logits.message.text()),
             "attribution": lambda: window.attribution.pattern is not None or bool(window.attribution.message.text()),
-            "compare": lambda: window.compare.dominoes.columns[1].rowCount() > 0 or bool(window.compare.message.text())}
+            "compare": lambda: window.compare.dominoes.columns[1].rowCount() > 0 or bool(window.compare.message.text()),
+            **{key: _answered(window.panel_named(key)) for key in ("similarities", "odd-one-out")}}
     window.go_to_step(i)
     asks_numbers = "rows" in step.setup or step.setup.get("shapes")
     _wait(app, lambda: window.summary is not None and not window.load_progress.isVisible() and tabs[step.tab]()
@@ -222,6 +223,27 @@ def _map_pictures(demo: Demo) -> None:
     view.fit()
 
 
+def _map3d(demo: Demo) -> None:
+    """map3d.png: the first three PCA axes with the word sets, turned to face the weekdays and
+    months; then the 2-D map again. Without OpenGL, skipped with the map's own sentence."""
+    from embviz.ui.plots.map_view3d import NO_GL, gl_available
+
+    panel = demo.window.map_panel
+    if not gl_available():
+        demo.skip(("map3d",), NO_GL)
+        return
+    panel.dims_box.setCurrentIndex(panel.dims_box.findData(3))
+    demo.wait(lambda: panel.showing_3d() and ("keeps" in panel.status.text() or "failed" in panel.status.text()),
+              "the 3-D map")
+    view = panel.view3d
+    view.frame_ids([i for name in ("weekdays", "months") for i in panel.word_sets.shown().get(name, [])])
+    view.setCameraPosition(elevation=18, azimuth=-70)
+    demo.settle(lambda: not view.moving.visible(), 10)
+    demo.save("map3d")
+    panel.dims_box.setCurrentIndex(panel.dims_box.findData(2))
+    demo.wait(lambda: not panel.showing_3d() and "keeps" in panel.status.text(), "the 2-D map again")
+
+
 def _table_tabs(demo: Demo) -> None:
     """Neighbours, analogies with their plane, the benchmark window, the analogy on the map."""
     window = demo.window
@@ -295,7 +317,29 @@ def _compare_tab(demo: Demo) -> None:
     panel.histogram.brush.setRegion((0.3, 1.0))  # as a drag of the band ends
     demo.wait(lambda: True, "the list")
     demo.save("compare")
-    panel.state.low, panel.state.order = 0.0, "ascending"
+    panel.state.low = 0.0
+
+
+def _answered(panel):
+    """Whether a tab with a `shown` answer and a `message` has one or the other."""
+    return lambda: panel.shown is not None or bool(panel.message.text())
+
+
+def _judgement_tabs(demo: Demo) -> None:
+    """similarities.png: WordSim-353 against both models (after Compare opened GloVe beside the
+    first), ␣cup–␣coffee chosen; odd_one_out.png: breakfast cereal dinner lunch."""
+    window = demo.window
+    panel = window.panel_named("similarities")
+    window.show_tab("similarities")
+    panel.show_lesson("wordsim353", "cup mug", ("cup", "coffee"))
+    demo.wait(lambda: _answered(panel)() and (panel.second is None or panel.shown_b is not None
+                                               or panel.summary_b.text()), "the similarity judgements")
+    demo.save("similarities")
+    odd = window.panel_named("odd-one-out")
+    window.show_tab("odd-one-out")
+    odd.show_words("breakfast cereal dinner lunch")
+    demo.wait(_answered(odd), "the odd one out")
+    demo.save("odd_one_out")
 
 
 def _attribution_pictures(demo: Demo) -> None:
@@ -320,6 +364,7 @@ def _attribution_pictures(demo: Demo) -> None:
 def _model_pictures(demo: Demo, text_size: float) -> None:
     """Every tab's pictures of the model open; those it cannot show are skipped, with why."""
     _map_pictures(demo)
+    _map3d(demo)
     _table_tabs(demo)
     _model_tabs(demo, text_size)
     _attribution_pictures(demo)
@@ -386,6 +431,7 @@ def run_screenshots(out: str, model: str | None = None, device: str = "auto", te
     if session is None:
         raise RuntimeError("no model on screen to save a session of")
     _compare_tab(demo)  # after the session, whose restoring is timed without a second model
+    _judgement_tabs(demo)  # after Compare: both models' judgements side by side
     if why := _tsne_live(app, window, demo.save):  # after the session: it keeps the PCA map
         demo.skip(("tsne_live",), why)
     _lesson_model(demo)

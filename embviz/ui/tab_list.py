@@ -7,7 +7,8 @@ handler(s), its panel, and one entry here. A panel is made with the services its
 `takes`, holds its `state`, and has `on_model(summary, restore)`, where `restore` is the
 state a session saved (or None); a `snapshot()` when a session must keep more than
 `state`. The window connects, where a panel has them, its `highlight` (token ids to ring
-on the map), `statusMessage` (a message about this tab; "" takes it back) and `focusToken` signals."""
+on the map), `statusMessage` (a message about this tab; "" takes it back) and `focusToken` signals,
+and calls its `on_second_model(summary)` when File ▸ Compare with… opens a second model."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from PySide6.QtWidgets import QWidget
 from embviz.state.tab_state import key_of
 from embviz.state.tabs import (
     AnalogyState, AttributionState, CompareState, DriftState, LensState, LogitsState, MapState, NeighboursState,
-    VectorsState,
+    OddOneOutState, SimilaritiesState, VectorsState,
 )
 
 PanelClass = Callable[..., QWidget]
@@ -70,6 +71,8 @@ TABS: list[TabSpec] = [
     TabSpec(DriftState, "Drift", "Drift", lazy(_PANELS + "drift", "DriftPanel"), _RUNS),
     TabSpec(AttributionState, "Attribution", "Attribution", lazy(_PANELS + "attribution", "AttributionPanel"), _RUNS),
     TabSpec(CompareState, "Compare", "Compare", lazy(_PANELS + "compare", "ComparePanel"), _ASKS),
+    TabSpec(SimilaritiesState, "Similarity", "Similarity", lazy(_PANELS + "similarities", "SimilaritiesPanel")),
+    TabSpec(OddOneOutState, "Odd one out", "Odd one out", lazy(_PANELS + "odd_one_out", "OddOneOutPanel")),
 ]
 
 

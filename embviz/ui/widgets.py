@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import shiboken6
 from PySide6.QtCore import QEvent, QObject, QPoint, QRect, QSize, QStringListModel, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent, QKeySequence, QMouseEvent
 from PySide6.QtWidgets import (
-    QAbstractItemView, QApplication, QCheckBox, QComboBox, QCompleter, QHeaderView, QLabel, QLayout, QLayoutItem, QLineEdit,
-    QPushButton, QSizePolicy, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
+    QAbstractItemView, QApplication, QCheckBox, QComboBox, QCompleter, QFileDialog, QHeaderView, QLabel, QLayout,
+    QLayoutItem, QLineEdit, QProgressBar, QPushButton, QSizePolicy, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout,
+    QWidget,
 )
 
+from embviz.state.settings import Settings
 from embviz.ui.tables import rows_to_text
 from embviz.ui import style
 
@@ -34,6 +37,18 @@ def hide_special_switch() -> QCheckBox:
                    "The command line's --hide-special does the same.")
     box.setChecked(True)
     return box
+
+
+class BusyBar(QProgressBar):
+    """A thin bar that moves while an answer is on its way, shown the moment a question is
+    asked: the first lookup of a word the vocabulary lacks waits seconds for the tokenizer."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setRange(0, 0)  # no known end: Qt animates it
+        self.setTextVisible(False)
+        self.setFixedHeight(6)
+        self.hide()
 
 
 class ResultsTable(QTableWidget):
@@ -379,3 +394,12 @@ def side_by_side(left: QWidget, right: QWidget, left_share: int, right_share: in
     splitter.setStretchFactor(0, left_share)
     splitter.setStretchFactor(1, right_share)
     return splitter
+
+
+def ask_save_path(parent: QWidget, settings: Settings, title: str, name: str, filters: str) -> str:
+    """A path the user picks to save `name` in, starting in the folder they last saved to
+    (which is remembered); "" when they cancel."""
+    path, _ = QFileDialog.getSaveFileName(parent, title, str(settings.export_folder / name), filters)
+    if path:
+        settings.set_export_folder(Path(path).parent)
+    return path

@@ -5,6 +5,7 @@ A part of `MainWindow` (see main_window.py), kept in a room of its own."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QMenu
@@ -63,10 +64,16 @@ class CompareMixin(WindowHost):
     def _build_comparison_opening(self) -> None:
         self._comparison_source = ""  # of the newest LoadComparison
         self.comparison_opening = Latest(
-            self.submit, lambda summary: self.compare.on_comparison(self._comparison_source, summary),
-            self._comparison_failed,
+            self.submit, self._comparison_opened, self._comparison_failed,
             lambda: self._comparison_failed("Opening the model to compare with was cancelled."),
             lambda *progress: self.compare.progressed(*progress))
+
+    def _comparison_opened(self, summary: Any) -> None:
+        """The second model is open: Compare scores it, and every tab that also shows it is told."""
+        self.compare.on_comparison(self._comparison_source, summary)
+        for panel in self.panels().values():
+            if (opened := getattr(panel, "on_second_model", None)) is not None:
+                opened(summary)
 
     def _comparison_failed(self, message: str) -> None:
         self.last_error = message

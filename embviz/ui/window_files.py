@@ -15,8 +15,10 @@ from embviz.state.session import SUFFIX
 from embviz.state.settings import atomic_write_text
 from embviz.ui.tables import rows_to_text
 from embviz.ui.export import export_picture
+from embviz.ui.plots.map_view import MapView
 from embviz.bridge.worker import Reply
 from embviz.ui.tab_list import TABS
+from embviz.ui.widgets import ask_save_path
 from embviz.ui.window_host import WindowHost
 
 
@@ -35,7 +37,9 @@ class FilesMixin(WindowHost):
     def export_picture(self, path: str | Path) -> Path:
         """The current tab's plot or table with its caption: .svg, else PNG at 2×."""
         widget, caption = self.tabs.currentWidget().picture()
-        return export_picture(widget, caption, path)
+        # A map's key too small to read on screen is hidden there: the picture prints it under the map.
+        key = widget.keys_left_out() if isinstance(widget, MapView) else []
+        return export_picture(widget, caption, path, key)
 
     def export_table(self, path: str | Path, coordinates: bool = False, table=None) -> Path | None:
         """The current tab's table (the map's coordinates on the map tab), or `table`, as CSV;
@@ -53,7 +57,7 @@ class FilesMixin(WindowHost):
 
     def _save_as(self, what: str, name: str, filters: str, write, title: str | None = None) -> None:
         """Ask where, write there, say how it went."""
-        path, _ = QFileDialog.getSaveFileName(self, title or f"Export {what}", str(Path.home() / name), filters)
+        path = ask_save_path(self, self.settings, title or f"Export {what}", name, filters)
         if not path:
             return
         try:

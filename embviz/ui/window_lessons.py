@@ -106,10 +106,15 @@ class LessonsMixin(WindowHost):
             self.analogies.run()
         if "compare" in setup:
             self.lesson_compare(setup["compare"], setup["k"], setup["focus"])
+        if "similarities" in setup:
+            self.panel_named("similarities").show_lesson(setup["similarities"], setup["pair"], setup["pair_focus"])
+        if "odd_one_out" in setup:
+            self.panel_named("odd-one-out").show_words(setup["odd_one_out"])
         if "attribution" in setup:
             self.attribution.show_lesson(setup["attribution"], setup["pinned"], *setup["head"])
         if step.tab == "map":  # the picture the text describes, whatever the user coloured by
             self.map_panel.state.colour_by = setup.get("colour_by", field_default(MapState, "colour_by"))
+            self.map_panel.show_lesson_map(setup.get("dims", 2), setup.get("word_sets", ()), setup.get("turn", False))
         ids = setup.get("rows")
         if ids:
             self.map_panel.view.set_selected(list(ids))

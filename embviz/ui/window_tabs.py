@@ -7,7 +7,7 @@ from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer
 from PySide6.QtGui import QKeyEvent, QKeySequence
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QMenu, QScrollArea, QTabWidget, QToolButton, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QMenu, QScrollArea, QTabBar, QTabWidget, QToolButton, QWidget
 
 from embviz.ui import style
 
@@ -18,11 +18,25 @@ from embviz.ui import style
 # way to the "All tabs" list, and no title is ever cut.
 TAB_TITLE_STEPS = (
     (False, style.BASE_POINT_SIZE + 1, True), (True, style.BASE_POINT_SIZE + 1, True),
-    (True, style.BASE_POINT_SIZE, False),
+    (True, style.BASE_POINT_SIZE, False), (True, style.BASE_POINT_SIZE - 2, False),
 )
 # Window-wide keys that a focused line edit or spin box would otherwise take for itself
 # (on X11 a QLineEdit reads Ctrl+E as "end of line").
 WINDOW_KEYS = ("Ctrl+E",)
+
+
+class TitleBar(QTabBar):
+    """A tab bar whose titles may elide to one letter and an ellipsis, where Qt keeps two and
+    three dots: eleven tabs at 150 % text beside the lessons still fit a 1024-pixel screen."""
+
+    def minimumTabSizeHint(self, index: int) -> QSize:
+        hint = super().minimumTabSizeHint(index)
+        text = self.tabText(index)
+        if len(text) > 3:  # Qt's least is its first two letters and "..."
+            metrics = self.fontMetrics()
+            spared = metrics.horizontalAdvance(text[:2] + "...") - metrics.horizontalAdvance(text[:1] + "…")
+            hint.setWidth(hint.width() - max(spared, 0))
+        return hint
 
 
 class PanelTabs(QTabWidget):
@@ -37,6 +51,7 @@ class PanelTabs(QTabWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.setTabBar(TitleBar())
         self._names: list[tuple[str, str]] = []  # (full title, short title) per tab
         self.setUsesScrollButtons(False)
         # Eliding keeps the bar's minimum width small (the window may shrink); the titles are fitted

@@ -48,6 +48,7 @@ def compare_models(pair: ModelPair, request: rq.Compare, progress: ProgressFn) -
         tokens=[_dominoes_view(pair, dominoes(i, result.neighbours_a[i], result.neighbours_b[i])) for i in asked],
         ids_a=shared.ids_a, ids_b=shared.ids_b, jaccard=result.jaccard, procrustes=result.procrustes,
         words=list(shared.words), neighbours_a=result.neighbours_a, neighbours_b=result.neighbours_b,
+        whole_a=pair.a.vocab.whole_words[shared.ids_a],
     )
 
 

@@ -46,9 +46,11 @@ def project(model: EmbeddingModel, request: rq.Project, progress: ProgressFn) ->
             progress(fraction, stage, None)
 
     if request.method == "axes":
+        if request.dims != 2:
+            raise EmbvizError("Word-pair axes make a 2-D map: pick PCA, t-SNE or UMAP for three dimensions.")
         words = [resolve_typed(model.vocab, w) for w in request.axes]
         return word_pair_axes_map(model, ids, (words[0], words[1]), (words[2], words[3]))
-    return project(model, request.method, ids, progress=with_ids, sample=request.sample)
+    return project(model, request.method, ids, progress=with_ids, sample=request.sample, dims=request.dims)
 
 
 @handles(rq.Faithfulness)

@@ -177,7 +177,7 @@ def last_row(value: object) -> torch.Tensor | None:
     return (value[0, -1] if value.dim() == 3 else value[-1]).detach().to(torch.float32, copy=True)
 
 
-def tensor_args(args: tuple, kwargs: dict) -> list[torch.Tensor]:
+def tensor_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[torch.Tensor]:
     found = [a for a in args if isinstance(a, torch.Tensor)]
     if "hidden_states" in kwargs and isinstance(kwargs["hidden_states"], torch.Tensor):
         found.insert(0, kwargs["hidden_states"])
@@ -191,7 +191,7 @@ class _Recorder:
         self.handles: list[Any] = []
 
     def watch(self, module: torch.nn.Module, name: str) -> None:
-        def hook(m: torch.nn.Module, args: tuple, kwargs: dict, output: object) -> None:
+        def hook(m: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any], output: object) -> None:
             tensors = tensor_args(args, kwargs)
             self.calls.append(_Call(m, name, last_row(tensors[0]) if tensors else None,
                                     last_row(tensors[1]) if len(tensors) > 1 else None, last_row(output)))
@@ -273,7 +273,7 @@ def _outer_modules(model: torch.nn.Module, path: str) -> list[tuple[str, torch.n
     return found
 
 
-def _readout(family: str, model: Any, config: Any, layers: list, head: torch.nn.Module, calls: list[_Call],
+def _readout(family: str, model: Any, config: Any, layers: list[Any], head: torch.nn.Module, calls: list[_Call],
              last_block: _Call, logits: torch.Tensor, dtype: torch.dtype) -> Anatomy:
     after = calls[_at(calls, last_block) + 1:]
     layer_ids = {id(layer) for layer in layers}

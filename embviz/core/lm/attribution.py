@@ -28,6 +28,9 @@ from embviz.core.lm.norms import first_output as _first
 from embviz.core.lm.results import AttentionResult, AttributionResult, HeadPart, Part, PinnedResult, PinnedToken
 from embviz.core.model import EmbeddingModel
 
+# What the hooks caught in one pass, keyed ("in", block), ("mlp", block), ("mixer path in", block, step) …
+Rows = dict[tuple[Any, ...], torch.Tensor]
+
 SUM_TOLERANCE = 10  # × the dtype's norm tolerance: parts add up to the model's logit to this, relative (absolute below 1)
 MAX_ATTENTION_TOKENS = 512  # weights of one block are heads × T × T: 9 MB for SmolLM2 at 512 tokens
 MAX_PINNED = 20
@@ -47,7 +50,7 @@ def attribute(model: EmbeddingModel, text: Prompt, token: str | int | None = Non
     p = check_position(position, len(ids))
     lm = model.language_model(load=load_lm)
     anatomy = splittable(lm)
-    rows: dict[tuple, torch.Tensor] = {}
+    rows: Rows = {}
     try:
         # Through the typing cache: at the last position only that token runs again (an earlier
         # position leaves the cache holding the text up to it, as a deletion would).
@@ -177,11 +180,11 @@ def splittable(lm: Any) -> Anatomy:
 
 # --- one forward pass, hooked ---------------------------------------------------------------------
 
-def _keep(rows: dict, key: tuple, which: str) -> Callable[..., None]:
+def _keep(rows: Rows, key: tuple[Any, ...], which: str) -> Callable[..., None]:
     """A hook that keeps the last position's row of a call's input ("in"), its second input
     ("in2": a residual handed in) or its output ("out"). A copy: the model may add to its
     tensors in place after the hook."""
-    def hook(_module: torch.nn.Module, args: tuple, kwargs: dict, output: object = None) -> None:
+    def hook(_module: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any], output: object = None) -> None:
         if which == "out":
             row = last_row(output)
         else:
@@ -193,12 +196,12 @@ def _keep(rows: dict, key: tuple, which: str) -> Callable[..., None]:
     return hook
 
 
-def _post(rows: dict, key: tuple) -> Callable[..., None]:
+def _post(rows: Rows, key: tuple[Any, ...]) -> Callable[..., None]:
     keep = _keep(rows, key, "out")
     return lambda module, args, output: keep(module, args, {}, output)
 
 
-def _trace_hooks(anatomy: Anatomy, rows: dict) -> list[Hook]:
+def _trace_hooks(anatomy: Anatomy, rows: Rows) -> list[Hook]:
     hooks: list[Hook] = []
     for n, b in enumerate(anatomy.blocks):
         hooks += [(b.layer, "pre", _keep(rows, ("in", n), "in")), (b.layer, "post", _post(rows, ("out", n)))]
@@ -219,7 +222,7 @@ def _trace_hooks(anatomy: Anatomy, rows: dict) -> list[Hook]:
 def _attention_weights(lm: Any, block: BlockAnatomy, ids: list[int], family: str) -> np.ndarray:
     kept: list[torch.Tensor | None] = []
 
-    def hook(_module: torch.nn.Module, _args: tuple, output: object) -> None:
+    def hook(_module: torch.nn.Module, _args: tuple[Any, ...], output: object) -> None:
         weights = output[1] if isinstance(output, tuple) and len(output) > 1 else None
         kept.append(weights[0].float().cpu() if isinstance(weights, torch.Tensor) and weights.dim() == 4 else None)
 
@@ -239,7 +242,8 @@ def _attention_weights(lm: Any, block: BlockAnatomy, ids: list[int], family: str
 
 def _head_mask(width: int, n_heads: int, device: torch.device) -> torch.Tensor:
     """(H, width): row h keeps head h's slice of the heads' outputs side by side."""
-    return torch.block_diag(*[torch.ones(1, width // n_heads, device=device)] * n_heads)
+    mask: torch.Tensor = torch.block_diag(*[torch.ones(1, width // n_heads, device=device)] * n_heads)
+    return mask
 
 
 def _head_writes(out_proj: torch.nn.Module, z: torch.Tensor, mask: torch.Tensor,
@@ -274,7 +278,7 @@ class _Writes:
     notes: list[str]
 
 
-def _writes(anatomy: Anatomy, rows: dict) -> _Writes:
+def _writes(anatomy: Anatomy, rows: Rows) -> _Writes:
     """Every write to the residual stream, each checked against what its block wrote."""
     dtype, family = anatomy.dtype, anatomy.family_name
     writes, heads, biases, notes = [rows[("in", 0)]], [], [], []
@@ -304,7 +308,7 @@ def _writes(anatomy: Anatomy, rows: dict) -> _Writes:
     return _Writes(stream, heads, biases, notes)
 
 
-def _block_heads(anatomy: Anatomy, b: BlockAnatomy, n: int, rows: dict,
+def _block_heads(anatomy: Anatomy, b: BlockAnatomy, n: int, rows: Rows,
                  attention: torch.Tensor) -> tuple[torch.Tensor | None, torch.Tensor | None, str | None]:
     """Block n's heads' writes (H, D) and what no head wrote, checked to add up to its
     attention write; or a sentence saying why they cannot be split."""
@@ -327,7 +331,7 @@ def _block_heads(anatomy: Anatomy, b: BlockAnatomy, n: int, rows: dict,
 
 
 @torch.inference_mode()
-def _split(anatomy: Anatomy, rows: dict, target: int, logit: float) -> tuple[list[Part], list[HeadPart], list[str], float]:
+def _split(anatomy: Anatomy, rows: Rows, target: int, logit: float) -> tuple[list[Part], list[HeadPart], list[str], float]:
     """(parts, heads, notes, the logit they add up to: the model's, or its logit before a soft cap)."""
     family, dtype = anatomy.family_name, anatomy.dtype
     final = rows[("out", len(anatomy.blocks) - 1)]

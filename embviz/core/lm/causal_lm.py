@@ -103,7 +103,8 @@ class HFLanguageModel:
 
     @property
     def head(self) -> torch.nn.Module:
-        return self.model.get_output_embeddings()
+        head: torch.nn.Module = self.model.get_output_embeddings()
+        return head
 
     @property
     def final_norm(self) -> torch.nn.Module | None:
@@ -214,10 +215,11 @@ class HFLanguageModel:
         return kept if kept is not None else getattr(out, "past_key_values", None), stream, out.logits[0, -1].float()
 
 
-def _hidden(args: tuple, kwargs: dict) -> torch.Tensor:
+def _hidden(args: tuple[Any, ...], kwargs: dict[str, Any]) -> torch.Tensor:
     """A block's hidden states, given as its first argument or by name, or returned first."""
     value = args[0] if args else kwargs["hidden_states"]
-    return value[0] if isinstance(value, (tuple, list)) else value
+    tensor: torch.Tensor = value[0] if isinstance(value, (tuple, list)) else value
+    return tensor
 
 
 def _can_crop(cache: Any) -> bool:

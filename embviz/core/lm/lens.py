@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
+from typing import Callable
 
 import numpy as np
 import torch
@@ -19,7 +20,7 @@ from embviz.core.lm.causal_lm import common_prefix
 from embviz.core.lm.logits import Prompt, prompt_ids
 from embviz.core.lm.norms import tolerance
 from embviz.core.lm.results import LensCells, LensColumns, LensResult, TokenStrings
-from embviz.core.model import EmbeddingModel
+from embviz.core.model import EmbeddingModel, LanguageModel
 from embviz.core.table.similarity import check_k
 
 MAX_LENS_POSITIONS = 64  # the lens reads the last this many positions; earlier ones are context
@@ -87,7 +88,8 @@ def _stacked(model: EmbeddingModel, columns: list[Column]) -> LensCells:
     return LensCells(ids, logits, probs, TokenStrings.of(model.vocab, ids))
 
 
-def _lens_columns(model, lm, ids, stream, first, k, final_norm, show) -> dict[int, Column]:
+def _lens_columns(model: EmbeddingModel, lm: LanguageModel, ids: list[int], stream: torch.Tensor, first: int, k: int,
+                  final_norm: bool, show: Callable[[float, dict[int, Column]], None]) -> dict[int, Column]:
     """Every layer's top k at positions first…, keeping the columns of the previous text's
     common prefix: a position's column depends only on the tokens up to it. The last
     position's column is read first and shown at once, then the others, a few at a time."""
@@ -155,7 +157,7 @@ def top_k_softmax(logits: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Ten
     return values, ids, torch.exp(values - lse)
 
 
-def _ranked(model: EmbeddingModel, lm, rows: torch.Tensor, k: int, final_norm: bool) -> Column:
+def _ranked(model: EmbeddingModel, lm: LanguageModel, rows: torch.Tensor, k: int, final_norm: bool) -> Column:
     """The rows' (residual vectors') top k through the model's readout (its final norm when
     asked, the head, and what the model does to the logits) and their softmax probabilities."""
     with torch.inference_mode():
@@ -163,7 +165,7 @@ def _ranked(model: EmbeddingModel, lm, rows: torch.Tensor, k: int, final_norm: b
     return (top_ids.to(torch.int32).cpu().numpy(), values.float().cpu().numpy(), probs.float().cpu().numpy())
 
 
-def exact_stream(lm, ids: list[int]) -> torch.Tensor:
+def exact_stream(lm: LanguageModel, ids: list[int]) -> torch.Tensor:
     """The residual stream of `ids` (layers + 1, T, D), once the model's readout of its last
     row is checked to be the model's own next-token logits: a lens whose last row is not the
     model's answer is never drawn."""
@@ -179,4 +181,5 @@ def exact_stream(lm, ids: list[int]) -> torch.Tensor:
         raise EmbvizError(f"The lens's last row is not the {anatomy.family_name} model's own next-token logits here "
                           "(it does something on the way from its last block to its logits that embviz cannot "
                           "follow), so the lens is not drawn.")
-    return prefix.residuals
+    residuals: torch.Tensor = prefix.residuals
+    return residuals

@@ -47,12 +47,12 @@ def run_lm(model: Any, fn: Callable[..., T], *args: Any, progress: ProgressFn = 
     return cast(T, host.call(fn, args, kwargs, progress))
 
 
-def _run(fn: Callable[..., Any], model: Any, args: tuple, kwargs: dict, progress: ProgressFn) -> Any:
+def _run(fn: Callable[..., Any], model: Any, args: tuple[Any, ...], kwargs: dict[str, Any], progress: ProgressFn) -> Any:
     return fn(model, *args, progress=progress, **kwargs) if takes_progress(fn) else fn(model, *args, **kwargs)
 
 
 # fn → whether it has a `progress` parameter. Weak: a closure passed once is not kept alive.
-_TAKES_PROGRESS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_TAKES_PROGRESS: weakref.WeakKeyDictionary[Callable[..., Any], bool] = weakref.WeakKeyDictionary()
 _TAKES_PROGRESS_LOCK = threading.Lock()  # the lanes call at once; a WeakKeyDictionary is not thread-safe
 
 
@@ -96,13 +96,13 @@ def describe(exc: BaseException) -> str:
     return f"Unexpected error in the language model ({type(exc).__name__}: {first_line(exc)})."
 
 
-def _send(stream: IO[bytes], message: tuple) -> None:
+def _send(stream: IO[bytes], message: tuple[Any, ...]) -> None:
     data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
     stream.write(HEADER.pack(len(data)) + data)
     stream.flush()
 
 
-def _receive(stream: IO[bytes]) -> tuple | None:
+def _receive(stream: IO[bytes]) -> tuple[Any, ...] | None:
     """The next message, or None at the end of the stream. Only our own process writes it."""
     header = _read_exact(stream, HEADER.size)
     if header is None:
@@ -130,12 +130,12 @@ class LanguageModelHost:
         # The parent's copy (where the child's checkpoint comes from, and what it must match),
         # weakly: the model holds its host, and a cycle would keep its table for the collector.
         self._model = weakref.ref(model)
-        self._child: subprocess.Popen | None = None
+        self._child: subprocess.Popen[bytes] | None = None
         self._stderr: Any = None
         self._lock = threading.Lock()  # one writer at a time
         self._start_lock = threading.Lock()
         self._ids = itertools.count(1)
-        self._waiting: dict[int, queue.Queue] = {}
+        self._waiting: dict[int, queue.Queue[Any]] = {}
         self._ready = threading.Event()
         self._started_once = False
         self._closed = False
@@ -166,7 +166,7 @@ class LanguageModelHost:
             )
             self._child = child
             self._started_once = True
-            replies: queue.Queue = queue.Queue()
+            replies: queue.Queue[Any] = queue.Queue()
             # Each child has its own table of waiting calls: a dying child's reader never
             # touches the calls of the one started after it.
             self._waiting = {0: replies}
@@ -198,7 +198,7 @@ class LanguageModelHost:
                 self._waiting.pop(0, None)
             self._ready.set()
 
-    def call(self, fn: Callable[..., Any], args: tuple, kwargs: dict, progress: ProgressFn = no_progress) -> Any:
+    def call(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], progress: ProgressFn = no_progress) -> Any:
         """fn(child's model, *args, **kwargs) in the child; its progress and previews come
         back through `progress`, whose raising (a cancel) stops the call there too."""
         if not self._started_once:
@@ -210,7 +210,7 @@ class LanguageModelHost:
             progress(0.0, "The language model's process stopped; starting it again", None)
             self.start(progress)
         rid = next(self._ids)
-        replies: queue.Queue = queue.Queue()
+        replies: queue.Queue[Any] = queue.Queue()
         waiting = self._waiting
         waiting[rid] = replies
         done = False
@@ -256,7 +256,7 @@ class LanguageModelHost:
         except EmbvizError:
             pass  # the child is gone: nothing to stop
 
-    def _write(self, message: tuple) -> None:
+    def _write(self, message: tuple[Any, ...]) -> None:
         child = self._child
         if child is None or child.stdin is None:
             raise EmbvizError("The language model's process is not running.")
@@ -267,7 +267,7 @@ class LanguageModelHost:
                 raise EmbvizError(f"The language model's process stopped ({self._last_error()}); "
                                   "it starts again with the next request.") from exc
 
-    def _read(self, child: subprocess.Popen, waiting: dict[int, queue.Queue]) -> None:
+    def _read(self, child: subprocess.Popen[bytes], waiting: dict[int, queue.Queue[Any]]) -> None:
         """The reader thread: each message to the call that waits for it (a blocking read,
         so this thread holds the interpreter lock only while it unpickles)."""
         try:
@@ -323,7 +323,7 @@ def _child_main() -> None:
     limit_compute_threads()
     write_lock = threading.Lock()
 
-    def send(message: tuple) -> None:
+    def send(message: tuple[Any, ...]) -> None:
         with write_lock:
             _send(out, message)
 
@@ -343,7 +343,7 @@ def _child_main() -> None:
         send(("error", 0, describe(exc)))
         return
     send(("ready",))
-    calls: queue.Queue = queue.Queue()
+    calls: queue.Queue[Any] = queue.Queue()
     cancelled: set[int] = set()
 
     def read() -> None:

@@ -3,6 +3,8 @@ may import them, and the language model's child process sends them by these name
 
 from __future__ import annotations
 
+from typing import Any
+
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -19,7 +21,7 @@ class TokenScore:
     prob: float  # softmax over the whole vocabulary at the chosen temperature
     text: str = ""  # the token's exact text, e.g. to append it to a prompt
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"id": self.id, "token": self.text, "label": self.token, "logit": self.logit, "prob": self.prob}
 
 
@@ -34,7 +36,7 @@ class LogitsResult:
     token_texts: list[str] = field(default_factory=list)  # exact texts of `tokens`
     bad_ids: list[int] = field(default_factory=list)  # rows whose logit was NaN or +Inf
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "tokens": list(self.token_texts),
             "token_labels": [label for _, label in self.tokens],
@@ -59,7 +61,7 @@ class TokenStrings:
         self._texts, self._text_ends = _joined(texts)
 
     @classmethod
-    def of(cls, vocab, ids: np.ndarray) -> "TokenStrings":
+    def of(cls, vocab: Any, ids: np.ndarray) -> "TokenStrings":
         """The strings of every id in `ids`, from the vocabulary."""
         unique = np.unique(ids).tolist()
         return cls(np.array(unique, dtype=np.int64), [vocab.label(i) for i in unique], [vocab.texts[i] for i in unique])
@@ -135,7 +137,7 @@ class LensResult:
     truncated: int = 0  # positions before the ones read (context only)
     notes: list[str] = field(default_factory=list)
 
-    def __getstate__(self) -> dict:
+    def __getstate__(self) -> dict[str, Any]:
         return {name: value for name, value in self.__dict__.items() if name != "top"}  # `top` is rebuilt on demand
 
     @cached_property
@@ -144,7 +146,7 @@ class LensResult:
         layers, positions = self.cells.ids.shape[:2]
         return [[self.cells.cell(layer, p) for p in range(positions)] for layer in range(layers)]
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "tokens": list(self.token_texts),
             "token_ids": [i for i, _ in self.tokens],
@@ -186,7 +188,7 @@ class Part:
     kind: str  # "embedding", "attention", "mlp", "norm bias" or "head bias"
     value: float
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"block": self.block, "kind": self.kind, "value": self.value}
 
 
@@ -216,7 +218,7 @@ class AttributionResult:
         chosen = [h for h in self.heads if h.head is not None and block in (None, h.block)]
         return sorted(chosen, key=lambda h: h.value, reverse=True)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "token": self.target, "token_id": self.target_id, "position": self.position,
             "logit": self.logit, "prob": self.prob, "uncapped_logit": self.uncapped_logit,
@@ -242,7 +244,7 @@ class AttentionResult:
     skipped: int = 0  # positions before the ones shown (not run)
     notes: list[str] = field(default_factory=list)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "block": self.block, "heads": list(self.heads), "tokens": list(self.token_texts),
             "token_ids": [i for i, _ in self.tokens], "skipped_positions": self.skipped,
@@ -271,7 +273,7 @@ class PinnedResult:
     pinned: list[PinnedToken]
     notes: list[str] = field(default_factory=list)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "tokens": list(self.token_texts), "token_ids": [i for i, _ in self.tokens], "position": self.position,
             "layers": list(self.layer_names), "notes": list(self.notes),
@@ -296,7 +298,7 @@ class DriftResult:
     neighbours_layer: int = 0
     neighbours: list[list[Hit]] = field(default_factory=list)  # per sentence, at `neighbours_layer`
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "word": self.word,
             "token_ids": self.token_ids,

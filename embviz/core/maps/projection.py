@@ -1,4 +1,4 @@
-"""2-D maps of the table's rows: PCA (exact, covariance + eigh), t-SNE (openTSNE,
+"""2-D and 3-D maps of the table's rows: PCA (exact, covariance + eigh), t-SNE (openTSNE,
 live previews and cancel) and UMAP (umap-learn, in a child process that a cancel
 terminates). t-SNE's and UMAP's neighbour graphs come from the full table by cosine,
 the neighbours the Neighbours tab lists; PCA-50 gives only their starting layout.
@@ -7,7 +7,8 @@ Maps are computed on unit rows by default, the same cosine geometry that the
 neighbour and analogy searches use. Every projection returns the true row ids
 it used, so a subset never renumbers tokens, and says how many of each row's 10
 nearest rows in the table it keeps as nearest points on the map (`knn.neighbour_preservation`,
-asked for separately so that the map is drawn before it is measured).
+asked for separately so that the map is drawn before it is measured; in 3-D it is measured
+among the 3-D points). A 3-D map takes the same path as a 2-D one with three components.
 """
 
 from __future__ import annotations
@@ -44,13 +45,14 @@ CHILD_TSNE_ROWS = 1000
 WIDE_PCA_VALUES = 100_000_000
 EXACT_KNN_ROWS = 100_000  # above this on a CPU, the exact graph (n² work) gives way to an approximate index
 UMAP_NEIGHBOURS = 15
+DIMS = (2, 3)
 
 
 @dataclass
 class Projection:
     method: str
     ids: np.ndarray  # (n,) int64 true row ids
-    coords: np.ndarray  # (n, 2) float32
+    coords: np.ndarray  # (n, dims) float32, dims 2 or 3
     explained: list[float] = field(default_factory=list)  # PCA: variance share per axis
     notes: list[str] = field(default_factory=list)
     sampled: int = 0  # t-SNE, UMAP: rows laid out by the method, the others placed beside them; 0 for all
@@ -186,30 +188,34 @@ def project(
     seed: int = 0,
     threads: int | None = None,
     sample: int | None = None,
+    dims: int = 2,
 ) -> Projection:
-    """A 2-D map of the given rows (all rows by default). `normalize` picks unit or raw
+    """A map of the given rows (all rows by default) in `dims` (2 or 3) components. `normalize` picks unit or raw
     rows for PCA (and so for t-SNE's and UMAP's starting layout); their neighbour graphs
     are always the table's cosine neighbours. With `sample`, a t-SNE or UMAP lays out
     that many of the rows (placement.sample_positions) and places the others by their
     nearest sampled rows."""
     if method not in METHODS:
         raise EmbvizError(f"Unknown projection '{method}': use pca, tsne or umap.")
+    if dims not in DIMS:
+        raise EmbvizError(f"A map has 2 or 3 dimensions, not {dims}.")
     ids = select_rows(model) if ids is None else np.asarray(ids, dtype=np.int64)
     if sample is not None and method != "pca" and sample < ids.size:
-        return _sampled(model, method, ids, sample, normalize, progress, seed, threads)
+        return _sampled(model, method, ids, sample, normalize, progress, seed, threads, dims)
     if method == "pca":
         progress(0.0, "PCA", None)
         # The map, not t-SNE's starting layout: kept in the cache folder for a model read
         # from a file the cache knows, so the next launch draws it without computing.
-        coords, ratio = kept_pca(model, ids, 2, normalize, lambda: pca(model, ids, 2, normalize))
+        coords, ratio = kept_pca(model, ids, dims, normalize, lambda: pca(model, ids, dims, normalize))
         progress(1.0, "PCA done", coords)
         return Projection("pca", ids, coords, [float(r) for r in ratio])
     if method == "tsne":
-        return _tsne(model, ids, normalize, progress, seed, threads)
-    return _umap(model, ids, normalize, progress, seed)
+        return _tsne(model, ids, normalize, progress, seed, threads, dims)
+    return _umap(model, ids, normalize, progress, seed, dims)
 
 
-def _sampled(model, method, ids, sample, normalize, progress, seed, threads) -> Projection:
+def _sampled(model: EmbeddingModel, method: str, ids: np.ndarray, sample: int, normalize: bool, progress: ProgressFn,
+             seed: int, threads: int | None, dims: int) -> Projection:
     from embviz.core.maps.placement import PLACE_NEIGHBOURS, place_rows, sample_positions
 
     if sample < MIN_TSNE_ROWS:
@@ -219,7 +225,7 @@ def _sampled(model, method, ids, sample, normalize, progress, seed, threads) -> 
     def first_part(fraction: float, stage: str = "", preview: object = None) -> None:
         progress(0.8 * fraction, stage, preview)
 
-    part = project(model, method, ids[sampled], normalize, first_part, seed, threads)
+    part = project(model, method, ids[sampled], normalize, first_part, seed, threads, dims=dims)
     coords = place_rows(model, ids, sampled, part.coords, progress, (0.8, 1.0))
     name = "t-SNE" if method == "tsne" else "UMAP"
     note = (f"{name} of {sampled.size:,} sampled rows; the other {ids.size - sampled.size:,} placed at the median "
@@ -246,7 +252,8 @@ def _threads(threads: int | None) -> int:
     return threads or compute_threads()
 
 
-def _tsne(model, ids, normalize, progress, seed, threads) -> Projection:
+def _tsne(model: EmbeddingModel, ids: np.ndarray, normalize: bool, progress: ProgressFn, seed: int,
+          threads: int | None, dims: int) -> Projection:
     n = ids.size
     if n < MIN_TSNE_ROWS:
         raise EmbvizError(f"t-SNE needs at least {MIN_TSNE_ROWS} rows; this selection has {n}. Use PCA instead.")
@@ -257,7 +264,7 @@ def _tsne(model, ids, normalize, progress, seed, threads) -> Projection:
         notes.append(f"Perplexity lowered to {perplexity:.1f}: t-SNE needs three times as many rows as its perplexity.")
     progress(0.0, "t-SNE: PCA to 50 dimensions", None)
     x50, _ = pca(model, ids, min(50, model.dim), normalize)
-    init = x50[:, :2] if x50.shape[1] >= 2 else np.hstack([x50, np.zeros_like(x50)])
+    init = x50[:, :dims] if x50.shape[1] >= dims else np.hstack([x50, np.zeros((n, dims - x50.shape[1]), np.float32)])
     std = init[:, 0].std()
     init = (init / (std if std > 0 else 1.0) * 1e-4).astype(np.float64)  # openTSNE's recommended scale
     stage = "t-SNE: each row's nearest rows in the full table"
@@ -286,8 +293,9 @@ def _tsne(model, ids, normalize, progress, seed, threads) -> Projection:
     else:  # Annoy on the full unit rows: their euclidean order is the cosine order
         affinities = PerplexityBasedNN(unit_rows(model, ids).cpu().numpy(), perplexity=perplexity, method="annoy", n_jobs=jobs,
                                        random_state=seed, verbose=False)
-    # On a GPU our own FFT gradient (torch, off the GIL); small maps keep openTSNE's Barnes-Hut.
-    method = TorchObjective(model.device) if on_gpu else "bh"
+    # On a GPU our own FFT gradient (torch, off the GIL, 2-D only); small and 3-D maps keep
+    # openTSNE's Barnes-Hut.
+    method = TorchObjective(model.device) if on_gpu and dims == 2 else "bh"
     embedding = TSNEEmbedding(init, affinities, negative_gradient_method=method, n_jobs=jobs, random_state=seed, verbose=False)
     total, done = sum(p[0] for p in PHASES), 0
     for n_iter, exaggeration, momentum in PHASES:
@@ -315,7 +323,8 @@ def _finished(ids: np.ndarray, coords: np.ndarray, notes: list[str], progress: P
     return Projection("tsne", ids, coords, notes=notes)
 
 
-def _umap(model, ids, normalize, progress, seed) -> Projection:
+def _umap(model: EmbeddingModel, ids: np.ndarray, normalize: bool, progress: ProgressFn, seed: int,
+          dims: int) -> Projection:
     n = ids.size
     if n < 4:
         raise EmbvizError(f"UMAP needs at least 4 rows; this selection has {n}. Use PCA instead.")
@@ -332,7 +341,7 @@ def _umap(model, ids, normalize, progress, seed) -> Projection:
         knn = None
         data = _child_rows(model, ids)
     # umap-learn reports no progress and cannot be interrupted: a child process can.
-    coords = run_in_child(umap_coords, (data, seed, neighbours, knn), progress, "UMAP: running, no progress until it ends",
+    coords = run_in_child(umap_coords, (data, seed, neighbours, knn, dims), progress, "UMAP: running, no progress until it ends",
                           fraction=0.45)
     if not np.isfinite(coords).all():
         raise EmbvizError("UMAP produced NaN coordinates; try PCA or fewer rows.")
@@ -341,8 +350,8 @@ def _umap(model, ids, normalize, progress, seed) -> Projection:
 
 
 def umap_coords(x: np.ndarray | FileRows, seed: int, neighbours: int,
-                knn: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
-    """umap-learn's 2-D layout by cosine, from a precomputed neighbour graph (each row
+                knn: tuple[np.ndarray, np.ndarray] | None, dims: int = 2) -> np.ndarray:
+    """umap-learn's layout in `dims` components by cosine, from a precomputed neighbour graph (each row
     first in its own list) when one is given (run in a child process)."""
     import warnings
 
@@ -351,9 +360,10 @@ def umap_coords(x: np.ndarray | FileRows, seed: int, neighbours: int,
     rows = rows_in_child(x)
     assert rows is not None
     n = rows.shape[0]
-    reducer = umap.UMAP(n_components=2, n_neighbors=neighbours, min_dist=0.1, metric="cosine", random_state=seed,
+    reducer = umap.UMAP(n_components=dims, n_neighbors=neighbours, min_dist=0.1, metric="cosine", random_state=seed,
                         n_jobs=1, init="pca" if n > 2 else "random",
                         precomputed_knn=(None, None, None) if knn is None else knn)
     with warnings.catch_warnings():  # "no search index, so no transform": none is wanted
         warnings.simplefilter("ignore")
-        return reducer.fit_transform(rows).astype(np.float32)
+        coords: np.ndarray = reducer.fit_transform(rows).astype(np.float32)
+    return coords

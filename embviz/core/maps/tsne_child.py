@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from typing import Callable
 
 import numpy as np
 
@@ -45,11 +46,15 @@ def tsne_in_child(
     index for the rows."""
     with tempfile.TemporaryDirectory(prefix="embviz-tsne-") as folder:
         report = ProgressFile(folder, (0.05, "t-SNE: starting"))
-        return run_in_child(optimise, (rows, graph, init, k, perplexity, seed, exact, report.path), progress,
-                            "t-SNE", measure=report.measure)
+        found: tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None, str | None] = run_in_child(
+            optimise, (rows, graph, init, k, perplexity, seed, exact, report.path), progress, "t-SNE",
+            measure=report.measure)
+    return found
 
 
-def optimise(rows, graph, init, k, perplexity, seed, exact, report_path):
+def optimise(rows: np.ndarray | FileRows | None, graph: tuple[np.ndarray, np.ndarray] | None, init: np.ndarray, k: int, perplexity: float,
+             seed: int, exact: bool, report_path: str,
+             ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None, str | None]:
     """Run in the child: the graph if needed, the affinities, then the optimiser in steps."""
     import torch
     from openTSNE import TSNEEmbedding
@@ -73,7 +78,9 @@ def optimise(rows, graph, init, k, perplexity, seed, exact, report_path):
     else:  # Annoy on the unit rows: their euclidean order is the cosine order
         affinities = PerplexityBasedNN(rows, perplexity=perplexity, method="annoy", n_jobs=threads,
                                        random_state=seed, verbose=False)
-    embedding = TSNEEmbedding(init, affinities, negative_gradient_method="fft", n_jobs=threads, random_state=seed,
+    # openTSNE's FFT gradient is for 1-D and 2-D maps; a 3-D one takes its Barnes-Hut octree.
+    gradient = "fft" if init.shape[1] <= 2 else "bh"
+    embedding = TSNEEmbedding(init, affinities, negative_gradient_method=gradient, n_jobs=threads, random_state=seed,
                               verbose=False)
     total, done = sum(p[0] for p in PHASES), 0
     lo = GRAPH_SPAN[1]
@@ -108,7 +115,7 @@ def _threads() -> int:
     return max(1, cores - busy_cores())
 
 
-def _kept_share(positions: np.ndarray, seed: int):
+def _kept_share(positions: np.ndarray, seed: int) -> Callable[[np.ndarray], float]:
     """A function of a map: the share of each sampled row's 10 nearest rows in the table
     (the graph's first 10) that are among its 10 nearest points on the map."""
     from scipy.spatial import cKDTree

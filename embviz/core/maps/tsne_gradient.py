@@ -14,6 +14,8 @@ sparse product torch does no faster there), and moves to torch on a GPU.
 
 from __future__ import annotations
 
+from typing import Any
+
 from functools import lru_cache
 
 import numpy as np
@@ -92,7 +94,7 @@ def _convolve(grid: torch.Tensor, kernel: torch.Tensor, fft_len: int) -> torch.T
         return torch.from_numpy(np.ascontiguousarray(out[:, :side, :side]))
     on_device = torch.zeros((grid.shape[0], fft_len, fft_len), dtype=grid.dtype, device=grid.device)
     on_device[:, :side, :side] = grid
-    convolved = torch.fft.irfft2(torch.fft.rfft2(on_device) * torch.fft.rfft2(kernel), s=(fft_len, fft_len))
+    convolved: torch.Tensor = torch.fft.irfft2(torch.fft.rfft2(on_device) * torch.fft.rfft2(kernel), s=(fft_len, fft_len))
     return convolved[:, :side, :side]
 
 
@@ -110,9 +112,10 @@ class TorchObjective:
     def __init__(self, device: torch.device | str, torch_attractive: bool | None = None) -> None:
         self.device = torch.device(device)
         self.torch_attractive = self.device.type != "cpu" if torch_attractive is None else torch_attractive
-        self._sparse: tuple | None = None
+        self._sparse: tuple[Any, ...] | None = None
 
-    def __call__(self, embedding, P, dof=1, n_jobs=1, should_eval_error=False, **_):  # noqa: N803 - openTSNE's names
+    def __call__(self, embedding: np.ndarray, P: Any, dof: float = 1, n_jobs: int = 1,  # noqa: N803 - openTSNE's names
+                 should_eval_error: bool = False, **_: Any) -> tuple[float, np.ndarray]:
         if dof != 1:
             raise ValueError("Only the Cauchy kernel (dof = 1) is implemented.")
         points = np.asarray(embedding, dtype=np.float64)
@@ -138,7 +141,7 @@ class TorchObjective:
             kl += sum_p * np.log(z + EPSILON)
         return kl, gradient
 
-    def _on_device(self, P) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:  # noqa: N803 - t-SNE's P
+    def _on_device(self, P: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:  # noqa: N803 - t-SNE's P
         """P's entries on the device, copied once. openTSNE multiplies P in place for early
         exaggeration and divides it back after, so the scale is read off its first entry."""
         if self._sparse is None or self._sparse[0] is not P:

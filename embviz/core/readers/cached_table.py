@@ -9,9 +9,10 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
-from embviz.core.cache import DamagedEntry, cache_root, key_of, remembered_source
+from embviz.core.seal import DamagedEntry
+from embviz.core.cache import cache_root, key_of, remembered_source
 from embviz.core.errors import EmbvizError
 from embviz.core.readers.regular_file import file_size, npy_header, open_regular, parse_json
 from embviz.core.seal import Sealed, sealed_stamps
@@ -82,7 +83,7 @@ _META_TYPES = {"name": str, "architecture": str, "context_length": int, "total_p
                "tokenizer_model": str}
 
 
-def check_meta(meta: dict) -> str | None:
+def check_meta(meta: dict[str, Any]) -> str | None:
     """Why a GGUF entry's metadata is not what read_gguf_table writes; None when it is."""
     for key, kind in _META_TYPES.items():
         value = meta.get(key)
@@ -95,7 +96,7 @@ def check_meta(meta: dict) -> str | None:
     return None
 
 
-def _safetensors_table_shape(path: Path, sealed: dict | None) -> tuple[int, int]:
+def _safetensors_table_shape(path: Path, sealed: dict[str, Any] | None) -> tuple[int, int]:
     """(rows, columns) of the float32 tensor "table", as the file's header states it and its
     sealed size allows; ValueError otherwise."""
     if sealed is None:

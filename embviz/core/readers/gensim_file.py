@@ -12,6 +12,8 @@ stays a record of its shape, dtype and bytes until the one array embviz needs is
 
 from __future__ import annotations
 
+from typing import Any
+
 import io
 import pickle
 from pathlib import Path
@@ -113,7 +115,7 @@ class _SafeUnpickler(pickle._Unpickler):
     index a file names, so 12 bytes (`LONG_BINPUT 0x7fffffff`) make it allocate 32 GB. It is also
     iterative, so no nesting reaches the stack."""
 
-    def find_class(self, module: str, name: str):
+    def find_class(self, module: str, name: str) -> Any:
         if (module, name) in _NUMPY:
             return _NUMPY[(module, name)]
         if (module == "gensim" or module.startswith(("gensim.", "numpy.random"))
@@ -242,7 +244,7 @@ def _load_npy(npy: Path) -> np.ndarray:
     except (OSError, ValueError) as exc:
         raise EmbvizError(f"{shown(npy.name)} is not readable: {first_line(exc)}") from None
     plain_dtype(array.dtype, npy.name)
-    return array
+    return np.asarray(array) if not isinstance(array, np.ndarray) else array
 
 
 

@@ -17,7 +17,8 @@ from typing import Any, Callable
 
 import torch
 
-from embviz.core.cache import DamagedEntry, Source, cache_root, discard_damaged, entry_folder, keep_in_cache
+from embviz.core.seal import DamagedEntry
+from embviz.core.cache import Source, cache_root, discard_damaged, entry_folder, keep_in_cache
 from embviz.core.device import ensure_fits_in_ram
 from embviz.core.errors import EmbvizError, ProgressFn, first_line, no_progress
 from embviz.core.model import EmbeddingModel
@@ -60,7 +61,7 @@ def _field(fields: dict[str, Any], key: str, kind: type, name: str) -> Any:
     return value
 
 
-def _list_field(fields: dict[str, Any], key: str, kind: type, name: str) -> list:
+def _list_field(fields: dict[str, Any], key: str, kind: type, name: str) -> list[Any]:
     """A metadata list whose items are all of `kind` (never bools for numbers); [] when absent."""
     items = _field(fields, key, list, name) or []
     if not all(isinstance(item, kind) and not isinstance(item, bool) for item in items):
@@ -175,7 +176,7 @@ def _write_model(model: Any) -> Callable[[Path], None]:
     return write
 
 
-def _tokenizer_loader(path: Path):
+def _tokenizer_loader(path: Path) -> Callable[[], Any]:
     """The transformers tokenizer, converted from the file's own metadata (0.4 s for SmolLM2)."""
 
     def load() -> Any:
@@ -189,12 +190,24 @@ def _tokenizer_loader(path: Path):
     return load
 
 
-def _language_model(path: Path, meta: dict[str, Any], device: torch.device, folder: Path):
-    """(loader, None) when transformers can run this GGUF here, else (None, why not)."""
-    from transformers.integrations.ggml import GGUF_CONFIG_MAPPING
+# llama.cpp's names that transformers' GGUF loader renames before it looks them up
+# (transformers.modeling_gguf_pytorch_utils.load_gguf_checkpoint).
+TRANSFORMERS_NAMES = {"qwen2moe": "qwen2_moe", "qwen3moe": "qwen3_moe", "gpt-oss": "gpt_oss", "minimax-m2": "minimax_m2"}
 
+
+def transformers_runs(architecture: str) -> bool:
+    """Whether transformers' GGUF loader takes llama.cpp's `architecture`."""
+    from transformers.modeling_gguf_pytorch_utils import GGUF_SUPPORTED_ARCHITECTURES
+
+    return (architecture in GGUF_SUPPORTED_ARCHITECTURES
+            or TRANSFORMERS_NAMES.get(architecture) in GGUF_SUPPORTED_ARCHITECTURES)
+
+
+def _language_model(path: Path, meta: dict[str, Any], device: torch.device,
+                    folder: Path) -> tuple[Callable[[], Any] | None, str | None]:
+    """(loader, None) when transformers can run this GGUF here, else (None, why not)."""
     architecture = meta.get("architecture") or "unknown"
-    if architecture not in GGUF_CONFIG_MAPPING:
+    if not transformers_runs(architecture):
         return None, (f"Next-token logits are off: transformers cannot run the GGUF architecture '{architecture}'. "
                       "The map, neighbours and analogies work.")
     total = meta.get("total_params")
@@ -205,7 +218,7 @@ def _language_model(path: Path, meta: dict[str, Any], device: torch.device, fold
     if architecture in FAST_ARCHITECTURES:
         return lambda: placed_language_model(build_gguf_model(path, read_header(path)), device, total), None
 
-    def load():
+    def load() -> Any:
         from embviz.core.readers.hf_folder import load_hf_language_model
 
         saved = folder / "model"
@@ -249,6 +262,8 @@ def open_gguf(path: Path, device: torch.device, progress: ProgressFn = no_progre
     if listed and listed != rows:
         notes.append(f"The tokenizer lists {listed:,} tokens; the table has {rows:,} rows."
                      + ("" if typed else " Its tokenizer is not used, so text cannot be typed."))
+    lm_loader: Callable[[], Any] | None
+    lm_reason: str | None
     if not listed:
         lm_loader, lm_reason = None, "This GGUF has no tokenizer, so text cannot be typed."
     elif not typed:

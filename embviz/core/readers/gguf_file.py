@@ -11,7 +11,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -157,7 +157,8 @@ def read_header(path: Path) -> GGUFHeader:
         raise EmbvizError(f"{name} could not be read as a GGUF file: {exc.strerror or exc}.") from exc
 
 
-def _parse(buf: bytes, name: str, size: int, quant_sizes, quant_types) -> GGUFHeader:
+def _parse(buf: bytes, name: str, size: int, quant_sizes: dict[Any, tuple[int, int]],
+           quant_types: Callable[[int], Any]) -> GGUFHeader:
     cur = _Cursor(buf, name, size)
     cur.need(4, "the magic number")
     if bytes(buf[:4]) != MAGIC:
@@ -223,7 +224,8 @@ def tensor_bytes(path: Path, info: TensorInfo) -> np.ndarray:
     return np.memmap(path, dtype=np.uint8, mode="r", offset=info.offset, shape=(rows, info.nbytes // rows))
 
 
-def vocabulary_from_gguf(meta: dict[str, Any], size: int, tokenizer_loader=None) -> Vocabulary:
+def vocabulary_from_gguf(meta: dict[str, Any], size: int,
+                         tokenizer_loader: Callable[[], Any] | None = None) -> Vocabulary:
     """Texts and labels from the file's own token list (no transformers needed)."""
     tokens: list[str] = meta.get("tokens") or []
     types: list[int] = meta.get("token_types") or [1] * len(tokens)

@@ -114,7 +114,8 @@ def _empty_model(path: Path, header: GGUFHeader) -> tuple[Any, Any]:
     except (KeyError, ValueError, TypeError, RuntimeError) as exc:
         raise EmbvizError(f"{shown(path.name)}: transformers cannot build its {architecture} model "
                           f"({first_line(exc)}).") from exc
-    return model, TENSOR_PROCESSORS.get(architecture, TensorProcessor)(config=config_dict)
+    processor: Any = TENSOR_PROCESSORS.get(architecture, TensorProcessor)
+    return model, processor(config=config_dict)
 
 
 def gguf_to_hf_names(model: Any, processor: Any) -> dict[str, str]:
@@ -150,7 +151,7 @@ def gguf_to_hf_names(model: Any, processor: Any) -> dict[str, str]:
     return walk(model, "")
 
 
-def _state_dict(pending: list[tuple[str, Future]], processor: Any, names: dict[str, str]) -> dict[str, torch.Tensor]:
+def _state_dict(pending: list[tuple[str, Future[Any]]], processor: Any, names: dict[str, str]) -> dict[str, torch.Tensor]:
     """The model's tensors, each undone by transformers' TensorProcessor as its values arrive."""
     parsed: dict[str, dict[str, torch.Tensor]] = {"tensors": {}}
     for name, values in pending:

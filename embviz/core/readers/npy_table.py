@@ -9,6 +9,7 @@ column) before anything of it is read.
 from __future__ import annotations
 
 import json
+from typing import Any
 from pathlib import Path
 
 import numpy as np
@@ -97,10 +98,10 @@ def _parquet_words(parquet: Path, path: Path, rows: int) -> list[str]:
             raise EmbvizError(f"{shown(parquet.name)} is a damaged parquet file: {first_line(exc)}.") from exc
     if len(values) != rows or any(v is None for v in values):
         raise EmbvizError(f"{shown(parquet.name)}: its column '{column}' does not hold {rows:,} words (some are missing).")
-    return values
+    return [str(v) for v in values]
 
 
-def _word_column(schema, parquet: Path) -> str:
+def _word_column(schema: Any, parquet: Path) -> str:
     """The one text column, or the one text column named like words; refused when that is not one column."""
     import pyarrow as pa
 
@@ -108,10 +109,10 @@ def _word_column(schema, parquet: Path) -> str:
         raise EmbvizError(f"{shown(parquet.name)} has no columns, so no words.")
     texts = [field.name for field in schema if pa.types.is_string(field.type) or pa.types.is_large_string(field.type)]
     if len(texts) == 1:
-        return texts[0]
+        return str(texts[0])
     named = [name for name in texts if name.lower() in WORD_COLUMNS]
     if len(named) == 1:
-        return named[0]
+        return str(named[0])
     if not texts:
         kinds = ", ".join(f"{field.name} ({field.type})" for field in list(schema)[:4])
         raise EmbvizError(f"{shown(parquet.name)} has no column of text to read words from (its columns: {kinds}).")
@@ -119,7 +120,7 @@ def _word_column(schema, parquet: Path) -> str:
                       "which holds the words: name it 'word' or 'token'.")
 
 
-def _check_column_size(metadata, column: str, rows: int, parquet: Path) -> None:
+def _check_column_size(metadata: Any, column: str, rows: int, parquet: Path) -> None:
     """What the word column says it expands to, against what `rows` words can take."""
     claimed = sum(group.column(j).total_uncompressed_size
                   for group in (metadata.row_group(g) for g in range(metadata.num_row_groups))

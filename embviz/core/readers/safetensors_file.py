@@ -9,6 +9,8 @@ one line.
 
 from __future__ import annotations
 
+from typing import Any
+
 import json
 import math
 import struct
@@ -51,7 +53,7 @@ def _refusal(path: Path, exc: Exception) -> EmbvizError:
     return EmbvizError(f"{name} is not a valid safetensors file ({detail}).")
 
 
-def _safe_open(path: Path):
+def _safe_open(path: Path) -> Any:
     from safetensors import SafetensorError, safe_open
 
     require_regular(path)  # a FIFO would block the library's open

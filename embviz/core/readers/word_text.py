@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import io
 import re
-from typing import BinaryIO, Callable
+from typing import BinaryIO, Callable, Iterator
 
 import numpy as np
 
@@ -129,7 +129,7 @@ def _first_line(f: BinaryIO, span: tuple[int, int], name: str) -> bytes:
     return f.read(length).replace(b"\t", b" ")
 
 
-def _line_pieces(f: BinaryIO, rows: int, dim: int, name: str, start_line: int):
+def _line_pieces(f: BinaryIO, rows: int, dim: int, name: str, start_line: int) -> Iterator[tuple[list[bytes], int]]:
     """(lines, number of the first) a piece at a time, `rows` lines in all, tabs made spaces;
     a line longer than any row of `dim` numbers is refused by its length as soon as it is seen."""
     longest = MAX_WORD_BYTES + dim * MAX_NUMBER_BYTES
@@ -191,13 +191,13 @@ def duplicate_notes(words: list[str]) -> list[str]:
     return [f"{duplicates:,} words appear more than once; a search by name finds the first of each."] if duplicates else []
 
 
-def header_line(data: bytes) -> re.Match | None:
+def header_line(data: bytes) -> re.Match[bytes] | None:
     """The `V D` header of a word2vec / fastText file; None for a file that starts with a word."""
     end = data.find(b"\n", 0, 128)
     return HEADER.match(data[:end]) if end >= 0 else HEADER.match(data) if len(data) <= 128 else None
 
 
-def _declared(header: re.Match, name: str, size: int) -> tuple[int, int]:
+def _declared(header: re.Match[bytes], name: str, size: int) -> tuple[int, int]:
     """A `V D` header's claim, checked against the file's size before anything is split."""
     count, dim = int(header.group(1)), int(header.group(2))
     if count < 1 or dim < 1:

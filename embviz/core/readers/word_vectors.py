@@ -22,7 +22,8 @@ from typing import Callable
 import numpy as np
 import torch
 
-from embviz.core.cache import (MAPPED_TABLE, DamagedEntry, Entry, MappedFile, Source, cache_root, discard_damaged, entry_folder,
+from embviz.core.seal import DamagedEntry
+from embviz.core.cache import (MAPPED_TABLE, Entry, MappedFile, Source, cache_root, discard_damaged, entry_folder,
                                map_table)
 from embviz.core.errors import EmbvizError, ProgressFn, first_line, no_progress
 from embviz.core.model import EmbeddingModel
@@ -132,7 +133,8 @@ def _write_rest(entry: _Entry) -> Callable[[Path], None]:
 
 def _row_norms(table: np.ndarray) -> np.ndarray:
     # torch's, as assemble computes them for a table that has none
-    return torch.linalg.vector_norm(torch.from_numpy(np.asarray(table)), dim=1).numpy()
+    norms: np.ndarray = torch.linalg.vector_norm(torch.from_numpy(np.asarray(table)), dim=1).numpy()
+    return norms
 
 
 def open_word_vectors(path: Path, device: torch.device, progress: ProgressFn = no_progress) -> EmbeddingModel:

@@ -7,6 +7,8 @@ of a second at a time."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import tempfile
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -78,7 +80,7 @@ def _variant_table(model: EmbeddingModel, rows: list[tuple[int, int, int, int]])
     return _id_tensor([v + [row[0]] * (width - len(v)) for v, row in zip(lists, rows)])
 
 
-def _id_tensor(rows: list) -> torch.Tensor:
+def _id_tensor(rows: list[Any]) -> torch.Tensor:
     """torch.tensor of lists of ids, a block at a time: one call over every question holds
     the interpreter lock for a frame or more, and the window's event loop waits for it."""
     return torch.cat([torch.tensor(rows[at:at + TENSOR_BLOCK], dtype=torch.long)
@@ -189,11 +191,12 @@ def evaluate_in_child(model: EmbeddingModel, path: Path | str | None = None,
     questions = str(Path(path) if path else DEFAULT_FILE)
     with tempfile.TemporaryDirectory(prefix="embviz-bench-") as folder:
         report = ProgressFile(folder, (0.0, "Opening the model for the benchmark"))
-        return run_in_child(_evaluate_here, (model.source, str(model.device), fingerprint, questions, report.path),
-                            progress, "Analogy benchmark", measure=report.measure)
+        result: BenchmarkResult = run_in_child(_evaluate_here, (model.source, str(model.device), fingerprint, questions,
+                                                                report.path), progress, "Analogy benchmark", measure=report.measure)
+    return result
 
 
-def _evaluate_here(source: str, device: str, fingerprint: dict, questions: str, report_path: str) -> BenchmarkResult:
+def _evaluate_here(source: str, device: str, fingerprint: dict[str, Any], questions: str, report_path: str) -> BenchmarkResult:
     """Run in the child: the model opened again by its source, then `evaluate`."""
     from embviz.core import open_checkpoint
     from embviz.core.child import progress_writer

@@ -21,12 +21,11 @@ import torch
 from embviz.core.errors import EmbvizError, ProgressFn, no_progress
 from embviz.core.maps.knn import self_top_k, unit_rows
 from embviz.core.model import EmbeddingModel
+from embviz.core.table.compare_k import DEFAULT_K, K_RANGE
 from embviz.core.table.neighbours import nearest_exact, self_neighbours
 from embviz.core.table.similarity import unit_table
 from embviz.core.table.vocab import visible
 
-K_RANGE = (5, 250)
-DEFAULT_K = 50
 KEPT_COMPARISONS = 4  # their neighbour lists: 2 × rows × k ids each
 
 
@@ -180,7 +179,8 @@ def jaccard(near_a: np.ndarray, near_b: np.ndarray) -> np.ndarray:
     """|A ∩ B| / |A ∪ B| of each row's two neighbour sets (each row's k ids are distinct)."""
     both = np.sort(np.concatenate([near_a, near_b], axis=1), axis=1)
     common = (both[:, 1:] == both[:, :-1]).sum(axis=1)
-    return common / (near_a.shape[1] + near_b.shape[1] - common)
+    shared: np.ndarray = common / (near_a.shape[1] + near_b.shape[1] - common)
+    return shared
 
 
 CKA_UNDEFINED = ("Linear CKA is undefined here: the shared rows of one table are all the same direction, "
@@ -205,7 +205,8 @@ def procrustes_distances(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
     rotation, _ = orthogonal_procrustes(x.astype(np.float64), y.astype(np.float64))
     turned = x.astype(np.float64) @ rotation
-    return 1.0 - (turned * y).sum(axis=1)
+    distance: np.ndarray = 1.0 - (turned * y).sum(axis=1)
+    return distance
 
 
 @dataclass(frozen=True)

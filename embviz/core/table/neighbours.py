@@ -18,6 +18,8 @@ in rounds whose tiles share no rows (a round-robin tournament of the row blocks)
 
 from __future__ import annotations
 
+from types import ModuleType
+
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -33,7 +35,7 @@ CROWDED = 256  # rows the buffer could not narrow down, done together
 REL = 2.0**-8 / (1 - 2.0**-8)  # bf16 rounding of each product, to nearest even (oneDNN and torch alike)
 
 
-def _kernels():
+def _kernels() -> ModuleType:
     # numba: a second to import, so only when needed; the first run on a machine also
     # compiles the kernels (10–15 s on two cores), kept on disk for every later one
     from embviz.core.table import sieve_kernels
@@ -51,7 +53,8 @@ def _bounds(x: np.ndarray, rounded: np.ndarray) -> np.ndarray:
         size[start : start + 8192] = np.linalg.norm(wide, axis=1)
     gamma = 2 * d * 2.0**-24 / (1 - 2 * d * 2.0**-24)
     bound = size * err.max() + err * size.max() + err * err.max() + gamma * size * size.max()
-    return bound * (1 + 1e-6) + 1e-9  # the fp64 arithmetic of the bound and of the final scores
+    margin: np.ndarray = bound * (1 + 1e-6) + 1e-9  # the fp64 arithmetic of the bound and of the final scores
+    return margin
 
 
 def _rounds(blocks: int) -> list[list[tuple[int, int]]]:

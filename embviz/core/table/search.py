@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 import time
 import weakref
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 import regex
@@ -25,7 +25,7 @@ _PROGRESS_EVERY = 4096  # rows between cancel checks
 # (C, a few ms for two million tokens) rather than a step of Python per token (a second).
 _SCAN_BATCH = 4096  # places found before they are turned into rows
 _KEPT = 2  # vocabularies whose joined text is kept: the open model's and one more
-_joined: list[tuple[weakref.ref, JoinedTexts]] = []
+_joined: list[tuple[weakref.ref[Any], JoinedTexts]] = []
 _joined_lock = threading.Lock()
 
 

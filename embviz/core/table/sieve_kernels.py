@@ -172,8 +172,8 @@ def _finish_block(x, lo, hi, count, scores, ids, bound, k, rel, overflow, out):
         order[at[b]] = q
         at[b] += 1
     exact = np.empty(m, np.float64)
-    for q in order:
-        exact[q] = dot64(x[owner[q]], x[partner[q]])
+    for pair in order:
+        exact[pair] = dot64(x[owner[pair]], x[partner[pair]])
     for i in range(lo, hi):
         a, b = starts[i - lo], starts[i - lo + 1]
         if b > a:

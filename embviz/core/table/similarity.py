@@ -41,7 +41,8 @@ def row_checks(table: torch.Tensor, norms: torch.Tensor) -> tuple[torch.Tensor, 
 def row_norms(model: EmbeddingModel) -> torch.Tensor:
     """‖row‖ of the raw table, one pass, cached: the row checks, the unit table and PCA's
     row scales all start from it."""
-    return model.derived(ROW_NORMS, lambda: torch.linalg.vector_norm(model.table, dim=1))
+    norms: torch.Tensor = model.derived(ROW_NORMS, lambda: torch.linalg.vector_norm(model.table, dim=1))
+    return norms
 
 
 def _row_checks(model: EmbeddingModel) -> tuple[torch.Tensor, torch.Tensor]:
@@ -180,7 +181,8 @@ def query_vector(model: EmbeddingModel, query: Query, centered: bool = False) ->
     if float(peak) == 0.0:
         raise EmbvizError("The query vector is all zeros: it has no direction.")
     vec = vec / peak
-    return vec / vec.norm()
+    unit: torch.Tensor = vec / vec.norm()
+    return unit
 
 
 def mean_direction(model: EmbeddingModel, ids: Sequence[int], centered: bool = False) -> torch.Tensor:

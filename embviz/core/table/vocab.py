@@ -16,6 +16,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from embviz.core.errors import EmbvizError, first_line
+from embviz.core.table.dictionary import dictionary, is_word
 
 SPACE_MARK = "␣"
 # What kind of piece each token is; embviz.core.table.token_kinds names them for the Map tab.
@@ -272,9 +273,21 @@ class Vocabulary:
         if hide_partial and self.partial_ids:
             keep[list(self.partial_ids)] = False
         if words_only:
-            # Word starts ("␣Monday"), not fragments ("abilistic"); without a space marker every word is whole.
-            keep &= self.kinds == WORD
+            keep &= self.whole_words
         return keep
+
+    @cached_property
+    def whole_words(self) -> np.ndarray:
+        """The rows that are whole words: word starts ("␣Monday") that are words in their own
+        right, not the first piece of a longer one ("␣amput", see `dictionary`); without a space
+        marker (the lessons, word vectors) every word is whole. Read-only."""
+        whole: np.ndarray = self.kinds == WORD
+        if self.space_prefixed and not self.word_level:
+            words = dictionary()
+            starts = np.flatnonzero(whole)
+            whole[starts] = [is_word(self.texts[i], words) for i in starts.tolist()]
+        whole.flags.writeable = False
+        return whole
 
     @cached_property
     def kinds(self) -> np.ndarray:

@@ -29,7 +29,7 @@ from embviz.ui import style
 from embviz.ui.binding import Bindings
 from embviz.ui.panels.benchmark import BenchmarkWindow
 from embviz.ui.plots.map_view import MapView
-from embviz.ui.widgets import ResultsTable, WordField, flow_row, folding, hide_special_switch, side_by_side
+from embviz.ui.widgets import BusyBar, ResultsTable, WordField, flow_row, folding, hide_special_switch, side_by_side
 
 HEADING_HINT = "A − B + C = ?"
 EXPLAIN = (
@@ -123,6 +123,7 @@ class AnalogyPanel(QWidget):
         self.ranks = QLabel(EXPLAIN)  # the rule, then the inputs' ranks that show it
         self.ranks.setWordWrap(True)
         style.use_font(self.ranks, style.LABEL_POINT_SIZE)
+        self.busy = BusyBar()
         self.message = QLabel("")
         self.message.setStyleSheet(style.ERROR_STYLE)
         style.use_font(self.message)  # with a style sheet it would not follow the text size
@@ -170,6 +171,7 @@ class AnalogyPanel(QWidget):
         # The wrapped lines span the tab, above and below the table and plane: beside the
         # plane, in half the width, they took the table's rows on a short screen.
         layout.addWidget(self.heading)
+        layout.addWidget(self.busy)
         layout.addWidget(self.message)
         layout.addWidget(split, 1)
         layout.addWidget(self.plane_caption)
@@ -199,6 +201,7 @@ class AnalogyPanel(QWidget):
         """A new model: the old answer, headings and benchmark go; filled words (a
         session's, with `restore`) are asked again."""
         self.asking.forget()
+        self.busy.hide()
         self.benchmarking.forget()
         if self.bench_window is not None:
             self.bench_window.hide()  # its numbers were another model's
@@ -230,6 +233,11 @@ class AnalogyPanel(QWidget):
             self.run()
 
     def run(self) -> None:
+        # At once: the old table would read as this question's answer while it is on its way.
+        self.busy.show()
+        self._say("")
+        self.heading.setText(f"Looking up {self.state.a} − {self.state.b} + {self.state.c}…")
+        self.table.fill([], [])
         self.asking.ask(rq.from_state(rq.Analogy, self.state))
 
     def run_benchmark(self) -> None:
@@ -241,6 +249,7 @@ class AnalogyPanel(QWidget):
         self.bench_window.raise_()
 
     def on_result(self, view: AnalogyView) -> None:
+        self.busy.hide()
         self._say("")
         result = view.result
         a, b, c = view.input_labels
@@ -283,6 +292,7 @@ class AnalogyPanel(QWidget):
             "(1 would be exactly parallel). Grey: each word's nearest neighbours.")
 
     def on_failed(self, message: str) -> None:
+        self.busy.hide()
         self._say(message)
         self.table.fill([], [])
         self.ranks.setText(EXPLAIN)

@@ -41,6 +41,9 @@ class BenchmarkWindow(QDialog):
         self.progress = QProgressBar()
         self.progress.setRange(0, 1000)
         self.cancel_button = QPushButton("Cancel")
+        # Only a click cancels: a dialog's buttons take Enter by default, and Enter stopped a run.
+        self.cancel_button.setAutoDefault(False)
+        self.cancel_button.setDefault(False)
         self.cancel_button.clicked.connect(cancel)
         self.sections = ResultsTable(["section", "kept", "excluded", "+ variants", "allowed"])
         self.misses = ResultsTable(["section", "a", "is to b", "as c", "is to d", "answered instead"])
@@ -91,6 +94,7 @@ class BenchmarkWindow(QDialog):
     def started(self) -> None:
         self.showing = None
         self.summary.setText("Answering 19,544 questions…")
+        self.progress.setFormat("%p%")
         self.progress.setValue(0)
         self.progress.show()
         self.cancel_button.show()
@@ -99,8 +103,9 @@ class BenchmarkWindow(QDialog):
         self.chart.clear_bars()
 
     def on_progress(self, fraction: float, stage: str) -> None:
-        self.progress.setValue(int(fraction * 1000))
-        self.summary.setText(f"{stage}: {fraction:.0%}")
+        # The stage and its percentage on the bar itself, from the bar's own value: they cannot disagree.
+        self.progress.setFormat(f"{stage}: %p%")
+        self.progress.setValue(round(fraction * 1000))
 
     def stopped(self, text: str) -> None:
         self.progress.hide()

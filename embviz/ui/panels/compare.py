@@ -11,6 +11,7 @@ from dataclasses import fields, replace
 import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QHBoxLayout,
     QHeaderView,
@@ -28,12 +29,13 @@ from PySide6.QtWidgets import (
 from embviz.bridge import requests as rq
 from embviz.bridge.latest import Latest
 from embviz.bridge.views import CompareView, ComparisonSummary, ModelSummary
-from embviz.state.tabs import COMPARE_K_RANGE, CompareState
+from embviz.state.tab_state import field_range
+from embviz.state.tabs import CompareState
 from embviz.ui import style
 from embviz.ui.binding import Bindings
 from embviz.ui.panels.compare_parts import LIST_LIMIT, Dominoes, listed_positions, neighbour_lists
 from embviz.ui.plots.score_histogram import ScoreHistogram
-from embviz.ui.widgets import ResultsTable
+from embviz.ui.widgets import ElidedLabel, ResultsTable
 
 MEANING = ("Score: the share of a word's k nearest neighbours the two models agree on (in both ÷ in either: "
            "1 = the same neighbours, 0 = none in common).")
@@ -64,14 +66,16 @@ class ComparePanel(QWidget):
     # --- building ------------------------------------------------------------------------------
     def _build_controls(self) -> None:
         self.k = QSpinBox()
-        self.k.setRange(*COMPARE_K_RANGE)
+        k_range = field_range(CompareState, "k")  # the state's field holds the one range
+        assert k_range is not None
+        self.k.setRange(int(k_range[0]), int(k_range[1]))
         self.k.setPrefix("k = ")
         self.k.setToolTip("How many nearest neighbours of each word the score compares (5–250)")
         self.go = QPushButton("Compare")
         self.go.clicked.connect(self.run)
         self.progress = QProgressBar()
         self.progress.setRange(0, 1000)
-        self.progress.setMaximumWidth(220)
+        self.progress.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)  # never wider than its row
         self.stop = QPushButton("Cancel")
         self.stop.clicked.connect(self.cancel_running)
         self.source = QLabel("")  # which models, and what they share
@@ -91,10 +95,13 @@ class ComparePanel(QWidget):
         self.histogram = ScoreHistogram()
         self.histogram.setToolTip("Drag the shaded band, or its edges, to list only the words scoring in it")
         self.order = QComboBox()
-        self.order.addItem("Lowest first", "ascending")
-        self.order.addItem("Highest first", "descending")
-        self.shown = QLabel("")
-        self.shown.setWordWrap(True)
+        self.order.addItem("Most alike", "descending")
+        self.order.addItem("Least alike", "ascending")
+        self.words_only = QCheckBox("Whole words")
+        self.words_only.setToolTip("List only whole words (not pieces such as ␣amput or ing), as A's tokenizer has them")
+        # One line, cut with "…" if it must be: wrapped, its second line was drawn over the
+        # histogram's axis numbers when the column was given less than it asked.
+        self.shown = ElidedLabel("")
         self.table = ResultsTable(["token", "score"])
         self.table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         self.table.setToolTip("Click: its neighbours in both models. Double-click: the focus in every tab and on the map.")
@@ -104,13 +111,19 @@ class ComparePanel(QWidget):
         """The sentences and controls beside the histogram; below them the list and the
         dominoes, side by side: on a 700-pixel screen at 150 % each keeps a few whole rows."""
         controls = QHBoxLayout()
-        for widget in (self.k, self.go, self.order, self.progress, self.stop):
+        for widget in (self.k, self.go, self.order, self.words_only):
             controls.addWidget(widget)
         controls.addStretch(1)
+        # The progress on a row of its own: beside the controls its stage's text pushed the
+        # tab wider than a projector's screen while a comparison ran.
+        running = QHBoxLayout()
+        running.addWidget(self.progress, 1)
+        running.addWidget(self.stop)
         text = QVBoxLayout()
         for label in (self.meaning, self.source):
             text.addWidget(label)
         text.addLayout(controls)
+        text.addLayout(running)
         text.addStretch(1)
         plot = QVBoxLayout()
         for shown in (self.histogram, self.shown, self.show_rule):
@@ -131,10 +144,11 @@ class ComparePanel(QWidget):
         self.bindings = Bindings(self.state)
         self.bindings.bind(self.k, "k")
         self.bindings.bind(self.order, "order")
+        self.bindings.bind(self.words_only, "words_only")
         self.histogram.rangeChosen.connect(self.set_range)
         for event in (self.state.events.low, self.state.events.high):
             event.connect(lambda *_: self.histogram.set_region(self.state.low, self.state.high))
-        for event in (self.state.events.low, self.state.events.high, self.state.events.order):
+        for event in (self.state.events.low, self.state.events.high, self.state.events.order, self.state.events.words_only):
             event.connect(lambda *_: self.fill_list())
         self.table.tokenClicked.connect(self._token_clicked)
         self.table.cellDoubleClicked.connect(lambda row, _col: self.focusToken.emit(self.table.ids[row]))
@@ -151,7 +165,7 @@ class ComparePanel(QWidget):
         self.histogram.set_scores(np.zeros(0))
         self._position: dict[int, int] = {}  # token id of A → its place among the shared words
         self.table.fill([], [])
-        self.shown.setText("")
+        self.shown.set_full_text("")
         self.dominoes.clear("Click a token in the list to see its neighbours in both models.")
         self.go.setEnabled(False)
         self._busy(False)
@@ -264,22 +278,29 @@ class ComparePanel(QWidget):
         if self.view is None:
             return
         view, state = self.view, self.state
-        positions = listed_positions(view.jaccard, view.ids_a, state.low, state.high, state.order == "descending")
+        positions = self._listed()
         self._position = {int(view.ids_a[p]): int(p) for p in positions}
         shown = positions[:LIST_LIMIT]
         self.table.fill([(self.labels[int(view.ids_a[p])], float(view.jaccard[p])) for p in shown],
                         [int(view.ids_a[p]) for p in shown])
         more = f", {LIST_LIMIT:,} listed" if len(positions) > LIST_LIMIT else ""
-        self.shown.setText(f"{len(positions):,} words in {state.low:.2f}–{state.high:.2f}{more}. "
-                           "Drag the band to choose.")
+        what = "whole words" if state.words_only else "words"
+        self.shown.set_full_text(f"{len(positions):,} {what} in {state.low:.2f}–{state.high:.2f}{more}")
+
+    def _listed(self) -> np.ndarray:
+        """The positions listed: the brushed range, whole words only when asked, in the chosen order."""
+        view, state = self.view, self.state
+        assert view is not None
+        return listed_positions(view.jaccard, view.ids_a, state.low, state.high, state.order == "descending",
+                                view.whole_a if state.words_only else None)
 
     def table_rows(self) -> tuple[list[str], list[tuple]] | None:
         """Every listed word (the whole brushed range, past the list's limit) with its score
         and its neighbour lists, nearest first, separated by spaces."""
         if self.view is None:
             return None
-        view, state = self.view, self.state
-        positions = listed_positions(view.jaccard, view.ids_a, state.low, state.high, state.order == "descending")
+        view = self.view
+        positions = self._listed()
         rows = [(self.labels[int(view.ids_a[p])], float(view.jaccard[p]),
                  *(" ".join(words) for words in neighbour_lists(view, int(p), self.labels))) for p in positions]
         return ["token", f"score (k = {view.k})", "in both", "only in A", "only in B"], rows

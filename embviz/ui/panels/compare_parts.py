@@ -10,12 +10,16 @@ from embviz.ui import style
 from embviz.ui.widgets import ResultsTable
 
 LIST_LIMIT = 2000  # rows listed at once: a table of 23,000 rows takes seconds to fill
+TITLES = ("both", "A only", "B only")
 
 
-def listed_positions(scores: np.ndarray, ids: np.ndarray, low: float, high: float, descending: bool) -> np.ndarray:
-    """Positions of the scores in [low, high], sorted by score; ties by token id, the lower
-    (a more frequent token in a BPE vocabulary) first either way."""
-    keep = np.flatnonzero((scores >= low - 1e-9) & (scores <= high + 1e-9))
+def listed_positions(scores: np.ndarray, ids: np.ndarray, low: float, high: float, descending: bool,
+                     only: np.ndarray | None = None) -> np.ndarray:
+    """Positions of the scores in [low, high] (and where `only` is true, when given), sorted
+    by score; ties by token id, the lower (a more frequent token in a BPE vocabulary) first
+    either way."""
+    inside = (scores >= low - 1e-9) & (scores <= high + 1e-9)
+    keep = np.flatnonzero(inside if only is None else inside & only)
     key = -scores[keep] if descending else scores[keep]
     return keep[np.lexsort((ids[keep], key))]
 
@@ -37,7 +41,7 @@ class Dominoes(QWidget):
         self.heading = QLabel("Click a token in the list to see its neighbours in both models.")
         self.heading.setWordWrap(True)
         style.use_font(self.heading, style.LABEL_POINT_SIZE, bold=True)
-        self.columns = [ResultsTable([title]) for title in ("both", "A only", "B only")]
+        self.columns = [ResultsTable([title]) for title in TITLES]
         row = QHBoxLayout()
         for table in self.columns:
             table.setMinimumWidth(90)
@@ -48,8 +52,11 @@ class Dominoes(QWidget):
         layout.addLayout(row, 1)
 
     def clear(self, text: str) -> None:
+        """Empty, headers included: the counts of another model's token never stay."""
         self.heading.setText(text)
-        for table in self.columns:
+        for table, title in zip(self.columns, TITLES):
+            table.headers = [title]
+            table.setHorizontalHeaderLabels(table.headers)
             table.fill([], [])
 
     def show_view(self, found, k: int) -> None:
@@ -57,7 +64,7 @@ class Dominoes(QWidget):
         lists = (found.common, found.only_a, found.only_b)
         self.heading.setText(f"{found.label}: score {found.jaccard:.2f} at k = {k}")
         self.heading.setToolTip("Its k nearest neighbours in each model, nearest first")
-        for table, title, words in zip(self.columns, ("both", "A only", "B only"), lists):
+        for table, title, words in zip(self.columns, TITLES, lists):
             table.headers = [f"{title} ({len(words)})"]
             table.setHorizontalHeaderLabels(table.headers)
             table.fill([(label,) for _, label in words], [-1] * len(words))  # no ids: a click rings nothing

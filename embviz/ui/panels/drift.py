@@ -8,6 +8,7 @@ from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPlainTextEdit, QSpinBox, QVBoxLayout, QWidget
 
 from embviz.bridge import requests as rq
@@ -19,7 +20,7 @@ from embviz.ui.binding import Bindings
 from embviz.ui.panels.language_model import HIDDEN_SPACE_STRETCH, LanguageModelLoader, LanguageModelTab
 from embviz.ui.widgets import ResultsTable, WordField, side_by_side
 
-LEGEND_ROOM = 1.5  # the y axis runs past cosine 1 to leave the legend (two rows at the text size) a band of its own
+TOP = 1.1  # the y axis ends just past cosine 1, the most a cosine can be, with room for the 1's label
 MAX_LAYER = 200  # the spin box's bound before the model's depth is known
 BETWEEN_COLOR = style.SET_COLORS[6]  # black: the line the chart is about
 BASELINE_COLOR = "#888888"
@@ -30,6 +31,32 @@ def sentences_of(text: str) -> list[str]:
 
 
 CHART_MIN_HEIGHT = 180  # pixels at 100 % text
+
+
+class WrappedKey(QLabel):
+    """A key of a few entries, as many lines tall as its width wraps it to (in a splitter the
+    layout would give a wrapped label one line and cut the rest)."""
+
+    def __init__(self) -> None:
+        super().__init__("")
+        self.setWordWrap(True)
+        self.setTextFormat(Qt.TextFormat.RichText)
+        style.use_font(self, style.BASE_POINT_SIZE)
+        self.setAutoFillBackground(True)  # white, as the plot under it: one picture
+        palette = self.palette()
+        palette.setColor(QPalette.ColorRole.Window, QColor("white"))
+        self.setPalette(palette)
+
+    def setText(self, text: str) -> None:
+        super().setText(text)
+        self._fit()
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit()
+
+    def _fit(self) -> None:
+        self.setMinimumHeight(self.heightForWidth(max(self.width(), 1)) if self.text() else 0)
 
 
 class DriftPanel(LanguageModelTab):
@@ -86,9 +113,15 @@ class DriftPanel(LanguageModelTab):
         for name in ("left", "bottom"):
             item.getAxis(name).setTextPen("k")
             item.getAxis(name).setPen("k")
-        self.legend = item.addLegend(offset=(-10, 6), labelTextColor="k", brush=pg.mkBrush(255, 255, 255, 230),
-                                     labelTextSize=f"{style.pt(style.BASE_POINT_SIZE)}pt")
-        self.legend.setColumnCount(2)  # a wide, short legend: it sits above the lines (see the y range)
+        # The key above the plot, not in it: inside, it was cut at the plot's edge and hid the black line.
+        self.key = WrappedKey()
+        self.key_names: list[str] = []  # what the key names, in its order
+        self.chart = QWidget()
+        chart_layout = QVBoxLayout(self.chart)
+        chart_layout.setContentsMargins(0, 0, 0, 0)
+        chart_layout.setSpacing(0)
+        chart_layout.addWidget(self.key)
+        chart_layout.addWidget(self.plot, 1)
 
     def _neighbours_column(self) -> QWidget:
         """The nearest vocabulary rows of each sentence's vector, and what the chart means."""
@@ -115,7 +148,7 @@ class DriftPanel(LanguageModelTab):
         return right
 
     def _lay_out(self, inputs: QHBoxLayout, right: QWidget) -> None:
-        self.splitter = side_by_side(self.plot, right, 3, 2)
+        self.splitter = side_by_side(self.chart, right, 3, 2)
         layout = QVBoxLayout(self)
         layout.addLayout(inputs)
         layout.addWidget(self.sentences)
@@ -133,12 +166,11 @@ class DriftPanel(LanguageModelTab):
         for name in ("left", "bottom"):
             item.getAxis(name).setTickFont(style.font(style.BASE_POINT_SIZE))
             item.getAxis(name).label.setFont(style.font(style.BASE_POINT_SIZE))
-        self.legend.setLabelTextSize(f"{style.pt(style.BASE_POINT_SIZE)}pt")
         if self.result is not None:
             self._draw()
 
     def picture(self) -> tuple[QWidget, str]:
-        return self.plot, f"{self.heading.text()}\n{self.caption.text()}"
+        return self.chart, f"{self.heading.text()}\n{self.caption.text()}"
 
     def table_rows(self) -> tuple[list[str], list[list[object]]] | None:
         result = self.result
@@ -190,20 +222,24 @@ class DriftPanel(LanguageModelTab):
         result = self.result
         item = self.plot.getPlotItem()
         item.clear()
-        self.legend.clear()
         layers = list(range(len(result.layer_names)))
         width = max(2, round(3 * style.text_scale()))
+        key = []  # (colour, a piece of line in its style, name)
         if len(result.sentences) > 1:
-            item.plot(layers, result.between, pen=pg.mkPen(BETWEEN_COLOR, width=width + 1),
-                      name="between the sentences")
+            item.plot(layers, result.between, pen=pg.mkPen(BETWEEN_COLOR, width=width + 1))
+            key.append((BETWEEN_COLOR.name(), "━━", "between the sentences"))
         if result.baseline and result.baseline[0] is not None:
-            item.plot(layers, result.baseline, pen=pg.mkPen(BASELINE_COLOR, width=width, style=Qt.PenStyle.DotLine),
-                      name="any two tokens (baseline)")
+            item.plot(layers, result.baseline, pen=pg.mkPen(BASELINE_COLOR, width=width, style=Qt.PenStyle.DotLine))
+            key.append((BASELINE_COLOR, "┅┅", "any two tokens (baseline)"))
         for s in range(len(result.sentences)):
             color = style.SET_COLORS[s % 5]
-            item.plot(layers, [row[s] for row in result.to_static], pen=pg.mkPen(color, width=width, style=Qt.PenStyle.DashLine),
-                      name=f"sentence {s + 1} to its static row")
-        item.setYRange(min(-0.1, min(min(r) for r in result.to_static)), LEGEND_ROOM, padding=0)
+            item.plot(layers, [row[s] for row in result.to_static], pen=pg.mkPen(color, width=width, style=Qt.PenStyle.DashLine))
+            key.append((color.name(), "╍╍", f"sentence {s + 1} to its static row"))
+        self.key_names = [name for _, _, name in key]
+        # Entries kept whole (no break inside one), the lines between them free to wrap.
+        self.key.setText(" &nbsp; ".join(f'<b style="color:{color}">{line}</b>&nbsp;{name.replace(" ", "&nbsp;")}'
+                                          for color, line, name in key))
+        item.setYRange(min(-0.1, min(min(r) for r in result.to_static)), TOP, padding=0)
         item.getAxis("left").setTicks([[(v / 5, f"{v / 5:g}") for v in range(-5, 6)]])
         item.setXRange(0, layers[-1], padding=0.02)
         label = result.word.replace(" ", "␣")
@@ -231,7 +267,8 @@ class DriftPanel(LanguageModelTab):
         for widget in (self.splitter, self.caption):
             widget.hide()  # no empty axes before an answer
         self.plot.getPlotItem().clear()
-        self.legend.clear()
+        self.key.setText("")
+        self.key_names = []
         self.heading.setText("")
         self.neighbours_heading.setText("")
         self.neighbours.fill([], [])

@@ -89,7 +89,7 @@ class LensPanel(LanguageModelTab):
         self.grid.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
         self.grid.clicked.connect(lambda index: self.show_cell(self._row_of(index.row()), index.column()))
         self.grid.doubleClicked.connect(lambda index: self.ask_attribution(self._row_of(index.row()), index.column()))
-        self.bars = BarChart("Click a cell", style.BAR_PROB, suffix="%")
+        self.bars = BarChart("Click a cell", style.BAR_PROB, suffix="%", axis_max=100.0)
         self.cell_caption = QLabel("")
         self.cell_caption.setWordWrap(True)
         self.caption = QLabel("")

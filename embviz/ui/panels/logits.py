@@ -102,7 +102,7 @@ class LogitsPanel(LanguageModelTab):
         self.caption = QLabel("")
         self.caption.setWordWrap(True)
         self.logit_chart = BarChart("Logits (raw scores)", style.BAR_LOGIT)
-        self.prob_chart = BarChart("Probabilities", style.BAR_PROB, suffix="%")
+        self.prob_chart = BarChart("Probabilities", style.BAR_PROB, suffix="%", axis_max=100.0)
         for chart in (self.logit_chart, self.prob_chart):
             chart.barClicked.connect(self.append_token)
         self.charts = QWidget()

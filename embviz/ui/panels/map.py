@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
+    QComboBox,
     QHBoxLayout,
     QLabel,
     QLayout,
@@ -16,6 +17,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSpinBox,
     QSplitter,
+    QStackedWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -97,6 +99,15 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         self.view.selectionMade.connect(self.set_selection)
         self.view.scene().sigMouseClicked.connect(self._map_clicked)
         self.view.installEventFilter(self)  # Esc on the map clears its selection
+        # The 3-D view, made the first time a 3-D map is drawn (it needs OpenGL): it shows the
+        # 2-D map's highlights, so every part of the panel keeps talking to self.view.
+        self.view3d: Any = None
+        self._turn_when_drawn = False  # a lesson's 3-D map turns once it is on screen
+        self._lesson_sets: tuple[str, ...] = ()  # a lesson's 3-D map turns about these sets once they are marked
+        self._placing = False
+        self.view.contentChanged.connect(self._frame_lesson_sets)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.view)
         # The projection, colours and search share one wrapping row (the combos say what they
         # choose, with no labels beside them): on a 1024 × 700 projector at 150 % it is two
         # rows, and every row of controls is a row the map loses. How the map is drawn and
@@ -135,6 +146,16 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         self.fit_button = QPushButton("Fit view")
         self.fit_button.setToolTip("Show every point (Home)")
         self.fit_button.clicked.connect(self.view.fit)
+        self.dims_box = QComboBox()
+        self.dims_box.addItem("2-D", 2)
+        self.dims_box.addItem("3-D", 3)
+        self.dims_box.setToolTip("Dimensions: a flat map, or a cloud to turn with the mouse (OpenGL)")
+        self.bindings.bind(self.dims_box, "dims")
+        self.dims_box.currentIndexChanged.connect(self._dims_changed)
+        self.turn_box = QCheckBox("Turn (T)")
+        self.turn_box.setToolTip("Turn the 3-D map slowly, for a projector; T on the map starts and stops it")
+        self.turn_box.toggled.connect(lambda on: self.view3d is not None and self.view3d.set_turning(on))
+        self.turn_box.hide()
         self.labels_box = QCheckBox("Labels")
         self.labels_box.setToolTip("Label the highlighted tokens, and every token once about 200 or fewer are in view; "
                                    "coloured by cluster, name a few broad groups zoomed out, the clusters zoomed in")
@@ -157,7 +178,7 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
             field.returnPressed.connect(self.run_projection)
         self.axes_label_x, self.axes_label_y = QLabel("x axis"), QLabel("y axis")
         return [self.method, self.axes_label_x, self.axis_x, self.axes_label_y, self.axis_y, self.subset, self.limit,
-                self.run_button, self.fit_button]
+                self.dims_box, self.run_button, self.fit_button, self.turn_box]
 
     def _colour_controls(self) -> list[QWidget]:
         """Colour by (a value per point, drawn as per-point brushes and in the density image) and the drag mode."""
@@ -249,7 +270,7 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         progress_row.addWidget(self.cancel_button)
         progress_row.addWidget(self.status, 1)
         splitter = QSplitter(Qt.Orientation.Horizontal)
-        splitter.addWidget(self.view)
+        splitter.addWidget(self.stack)
         splitter.addWidget(side)
         splitter.setStretchFactor(0, 1)
         layout = QVBoxLayout(self)
@@ -311,6 +332,10 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         only if the two differ."""
         for asked in (self.drawing, self.measuring, self.searching, self.valuing, self.clustering):
             asked.forget()
+        self._turn_when_drawn = False
+        self._lesson_sets = ()
+        if self.view3d is not None:
+            self.view3d.set_turning(False)
         self.set_lookups.clear()
         self._unseen_preview = None
         self.summary_ready = True
@@ -350,7 +375,8 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
 
     def _restore(self, saved: MapState) -> None:
         for name in ("method", "subset", "limit", "labels_on", "search", "regex", "substring", "axis_x", "axis_y",
-                     "colour_by", "cluster_method", "clusters_k", "drag_mode", "selection", "contours"):
+                     "colour_by", "cluster_method", "clusters_k", "drag_mode", "selection", "contours", "dims",
+                     "camera_distance", "camera_elevation", "camera_azimuth", "camera_centre"):
             setattr(self.state, name, getattr(saved, name))
         self._show_axes_fields()
         self._show_cluster_controls()
@@ -364,7 +390,8 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
             return
         self._idle()  # a map that was on its way is not waited for
         self.state.projection = projection
-        self.view.set_points(projection.ids, projection.coords)
+        self._show_points(projection.ids, projection.coords)
+        self._restore_camera()
         if saved.view_range is not None:
             x0, x1, y0, y1 = saved.view_range
             self.view.vb.setRange(xRange=(x0, x1), yRange=(y0, y1), padding=0)
@@ -378,6 +405,10 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         """The state with the zoom on screen, for a session."""
         (x0, x1), (y0, y1) = self.view.vb.viewRange()
         self.state.view_range = [float(x0), float(x1), float(y0), float(y1)] if len(self.view.ids) else None
+        if self.showing_3d():
+            camera = self.view3d.camera()
+            self.state.camera_distance, self.state.camera_elevation = camera.distance, camera.elevation
+            self.state.camera_azimuth, self.state.camera_centre = camera.azimuth, camera.centre
         return self.state
 
     def _rows_changed(self) -> None:
@@ -406,7 +437,7 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
             self.status.setText("Word-pair axes: type two words for each axis, e.g. x: man, woman and y: man, king.")
             return
         asked = rq.Project(method=self.state.method, subset=self.state.subset, limit=self.state.limit,
-                           axes=(x[0], x[1], y[0], y[1]) if pairs else rq.Project.axes)
+                           axes=(x[0], x[1], y[0], y[1]) if pairs else rq.Project.axes, dims=self._dims_drawn())
         request = self._long_map_choice(asked)
         if request is None:
             return
@@ -466,7 +497,7 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         self._unseen_preview = None
         self.clear_selection()  # its rings would scatter over the new layout
         ids, coords = preview
-        self.view.set_points(ids, coords, autorange=True)
+        self._show_points(ids, coords, autorange=True)
 
     def showEvent(self, event) -> None:
         super().showEvent(event)
@@ -479,11 +510,11 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         self._unseen_preview = None
         if not (taking_over and np.array_equal(projection.ids, self.view.ids)
                 and np.array_equal(projection.coords, self.view.coords)):
-            self.view.set_points(projection.ids, projection.coords)  # (the same map stays as it is, zoom and all)
+            self._show_points(projection.ids, projection.coords)  # (the same map stays as it is, zoom and all)
         self._idle()
         extra = ""
         explained = projection.explained  # in the tooltip: the caption keeps to two lines on a projector
-        self.status.setToolTip(f"The axes explain {explained[0]:.1%} and {explained[1]:.1%} of the variance."
+        self.status.setToolTip("The axes explain " + " and ".join(f"{e:.1%}" for e in explained) + " of the variance."
                                if explained else "")
         if projection.method == "axes" and projection.notes:
             extra = " — " + projection.notes[0].rstrip(".")
@@ -531,15 +562,102 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         self._unseen_preview = None
         done = self.state.projection
         if done is not None and not (np.array_equal(done.ids, self.view.ids) and np.array_equal(done.coords, self.view.coords)):
-            self.view.set_points(done.ids, done.coords)  # not the half-made layout of the cancelled run
+            self._show_points(done.ids, done.coords)  # not the half-made layout of the cancelled run
             self.status.setText(f"Cancelled: back to the last finished map. {done.caption}")
             self.apply_colour_by()  # its colours went with the preview's rows; Colour by still names them
         else:
             self.status.setText("Cancelled: the last picture is kept")
 
+    # --- three dimensions ------------------------------------------------------------------------
+    def _dims_drawn(self) -> int:
+        """The dimensions a new map is asked in: 3 where asked for and OpenGL is at hand."""
+        if self.state.dims != 3:
+            return 2
+        from embviz.ui.plots.map_view3d import gl_available  # OpenGL's bindings: only for a 3-D map
+
+        return 3 if gl_available() else 2
+
+    def _dims_changed(self) -> None:
+        if self.state.dims == 3 and self._dims_drawn() == 2:
+            from embviz.ui.plots.map_view3d import NO_GL
+
+            self.statusMessage.emit(NO_GL)
+            if self.summary_ready and self.state.projection is not None and self.state.projection.coords.shape[1] == 2:
+                return  # the 2-D map on screen is the one it would draw again
+        self._rows_changed()
+
+    def _show_points(self, ids: np.ndarray, coords: np.ndarray, autorange: bool = True) -> None:
+        """Points on the 2-D map (a 3-D map's first two axes: it keeps what the sets, search and
+        selection mark), and a 3-D map's in the 3-D view, which is then the one shown."""
+        self._placing = True  # the flat map's change is not yet the 3-D map's: no framing until both are placed
+        self.view.set_points(ids, coords[:, :2], autorange)
+        self._placing = False
+        three = coords.shape[1] == 3 and self._dims_drawn() == 3
+        if three:
+            self._make_view3d().set_points(ids, coords, autorange)
+            if self._turn_when_drawn and not self.drawing.waiting:
+                self._turn_when_drawn = False
+                self.view3d.set_turning(True)
+        self.stack.setCurrentIndex(1 if three else 0)
+        if three:
+            self._frame_lesson_sets()
+        self.turn_box.setVisible(three)
+        if not three and self.view3d is not None:
+            self.view3d.set_turning(False)
+
+    def _make_view3d(self) -> Any:
+        if self.view3d is None:
+            from embviz.ui.plots.map_view3d import MapView3D
+
+            self.view3d = MapView3D(self.view)
+            self.view3d.pointClicked.connect(self._point_clicked)
+            self.view3d.pointHovered.connect(self._hovered)
+            self.view3d.turningChanged.connect(self._turning_changed)
+            self.fit_button.clicked.connect(lambda: self.showing_3d() and self.view3d.fit())
+            self.stack.addWidget(self.view3d)
+        return self.view3d
+
+    def show_lesson_map(self, dims: int, sets: tuple[str, ...], turn: bool) -> None:
+        """A lesson's map: in `dims` dimensions, its word sets ticked, turning slowly once drawn if `turn`."""
+        if self.state.dims != dims:
+            self.state.dims = dims
+            self._dims_changed()
+        self._lesson_sets = tuple(sets) if dims == 3 else ()
+        for name in sets:
+            self.show_word_set(name)
+        self._frame_lesson_sets()
+        if turn and self.showing_3d() and not self.drawing.waiting:
+            self.view3d.set_turning(True)
+        else:
+            self._turn_when_drawn = turn
+
+    def _frame_lesson_sets(self) -> None:
+        """Once a lesson's 3-D map and its sets are on screen: the camera turns about the sets."""
+        shown = self.word_sets.shown()
+        if self._lesson_sets and self.showing_3d() and not self.drawing.waiting and not self._placing \
+                and all(name in shown for name in self._lesson_sets):
+            self.view3d.frame_ids([i for name in self._lesson_sets for i in shown[name]])
+            self._lesson_sets = ()
+
+    def showing_3d(self) -> bool:
+        return self.view3d is not None and self.stack.currentWidget() is self.view3d
+
+    def _turning_changed(self, on: bool) -> None:
+        self.turn_box.blockSignals(True)
+        self.turn_box.setChecked(on)
+        self.turn_box.blockSignals(False)
+
+    def _restore_camera(self) -> None:
+        """A restored 3-D map's camera as saved (a distance of 0 and no centre: the cloud fitted)."""
+        if self.showing_3d() and self.state.camera_distance > 0 and self.state.camera_centre is not None:
+            from embviz.ui.plots.map_view3d import Camera
+
+            self.view3d.set_camera(Camera(self.state.camera_distance, self.state.camera_elevation,
+                                          self.state.camera_azimuth, list(self.state.camera_centre)))
+
     # --- export ---------------------------------------------------------------------------------
     def picture(self) -> tuple[QWidget, str]:
-        return self.view, self.status.text()
+        return (self.view3d if self.showing_3d() else self.view), self.status.text()
 
     def table_rows(self) -> tuple[list[str], list[list[object]]] | None:
         """The map's coordinates: id, token, x, y and word sets."""

@@ -8,13 +8,14 @@ from pathlib import Path
 
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QKeyEvent
-from PySide6.QtWidgets import QFileDialog, QInputDialog
+from PySide6.QtWidgets import QInputDialog
 
 from embviz.state.settings import atomic_write_text
 from embviz.ui import style
 from embviz.ui.panels.map_host import MapHost
 from embviz.ui.panels.map_names import SELECTION_SET
 from embviz.ui.tables import rows_to_text
+from embviz.ui.widgets import ask_save_path
 
 
 class SelectionMixin(MapHost):
@@ -66,7 +67,7 @@ class SelectionMixin(MapHost):
         return path
 
     def export_selection_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export the selection", "embviz-selection.csv", "CSV table (*.csv)")
+        path = ask_save_path(self, self.settings, "Export the selection", "embviz-selection.csv", "CSV table (*.csv)")
         if path:
             try:
                 self.statusMessage.emit(f"Saved {self.export_selection(path)}")

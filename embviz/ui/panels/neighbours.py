@@ -14,7 +14,7 @@ from embviz.bridge.views import ModelSummary, NeighboursView
 from embviz.state.tabs import NeighboursState
 from embviz.ui import style
 from embviz.ui.binding import Bindings
-from embviz.ui.widgets import FittedCombo, ResultsTable, WordField, flow_row, hide_special_switch
+from embviz.ui.widgets import BusyBar, FittedCombo, ResultsTable, WordField, flow_row, hide_special_switch
 
 HEADING_HINT = "Type a word or click a point on the map."
 
@@ -60,6 +60,7 @@ class NeighboursPanel(QWidget):
         self.heading = QLabel(HEADING_HINT)
         style.use_font(self.heading, style.LABEL_POINT_SIZE + 2, bold=True)
         self.heading.setWordWrap(True)  # a selection's heading is long: it must not widen the window
+        self.busy = BusyBar()
         self.message = QLabel("")
         self.message.hide()  # shown with a message: an empty line was a table row lost
         self.message.setWordWrap(True)
@@ -80,6 +81,7 @@ class NeighboursPanel(QWidget):
         layout.addWidget(key)
         self.controls = (self.by, self.centered, self.hide_special, key)  # what projector mode folds: the word stays
         layout.addWidget(self.heading)
+        layout.addWidget(self.busy)
         layout.addWidget(self.message)
         layout.addWidget(self.table, 1)
 
@@ -98,6 +100,7 @@ class NeighboursPanel(QWidget):
         (which names another token here) is forgotten. A session of this model
         (`restore`) brings back its controls and asks its last query, ids included."""
         self.asking.forget()
+        self.busy.hide()
         self.labels = summary.labels
         self.word.set_vocabulary(summary.labels)
         self.table.fill([], [])
@@ -126,6 +129,11 @@ class NeighboursPanel(QWidget):
         The field says which: what is listed is never another word's neighbours."""
         self.state.query = query
         self._show_word(self._describe(query))
+        # At once: the old table would read as this query's answer while it is on its way.
+        self.busy.show()
+        self._say("")
+        self.heading.setText(f"Looking up {self._describe(query)}…")
+        self.table.fill([], [])
         self.asking.ask(rq.from_state(rq.Neighbours, self.state, query=query))
 
     def _describe(self, query: int | str | list[int]) -> str:
@@ -145,6 +153,7 @@ class NeighboursPanel(QWidget):
         self.query(int(token_id))
 
     def on_result(self, view: NeighboursView) -> None:
+        self.busy.hide()
         self._say("")
         kind = "cosine" if view.by == "cosine" else "dot product"
         kind = f"mean-centred {kind}" if view.centered else kind
@@ -159,6 +168,7 @@ class NeighboursPanel(QWidget):
         self.highlight.emit([view.query_id] * (view.query_id >= 0) + [h.id for h in view.hits[:10]])
 
     def on_failed(self, message: str) -> None:
+        self.busy.hide()
         self._say(message)  # the old answer would read as this query's
         self.heading.setText(HEADING_HINT)
         self.table.fill([], [])

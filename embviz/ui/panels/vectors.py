@@ -19,6 +19,7 @@ from embviz.ui.binding import Bindings
 from embviz.ui.widgets import WordField
 
 HEADING_HINT = "Type words, separated by commas: each one's row of the table becomes a strip of colours."
+FEW_COLUMNS = 32  # up to this many numbers a row, each is ticked
 COLORMAP = "CET-D1"  # blue below zero, white at zero, red above: the sign reads at a glance
 
 
@@ -28,6 +29,7 @@ class VectorsPanel(QWidget):
         self.asking = Latest(submit, self.on_result, self.on_failed)
         self.state = VectorsState()
         self.shown: Any = None  # the StripsView on screen
+        self.row_width = 1  # the open model's: the numbers in a row
         self.words = WordField("Words, e.g. king, man, woman, queen")
         self.bindings = Bindings(self.state)
         self.bindings.bind(self.words, "words")
@@ -87,6 +89,7 @@ class VectorsPanel(QWidget):
     def on_model(self, summary: ModelSummary, restore: VectorsState | None = None) -> None:
         self.asking.forget()
         self.words.set_vocabulary(summary.labels)
+        self.row_width = int(summary.info.get("dim", 0)) or self.row_width
         if restore is not None:
             self.state.words = restore.words
         self._clear()
@@ -97,6 +100,7 @@ class VectorsPanel(QWidget):
         self.shown = None
         self.image.clear()
         self.plot.getPlotItem().getAxis("left").setTicks([[]])
+        self._width_axis()
         self.heading.setText(HEADING_HINT)
         self.message.setText("")
 
@@ -112,6 +116,7 @@ class VectorsPanel(QWidget):
         if not view.ids:
             self.shown = None
             self.image.clear()
+            self._width_axis()
             return
         self.shown = view
         rows = np.nan_to_num(view.rows, nan=0.0, posinf=0.0, neginf=0.0)
@@ -122,9 +127,17 @@ class VectorsPanel(QWidget):
         self.colorbar.setLevels((-reach, reach))
         item = self.plot.getPlotItem()
         item.getAxis("left").setTicks([[(i + 0.5, label) for i, label in enumerate(view.labels)]])
-        item.setXRange(0, rows.shape[1], padding=0)
+        self._width_axis()
         item.setYRange(0, rows.shape[0], padding=0)
         self.heading.setText(f"The rows of {', '.join(view.labels)}: {rows.shape[1]} numbers each")
+
+    def _width_axis(self) -> None:
+        """The bottom axis spans this model's width (a toy's 3 numbers, not the last model's
+        576); a narrow table gets a tick in the middle of each number's column."""
+        item = self.plot.getPlotItem()
+        item.setXRange(0, self.row_width, padding=0)
+        few = self.row_width <= FEW_COLUMNS
+        item.getAxis("bottom").setTicks([[(j + 0.5, str(j)) for j in range(self.row_width)]] if few else None)
 
     def on_failed(self, message: str) -> None:
         self.message.setText(message)

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter
-from PySide6.QtWidgets import QWidget
+from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QHelpEvent, QPainter
+from PySide6.QtWidgets import QToolTip, QWidget
 
 from embviz.ui import style
 from embviz.ui.formatting import visible_token
@@ -24,6 +24,8 @@ TICK = 5  # pixels
 LABEL_SHARE = 0.4  # the labels take at most this much of the width; longer ones are elided
 SWATCH = 14  # a legend entry's colour square, pixels at 100 % text
 TEXT_GAP = 4  # pixels between a bar's end and its value's text
+ROW_GAP = 0.15  # of a label's line height, between two rows' labels: they never touch
+SMALLEST_POINTS = 6.0  # a label or value shrinks to fit its row or bar, not below this
 
 
 def nice_ticks(lo: float, hi: float, most: int) -> list[float]:
@@ -52,6 +54,28 @@ def luminance(color: QColor) -> float:
     return 0.2126 * linear(color.redF()) + 0.7152 * linear(color.greenF()) + 0.0722 * linear(color.blueF())
 
 
+def full_height(font: QFont) -> float:
+    """A line of `font` from its highest ascender to its lowest descender (␣ and g hang below)."""
+    metrics = QFontMetricsF(font)
+    return metrics.ascent() + metrics.descent()
+
+
+def shrunk_to(font: QFont, height: float) -> QFont:
+    """`font`, made smaller where its lines (descenders included) would be taller than `height`,
+    so that rows and a group's bars keep their texts apart; never below SMALLEST_POINTS."""
+    full = full_height(font)
+    if full <= height or height <= 0:
+        return font
+    smaller = QFont(font)
+    smaller.setPointSizeF(max(font.pointSizeF() * height / full, SMALLEST_POINTS))
+    return smaller
+
+
+def inside_ink(color: QColor) -> QColor:
+    """A text inside a bar of `color`: whichever of black and white contrasts more with it."""
+    return QColor("black") if luminance(color) > 0.18 else QColor("white")
+
+
 def tick_text(value: float, suffix: str) -> str:
     return f"{value:g}{suffix}" if value else f"0{suffix}"
 
@@ -61,18 +85,19 @@ class BarChart(QWidget):
 
     def __init__(self, title: str, color: QColor, parent=None, suffix: str = "", axis_name: str = "",
                  point_size: float = style.LABEL_POINT_SIZE, label_share: float = LABEL_SHARE,
-                 min_height: int = MIN_HEIGHT) -> None:
+                 min_height: int = MIN_HEIGHT, axis_max: float | None = None) -> None:
         super().__init__(parent)
         self.color = QColor(color)
-        # A value's text inside its bar in whichever of black and white contrasts more with the bar.
-        self.inside_ink = QColor("black") if luminance(self.color) > 0.18 else QColor("white")
         self.title = title
         self.suffix = suffix  # after each tick's number ("%" on a probability axis)
         self.axis_name = axis_name  # under the ticks
+        self.axis_max = axis_max  # the most a value can be (100 for a probability): the axis ends there or before
         self.point_size, self.label_share, self.min_height = point_size, label_share, min_height
         self.count = 0
+        self.scale = 1.0  # the text size, for the least height
         self.labels: list[str] = []  # each row's label, as shown
         self.texts: list[str] = []  # each bar's value, as shown (one bar a row)
+        self.print_values = False  # a group's bars carry their values too (one bar a row always does)
         self.series: list[tuple[str, QColor, list[float]]] = []  # (name, colour, a value per row)
         self._held: tuple[float, float] | None = None
         self.tick_font = QFont()
@@ -93,14 +118,48 @@ class BarChart(QWidget):
         self.title = title
         self._changed()
 
+    def set_print_values(self, on: bool) -> None:
+        """Print every bar's value beside it: a group's bars too, for a class that cannot hover."""
+        self.print_values = on
+        self._changed()
+
+    def value_text(self, value: float) -> str:
+        return f"{value:.1f}{self.suffix}"
+
+    def hover_text(self, row: int) -> str:
+        """Row `row`'s label and its value, or each of its group's named values, one a line."""
+        if len(self.series) == 1 and row < len(self.texts):
+            return f"{self.labels[row]}: {self.texts[row]}"
+        return "\n".join([self.labels[row]] + [f"{name}: {self.value_text(values[row])}"
+                                               for name, _, values in self.series])
+
     def set_text_scale(self, scale: float) -> None:
-        # Ten bars and their labels stay readable; a short window scrolls the tab instead.
-        self.setMinimumHeight(round(self.min_height * scale))
+        self.scale = scale
         self.tick_font = style.font(self.point_size)
         self.value_font = style.font(self.point_size - 1)
         self.title_font = style.font(self.point_size)
         self.swatch = round(SWATCH * scale)
         self._changed()
+
+    def _ask_height(self) -> None:
+        """Ten bars stay readable, and every row holds its label whole, descenders and all (a
+        short window scrolls the tab instead). A chart made with no least height (in a
+        splitter) keeps none: its labels shrink to their rows."""
+        if not self.min_height:
+            return
+        line = full_height(self.tick_font)
+        pad, title_h, axis_h, legend_h = self._chrome()
+        rows = self.count * line * (1 + ROW_GAP) / (BAR_HEIGHT if len(self.series) <= 1 else 1.0)
+        self.setMinimumHeight(math.ceil(max(self.min_height * self.scale, title_h + axis_h + legend_h + rows)))
+
+    def _chrome(self) -> tuple[float, float, float, float]:
+        """The padding, and the heights of the title, the axis with its name and the legend."""
+        ticks_fm, title_fm = QFontMetricsF(self.tick_font), QFontMetricsF(self.title_font)
+        pad = ticks_fm.height() / 3
+        title_h = title_fm.height() + pad if self.title else pad
+        axis_h = TICK + ticks_fm.height() + pad / 2 + (ticks_fm.height() if self.axis_name else 0.0)
+        legend_h = max(ticks_fm.height(), self.swatch) + pad if any(name for name, _, _ in self.series) else 0.0
+        return pad, title_h, axis_h, legend_h
 
     def set_bars(self, labels: list[str], values: list[float], texts: list[str],
                  x_range: tuple[float, float] | None = None) -> None:
@@ -127,6 +186,7 @@ class BarChart(QWidget):
 
     def _changed(self) -> None:
         self._layout = None
+        self._ask_height()
         self.update()
 
     def resizeEvent(self, event) -> None:
@@ -142,47 +202,54 @@ class BarChart(QWidget):
         return self._layout
 
     def _work_out(self) -> dict:
-        ticks_fm, values_fm, title_fm = (QFontMetricsF(f) for f in (self.tick_font, self.value_font, self.title_font))
-        pad = ticks_fm.height() / 3
+        ticks_fm, title_fm = QFontMetricsF(self.tick_font), QFontMetricsF(self.title_font)
         width, height = float(self.width()), float(self.height())
         named = [(name, color) for name, color, _ in self.series if name]
-        title_h = title_fm.height() + pad if self.title else pad
-        axis_h = TICK + ticks_fm.height() + pad / 2 + (ticks_fm.height() if self.axis_name else 0.0)
-        legend_h = max(ticks_fm.height(), self.swatch) + pad if named else 0.0
-        label_w = min(max((ticks_fm.horizontalAdvance(s) for s in self.labels), default=0.0) + 2 * pad,
+        pad, title_h, axis_h, legend_h = self._chrome()
+        plot_h = max(height - title_h - axis_h - legend_h, 1.0)
+        pitch = plot_h / max(self.count, 1)
+        # Each label whole in its row with a gap to the next: smaller where the rows are too short.
+        label_font = shrunk_to(self.tick_font, pitch / (1 + ROW_GAP))
+        labels_fm = QFontMetricsF(label_font)
+        label_w = min(max((labels_fm.horizontalAdvance(s) for s in self.labels), default=0.0) + 2 * pad,
                       self.label_share * width)
-        plot = QRectF(label_w + TICK, title_h, max(width - label_w - TICK - 2 * pad, 1.0),
-                      max(height - title_h - axis_h - legend_h, 1.0))
-        text_w = [values_fm.horizontalAdvance(t) for t in self.texts]
+        plot = QRectF(label_w + TICK, title_h, max(width - label_w - TICK - 2 * pad, 1.0), plot_h)
+        group = (BAR_HEIGHT if len(self.series) == 1 else GROUP_HEIGHT) * pitch
+        each = group / max(len(self.series), 1)
+        printed = self._printed()  # (series, row, text) of every value drawn
+        value_font = shrunk_to(self.value_font, each if len(self.series) > 1 else pitch)
+        values_fm = QFontMetricsF(value_font)
+        text_w = [values_fm.horizontalAdvance(text) for _, _, text in printed]
         x_range = self._held or self._fit_range(max(text_w, default=0.0), plot.width())
+        capped = self._held is not None or (self.axis_max is not None and x_range[1] >= self.axis_max)
+        if capped and self.axis_max is not None:
+            x_range = (x_range[0], min(x_range[1], self.axis_max))
         lo, hi = x_range
         per_unit = plot.width() / ((hi - lo) or 1.0)
 
         def x_of(v: float) -> float:
             return plot.left() + (v - lo) * per_unit
 
-        pitch = plot.height() / max(self.count, 1)
-        group = (BAR_HEIGHT if len(self.series) == 1 else GROUP_HEIGHT) * pitch
-        each = group / max(len(self.series), 1)
         drawn = []  # (rect, colour) of every bar
         for s, (_, color, values) in enumerate(self.series):
             for i, v in enumerate(values):
                 x0, x1 = sorted((x_of(0.0), x_of(v)))
                 top = plot.top() + (i + 0.5) * pitch - group / 2 + s * each
                 drawn.append((QRectF(x0, top, x1 - x0, each), color))
-        bars = [rect for rect, _ in drawn[:self.count]]  # the first series': what a click or a text is beside
-        texts, inside = [], []
-        for i, w in enumerate(text_w):
-            v, bar = self.series[0][2][i], bars[i]
+        bars = [rect for rect, _ in drawn[:self.count]]  # the first series': what a click is beside
+        texts = []  # (rect, text, its ink, row) of every printed value
+        line_h = values_fm.ascent() + values_fm.descent()  # the whole glyphs, descenders too
+        for (s, i, text), w in zip(printed, text_w):
+            v, (bar, color) = self.series[s][2][i], drawn[s * self.count + i]
             room = plot.right() - bar.right() if v >= 0 else bar.left() - plot.left()
-            # On a held axis a text that would run past its end goes inside its bar (the axis stops at 100 %).
-            inner = self._held is not None and room < w + TEXT_GAP
+            # On a held or capped axis a text that would run past its end goes inside its bar (the axis stops at 100 %).
+            inner = capped and room < w + TEXT_GAP
             if (v >= 0) != inner:
                 left = bar.right() + TEXT_GAP if v >= 0 else bar.left() + TEXT_GAP
             else:
                 left = (bar.left() if v < 0 else bar.right()) - TEXT_GAP - w
-            texts.append(QRectF(left, bar.center().y() - values_fm.height() / 2, w, values_fm.height()))
-            inside.append(inner)
+            texts.append((QRectF(left, bar.center().y() - line_h / 2, w, line_h), text, inside_ink(color) if inner
+                          else QColor("black"), i))
         widest = max(ticks_fm.horizontalAdvance(tick_text(round(v, 1), self.suffix)) for v in (lo, hi))
         most = max(2, int(plot.width() // (2 * widest)))  # a label's width of room between two
         ticks = []  # (x, its label's rectangle, the label), the label kept inside the widget
@@ -202,11 +269,22 @@ class BarChart(QWidget):
                                               ticks_fm.height()), name, color))
                 x += w + 2 * pad
         # Elided here, once per change, not at every paint.
-        labels = [ticks_fm.elidedText(label, Qt.TextElideMode.ElideRight, max(label_w - pad, 0.0)) for label in self.labels]
+        labels = [labels_fm.elidedText(label, Qt.TextElideMode.ElideRight, max(label_w - pad, 0.0)) for label in self.labels]
+        label_h = full_height(label_font)
+        label_rects = [QRectF(0.0, plot.top() + (i + 0.5) * pitch - label_h / 2, label_w, label_h)
+                       for i in range(self.count)]
         title = title_fm.elidedText(self.title, Qt.TextElideMode.ElideRight, width)
         return {"plot": plot, "x_range": x_range, "pitch": pitch, "bars": bars, "drawn": drawn, "texts": texts,
-                "inside": inside, "ticks": ticks, "label_w": label_w, "labels": labels, "title": title,
+                "value_font": value_font, "ticks": ticks, "label_w": label_w, "labels": labels,
+                "label_font": label_font, "label_rects": label_rects, "title": title,
                 "title_h": title_h, "tick_h": ticks_fm.height(), "legend": legend}
+
+    def _printed(self) -> list[tuple[int, int, str]]:
+        if len(self.series) == 1:
+            return [(0, i, text) for i, text in enumerate(self.texts)]
+        if not self.print_values:
+            return []
+        return [(s, i, self.value_text(v)) for s, (_, _, values) in enumerate(self.series) for i, v in enumerate(values)]
 
     def _fit_range(self, widest_text: float, plot_width: float) -> tuple[float, float]:
         """The bars, with room beyond the longest for its value's text (measured in pixels:
@@ -228,7 +306,16 @@ class BarChart(QWidget):
         return QRectF(self.layout_now()["plot"])
 
     def text_rect(self, row: int) -> QRectF:
-        return QRectF(self.layout_now()["texts"][row])
+        """Where row `row`'s (first) value text is drawn."""
+        return QRectF(next(rect for rect, _, _, r in self.layout_now()["texts"] if r == row))
+
+    def label_rect(self, row: int) -> QRectF:
+        """Where row `row`'s label is drawn: a line of its font, descenders included."""
+        return QRectF(self.layout_now()["label_rects"][row])
+
+    def printed_texts(self) -> list[tuple[QRectF, str]]:
+        """Every value drawn on the chart, with its rectangle."""
+        return [(QRectF(rect), text) for rect, text, _, _ in self.layout_now()["texts"]]
 
     def point_at(self, value: float, row: float) -> QPointF:
         """The widget point of `value` on the x axis, at row `row`'s middle."""
@@ -249,8 +336,21 @@ class BarChart(QWidget):
         row = min(int((pos.y() - plot.top()) / layout["pitch"]), self.count - 1)
         if pos.x() < plot.left():
             return row  # its label
-        on_text = row < len(layout["texts"]) and layout["texts"][row].contains(pos)
-        return row if layout["bars"][row].contains(pos) or on_text else None
+        on_text = any(r == row and rect.contains(pos) for rect, _, _, r in layout["texts"])
+        on_bar = any(rect.contains(pos) for rect, _ in layout["drawn"][row::self.count])
+        return row if on_bar or on_text else None
+
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
+            # Every bar's value on hover, a group's too: a thin bar's printed value may not be there.
+            row = self.row_at(QPointF(event.pos()))
+            if row is None:
+                QToolTip.hideText()
+                event.ignore()
+            else:
+                QToolTip.showText(event.globalPos(), self.hover_text(row), self)
+            return True
+        return super().event(event)
 
     def mousePressEvent(self, event) -> None:
         if event.button() == Qt.MouseButton.LeftButton:
@@ -290,17 +390,17 @@ class BarChart(QWidget):
             line = layout["tick_h"]
             painter.drawText(QRectF(plot.left(), plot.bottom() + TICK + line, plot.width(), line),
                              Qt.AlignmentFlag.AlignCenter, self.axis_name)
-        pitch, label_w = layout["pitch"], layout["label_w"]
-        for i, label in enumerate(layout["labels"]):
-            row = QRectF(0, plot.top() + i * pitch, label_w, pitch)
-            painter.drawText(row, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, label)
+        painter.setFont(layout["label_font"])
+        for rect, label in zip(layout["label_rects"], layout["labels"]):
+            painter.drawText(rect, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, label)
+        painter.setFont(self.tick_font)
         for rect, color in layout["drawn"]:
             painter.fillRect(rect, color)
         for swatch, text_rect, name, color in layout["legend"]:
             painter.fillRect(swatch, color)
             painter.drawText(text_rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, name)
-        painter.setFont(self.value_font)
-        for text, rect, inner in zip(self.texts, layout["texts"], layout["inside"]):
-            painter.setPen(self.inside_ink if inner else ink)
+        painter.setFont(layout["value_font"])
+        for rect, text, text_ink, _ in layout["texts"]:
+            painter.setPen(text_ink)
             painter.drawText(rect.adjusted(0, 0, 1, 0), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, text)
         painter.end()

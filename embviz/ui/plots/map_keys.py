@@ -75,6 +75,17 @@ class KeysMixin(MapViewHost):
         self._keys_wanted[self.legend] = bool(listed)  # an empty legend still draws its frame
         self._fit_keys()
 
+    def keys_left_out(self) -> list[tuple[QColor, str]]:
+        """The entries of each key that has some but is hidden (too small to read at this size):
+        an exported picture prints them under the map instead."""
+        entries: list[tuple[QColor, str]] = []
+        if self._keys_wanted[self.legend] and not self.legend.isVisible():
+            entries += [(QColor(colour), f"{name} ({int(np.count_nonzero(self.rows_of(ids) >= 0))})")
+                        for name, (_, ids, colour) in self._sets.items() if np.any(self.rows_of(ids) >= 0)]
+        if self._keys_wanted[self.colour_legend] and not self.colour_legend.isVisible():
+            entries += self._colour_entries
+        return entries
+
     def key_rect(self, key: pg.LegendItem) -> QRectF:
         """Where a key sits in the view, in pixels, as shrunk by `_fit_keys`."""
         return key.mapRectToParent(key.boundingRect())

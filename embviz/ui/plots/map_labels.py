@@ -1,7 +1,10 @@
 """Text on the map, placed so that none overlaps another or the edge, by zoom level (as
 Nomic Atlas does): zoomed out, the coarse groups' names; zoomed in, the fine clusters'
-names; further in, every token. The highlighted tokens are labelled at every level, those
-that share one spot fanned out so that each gets its label."""
+names; further in, every token. The highlighted tokens are labelled at every level, each
+marker at its own place on the map (never moved for its label): a label with no room right
+beside its point goes a few label heights up or down, tied to it by a leader line, or is
+left out, so that words on one spot (the weekdays of a t-SNE map, a whole word set while a
+t-SNE is still collapsed) are never drawn somewhere they are not."""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ import pyqtgraph as pg
 from PySide6.QtGui import QColor, QFont, QFontMetricsF
 
 from embviz.ui import style
-from embviz.ui.plots.map_markers import fan_out, highlight_size
+from embviz.ui.plots.map_markers import highlight_size
 from embviz.ui.plots.map_view_host import MapViewHost
 
 LABEL_ALL_BELOW = 200  # with at most this many points in view, every one is labelled
@@ -27,28 +30,33 @@ COARSE_SHARE = 0.3
 COARSE_NAME_SCALE = 1.15  # coarse names a size up: they name what the fine names divide
 COARSE_COLOR = QColor(30, 30, 30)
 NAME_STACKS = 3  # a name with no room beside its centre may move this many of its heights up or down
+# A token's label with no room beside its point may move this many label heights up or down
+# beside it, with a leader line: near enough to read as the point's, never a column down the map.
+TOKEN_STEPS = 3
+LEADER_COLOR = QColor(60, 60, 60)
 Box = tuple[float, float, float, float]  # x, y, w, h in pixels
 Name = tuple[str, float, float, QColor]  # text, x, y (data), colour
 
 
 def place_labels(candidates: list[Box], width: float, height: float, taken: list[Box] | None = None,
-                 gap: float = LABEL_GAP_PX, first_side: list[int] | None = None,
-                 stacks: list[int] | None = None) -> list[tuple[float, float] | None]:
+                 gap: float = LABEL_GAP_PX, stacks: list[int] | None = None, steps: list[int] | None = None) -> list[tuple[float, float] | None]:
     """Greedy label placement in pixels: `candidates` are (x, y, w, h) of a point and its
     label's size, most important first. Each label goes right, left, above or below its
-    point (`first_side` tried first, if given), or else centred on it and up to `stacks`
+    point, or else centred on it and up to `stacks`
     label heights above or below (a cluster's name need not touch its centre, and on
-    PCA many centres crowd one spot), inside the view and clear of every label placed
+    PCA many centres crowd one spot), or right or left of it up to `steps` label heights
+    higher or lower (a token's, with a leader line), inside the view and clear of every label placed
     before it (and of `taken`); a label with no such place is dropped (None). Returns
     the top-left corners."""
     placed = list(taken or [])
     out: list[tuple[float, float] | None] = []
     for k, (x, y, w, h) in enumerate(candidates):
         spots = [(x + gap, y - h / 2), (x - gap - w, y - h / 2), (x - w / 2, y - gap - h), (x - w / 2, y + gap)]
-        start = first_side[k] if first_side else 0
-        steps = [s * sign for s in range(1, (stacks[k] if stacks else 0) + 1) for sign in (1, -1)]
+        stacks_at = [s * sign for s in range(1, (stacks[k] if stacks else 0) + 1) for sign in (1, -1)]
+        near = [s * sign for s in range(1, (steps[k] if steps else 0) + 1) for sign in (-1, 1)]
+        spots += [(side, y - h / 2 + step * (h + 1)) for step in near for side in (x + gap, x - gap - w)]
         spot = None
-        for left, top in spots[start:] + spots[:start] + [(x - w / 2, y - h / 2 + step * h) for step in steps]:
+        for left, top in spots + [(x - w / 2, y - h / 2 + step * h) for step in stacks_at]:
             if left < 0 or top < 0 or left + w > width or top + h > height:
                 continue  # never clipped by the edge
             if any(left < r[0] + r[2] and r[0] < left + w and top < r[1] + r[3] and r[1] < top + h for r in placed):
@@ -58,14 +66,6 @@ def place_labels(candidates: list[Box], width: float, height: float, taken: list
             break
         out.append(spot)
     return out
-
-
-def outward_side(dx: float, dy: float) -> int:
-    """The side of a fanned point that faces away from its fan's middle (dy down): labels
-    are wide, so beside the point unless it is nearly straight above or below."""
-    if abs(dx) >= 0.2 * abs(dy):
-        return 0 if dx >= 0 else 1
-    return 2 if dy < 0 else 3
 
 
 @dataclass
@@ -100,6 +100,11 @@ class LabelsMixin(MapViewHost):
         self._coarse_labels: list[Name] = []
         self.placed_labels: list[int] = []  # ids labelled on screen now, for tests and export
         self.placed_cluster_labels: list[str] = []
+        # Lines from a point to its label when the label sits a few heights off (data coordinates, in pairs).
+        self._leaders = pg.PlotCurveItem(pen=pg.mkPen(LEADER_COLOR, width=1.5), connect="pairs")
+        self._leaders.setZValue(35)
+        self.addItem(self._leaders, ignoreBounds=True)
+        self.leader_lines: list[tuple[int, tuple[float, float], tuple[float, float]]] = []  # (id, point, label end), for tests
         self.label_level = "fine"  # or "coarse": which clusters' names the zoom shows
 
     def set_labels_on(self, on: bool) -> None:
@@ -142,23 +147,24 @@ class LabelsMixin(MapViewHost):
         self._label_timer.stop()
         self.placed_labels = []
         self.placed_cluster_labels = []
+        self.leader_lines = []
         tokens: list[tuple[int, float, float]] = []
         names: list[tuple[Name, bool]] = []
         frame = self._frame()
         if self.labels_on and frame is not None:
             tokens, names = self._layout(frame, self.count_in_view())
-        elif self._sets:
-            self.fan_sets({})
         label_font = style.font(style.LABEL_POINT_SIZE, bold=True)
         self._show_token_labels(tokens, label_font)
         self._show_cluster_labels(names, label_font)
+        ends = np.array([end for _, start, stop in self.leader_lines for end in (start, stop)], dtype=np.float64).reshape(-1, 2)
+        self._leaders.setData(ends[:, 0], ends[:, 1])
 
     def _layout(self, frame: Frame, in_view: int) -> tuple[list[tuple[int, float, float]], list[tuple[Name, bool]]]:
         """Where each label goes: the highlighted tokens', then the clusters' names, then
         the plain points' (when few are in view); those with no room are left out."""
         metrics = QFontMetricsF(style.font(style.LABEL_POINT_SIZE, bold=True))
         important = self._important()
-        ids, boxes, sides = self._token_boxes(frame, metrics, in_view, important)
+        ids, boxes = self._token_boxes(frame, metrics, in_view)
         radius = highlight_size(len(self.coords), self._dot_px) * self._scale / 2
         # Labels keep off the keys and the highlighted markers, their own included (not off
         # every plain point: among a crowd of neighbours the ringed word would find no room).
@@ -169,8 +175,9 @@ class LabelsMixin(MapViewHost):
         rest = [k for k, i in enumerate(ids) if i not in important]
         order = [("token", k) for k in first] + [("name", k) for k in range(len(named))] + [("token", k) for k in rest]
         spots = place_labels([boxes[k] if kind == "token" else named[k][1] for kind, k in order], frame.width,
-                             frame.height, taken, radius + 3, [sides[k] if kind == "token" else 0 for kind, k in order],
-                             [0 if kind == "token" else NAME_STACKS for kind, _ in order])
+                             frame.height, taken, radius + 3,
+                             [0 if kind == "token" else NAME_STACKS for kind, _ in order],
+                             [TOKEN_STEPS if kind == "token" and ids[k] in important else 0 for kind, k in order])
         tokens: list[tuple[int, float, float]] = []
         names: list[tuple[Name, bool]] = []
         for (kind, k), spot in zip(order, spots):
@@ -180,12 +187,15 @@ class LabelsMixin(MapViewHost):
                 names.append(((named[k][0][0], *frame.to_data(*spot), named[k][0][3]), named[k][2]))
             elif len(tokens) < MAX_LABELS:
                 tokens.append((ids[k], *frame.to_data(*spot)))
+                x, y, w, h = boxes[k]
+                # The label's nearest point to its own: a line when that is more than a gap away.
+                nx, ny = min(max(x, spot[0]), spot[0] + w), min(max(y, spot[1]), spot[1] + h)
+                if np.hypot(nx - x, ny - y) > radius + LABEL_GAP_PX + 4:
+                    self.leader_lines.append((ids[k], frame.to_data(x, y), frame.to_data(nx, ny)))
         return tokens, names
 
-    def _token_boxes(self, frame: Frame, metrics: QFontMetricsF, in_view: int,
-                     important: set[int]) -> tuple[list[int], list[Box], list[int]]:
-        """(ids, pixel boxes, side tried first) of the tokens to label that are in view; the
-        highlighted ones that share a spot are fanned out, their markers with them."""
+    def _token_boxes(self, frame: Frame, metrics: QFontMetricsF, in_view: int) -> tuple[list[int], list[Box]]:
+        """(ids, pixel boxes at their own points) of the tokens to label that are in view."""
         ids: list[int] = []
         spots: list[tuple[float, float]] = []
         for token_id in self.label_candidates(in_view)[: 4 * MAX_LABELS]:
@@ -196,20 +206,9 @@ class LabelsMixin(MapViewHost):
             if frame.holds(px, py):
                 ids.append(token_id)
                 spots.append((px, py))
-        points = np.array(spots, dtype=np.float64).reshape(-1, 2)
-        sides = [0] * len(ids)
-        marked = [k for k, i in enumerate(ids) if i in important]
-        fanned = fan_out(points[marked], metrics.height() + 4, highlight_size(len(self.coords), self._dot_px) * self._scale)
-        moved = {}
-        for k, new in zip(marked, fanned):
-            if np.abs(new - points[k]).max() > 0.5:
-                sides[k] = outward_side(*(new - points[k]))  # it was within a few pixels of its fan's middle
-                points[k] = new
-                moved[ids[k]] = frame.to_data(*new)
-        self.fan_sets(moved)
         boxes = [(px, py, metrics.boundingRect(self.labels[i]).width() + 8, metrics.height() + 4)
-                 for i, (px, py) in zip(ids, points)]
-        return ids, boxes, sides
+                 for i, (px, py) in zip(ids, spots)]
+        return ids, boxes
 
     def _name_boxes(self, frame: Frame, much_in_view: bool) -> list[tuple[Name, Box, bool]]:
         """The names of this zoom level in view: (name, pixel box, coarse)."""

@@ -1,6 +1,5 @@
 """What the map draws over its points: marker sizes (growing as the map is zoomed in), the
-word sets' markers (haloed on a coloured map), rings, arrows, and the fan that spreads
-highlighted points sharing one spot."""
+word sets' markers (haloed on a coloured map, always at their points' own places), rings and arrows."""
 
 from __future__ import annotations
 
@@ -20,7 +19,6 @@ GROWN_PX = 12.0
 HALO_PX = 8  # a word-set marker's white halo, beyond its dark outline, on a coloured map
 HALO_COLOR = QColor("#FFFFFF")  # never a colour of the kinds', clusters' or gradient's tables
 OUTLINE_COLOR = QColor("#1A1A1A")
-FAN_NEAR_PX = 6  # highlighted points closer than this share a spot
 
 
 def marker_size(n_points: int) -> float:
@@ -39,25 +37,6 @@ def grown_size(n_points: int, in_view: int) -> float:
 def highlight_size(n_points: int, dot: float | None = None) -> float:
     """Word-set and search markers: a little bigger than the points they sit on."""
     return max(11.0, (marker_size(n_points) if dot is None else dot) + 4)
-
-
-def fan_out(points: np.ndarray, label_height: float, marker: float) -> np.ndarray:
-    """Pixel positions with each group of points closer than FAN_NEAR_PX spread on a
-    circle around the group's middle, big enough for a label beside each (the seven
-    weekdays of a t-SNE map sit on one spot). Points alone keep their place."""
-    out = np.array(points, dtype=np.float64).reshape(-1, 2)
-    free = np.ones(len(out), dtype=bool)
-    for i in range(len(out)):
-        if not free[i]:
-            continue
-        group = np.flatnonzero(free & (np.abs(out - out[i]).max(1) < FAN_NEAR_PX))
-        free[group] = False
-        if len(group) < 2:
-            continue
-        radius = max(marker, 1.6 * len(group) * label_height / (2 * math.pi))
-        angles = -math.pi / 2 + 2 * math.pi * np.arange(len(group)) / len(group)
-        out[group] = out[group].mean(0) + radius * np.column_stack([np.cos(angles), np.sin(angles)])
-    return out
 
 
 class MarkersMixin(MapViewHost):
@@ -103,17 +82,12 @@ class MarkersMixin(MapViewHost):
         self._halo.setVisible(self._codes is not None and bool(self._sets))
         self._halo.setSize(size + HALO_PX * self._scale)
         self._refresh_halo()
+        self.contentChanged.emit()
 
-    def _refresh_set(self, name: str, fanned: dict[int, tuple[float, float]] | None = None) -> None:
+    def _refresh_set(self, name: str) -> None:
         scatter, ids, _ = self._sets[name]
         rows = self.rows_of(np.asarray(ids, dtype=np.int64))
-        shown = rows >= 0
-        pos = self.coords[rows[shown]].astype(np.float32).reshape(-1, 2)
-        if fanned:
-            for k, token_id in enumerate(np.asarray(ids, dtype=np.int64)[shown].tolist()):
-                if token_id in fanned:
-                    pos[k] = fanned[token_id]
-        scatter.setData(pos=pos)
+        scatter.setData(pos=self.coords[rows[rows >= 0]].astype(np.float32).reshape(-1, 2))
 
     def _refresh_halo(self) -> None:
         scatters = [scatter for scatter, _, _ in self._sets.values()]
@@ -121,16 +95,20 @@ class MarkersMixin(MapViewHost):
             self._halo.setData(x=np.concatenate([s.data["x"] for s in scatters]),
                                y=np.concatenate([s.data["y"] for s in scatters]))
 
-    def fan_sets(self, fanned: dict[int, tuple[float, float]]) -> None:
-        """Draw the sets' markers at their fanned places (data coordinates)."""
-        for name in self._sets:
-            self._refresh_set(name, fanned)
-        self._refresh_halo()
-
     def set_selected(self, ids: list[int]) -> None:
         """Tokens that get a ring and a text label."""
         self._selected = [int(i) for i in ids]
         self._redraw_overlays()
+
+    def highlights(self) -> list[tuple[str, list[int], QColor]]:
+        """The word sets (and search hits) drawn: name, token ids, colour."""
+        return [(name, ids, colour) for name, (_, ids, colour) in self._sets.items()]
+
+    def selected_ids(self) -> list[int]:
+        return list(self._selected)
+
+    def arrow_ids(self) -> list[tuple[int, int, QColor]]:
+        return list(self._arrows)
 
     def set_arrows(self, arrows: list[tuple[int, int, QColor]]) -> None:
         self._arrows = list(arrows)
@@ -156,6 +134,7 @@ class MarkersMixin(MapViewHost):
             item.setZValue(30 if isinstance(item, pg.ScatterPlotItem) else 20)
             self.addItem(item, ignoreBounds=True)
         self._label_timer.start()
+        self.contentChanged.emit()
 
     def _arrow(self, start: int, end: int, color: QColor) -> list[pg.GraphicsObject]:
         a, b = self.position_of(start), self.position_of(end)

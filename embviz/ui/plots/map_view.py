@@ -41,6 +41,7 @@ class MapView(KeysMixin, MarkersMixin, LabelsMixin, pg.PlotWidget):
     pointHovered = Signal(int)  # row id, or -1 when nothing is under the mouse
     pointClicked = Signal(int)
     selectionMade = Signal(list)  # row ids inside a drawn rectangle or lasso
+    contentChanged = Signal()  # points, colours, sets, rings or arrows: what the 3-D view draws too
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent, background=style.BACKGROUND, viewBox=SelectViewBox(), enableMenu=False)
@@ -405,6 +406,10 @@ class MapView(KeysMixin, MarkersMixin, LabelsMixin, pg.PlotWidget):
 
     def colour_codes(self) -> np.ndarray | None:
         return self._codes
+
+    def point_rgba(self) -> np.ndarray | None:
+        """Each point's colour as (n, 4) bytes, None for the plain map."""
+        return None if self._rgba32 is None else self._rgba32.view(np.uint8).reshape(-1, 4)
 
     # --- selection ----------------------------------------------------------------
     def set_select_mode(self, mode: str) -> None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Callable
 if TYPE_CHECKING:
     import numpy as np
     import pyqtgraph as pg
-    from PySide6.QtCore import QTimer
+    from PySide6.QtCore import QTimer, SignalInstance
     from PySide6.QtGui import QColor
 
     class MapViewHost(pg.PlotWidget):  # type: ignore[misc]  # pyqtgraph has no type information
@@ -26,11 +26,11 @@ if TYPE_CHECKING:
         _label_timer: QTimer
         _scale: float  # the text size
         _dot_px: float
+        contentChanged: SignalInstance
         rows_of: Callable[[np.ndarray | list[int]], np.ndarray]
         position_of: Callable[[int], np.ndarray | None]
         rows_in_view: Callable[[], np.ndarray]
         count_in_view: Callable[[], int]
-        fan_sets: Callable[[dict[int, tuple[float, float]]], None]
         key_rects: Callable[[], list[tuple[float, float, float, float]]]
         _rebuild_legend: Callable[[], None]
 else:

@@ -23,6 +23,14 @@ class ShrinkableTitle(pg.LabelItem):
 
 
 def shrinkable_title(plot: pg.PlotItem) -> None:
-    """Let `plot`'s title shrink below its text's width. Its class is swapped, not the item
-    replaced: the plot item keeps its own title in its layout and sets it by name."""
-    plot.titleLabel.__class__ = ShrinkableTitle
+    """Let `plot`'s title shrink below its text's width: its title item is replaced, in its
+    place in the plot's layout, by one that can. (Swapping the old item's class instead left
+    Qt's wrapper pointing at a class it was not built as, and a later plot's title crashed.)"""
+    old = plot.titleLabel
+    plot.layout.removeItem(old)
+    if old.scene() is not None:
+        old.scene().removeItem(old)
+    title = ShrinkableTitle("", size="11pt", parent=plot)
+    plot.layout.addItem(title, 0, 1)
+    plot.titleLabel = title
+    plot.setTitle(None)  # hidden until a title is set, as the one it replaces was

@@ -1,0 +1,316 @@
+"""Similarity tab: the table's cosines against people's ratings of word pairs (WordSim-353,
+SimLex-999 or a file), gensim's evaluate_word_pairs with its picture: a scatter of rating
+against cosine, the pairs furthest from the line named and listed. With a second model open
+(File ▸ Compare with…) it is scored too, beside the first. A pair of the user's own shows its
+cosine; clicking a pair makes its first word the focus and rings both on the map."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QMessageBox,
+    QPushButton,
+    QSizePolicy,
+    QSplitter,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from embviz.bridge import requests as rq
+from embviz.bridge.latest import Latest
+from embviz.bridge.views import ComparisonSummary, ModelSummary
+from embviz.core.table.results import PairScores, WordPairCosine
+from embviz.state.tabs import SimilaritiesState
+from embviz.ui import style
+from embviz.ui.binding import Bindings
+from embviz.ui.plots.scatter_plot import ScatterPlot
+from embviz.ui.widgets import ResultsTable, WordField
+
+NAMED = 8  # pairs named on the scatter: the furthest from the line
+TABLE_SHARE = 0.32  # of the width, beside the scatters
+PAIR_FIELD_WIDTH = 320  # pixels: two words fit at 150 % text
+SOURCES = {  # what each set is and where it comes from, under the numbers
+    "wordsim353": "WordSim-353 (Finkelstein et al. 2002; gensim's copy): 353 pairs rated 0–10 for relatedness, "
+                  "so cup–coffee rates high.",
+    "simlex999": "SimLex-999 (Hill, Reichart and Korhonen 2015; gensim's copy): 999 pairs rated 0–10 for "
+                 "similarity only, so related but unlike words rate low.",
+    "file": "Your file: lines of 'word1 word2 score'.",
+}
+X_NAME, Y_NAME = "people's rating", "cosine"
+
+
+def pair_label(labels: tuple[str, str]) -> str:
+    return f"{labels[0]} – {labels[1]}"
+
+
+class SimilaritiesPanel(QWidget):
+    focusToken = Signal(int)
+    highlight = Signal(list)
+    statusMessage = Signal(str)
+
+    def __init__(self, submit, parent=None) -> None:
+        super().__init__(parent)
+        self.state = SimilaritiesState()
+        self.shown: PairScores | None = None
+        self.shown_b: PairScores | None = None
+        self.second: str | None = None  # the second model's name while one is open
+        self._focus: tuple[str, str] | None = None  # a pair to choose once the scores come (a lesson's)
+        self.scoring = Latest(submit, self.on_result, self.on_failed)
+        self.scoring_b = Latest(submit, self.on_result_b, self.on_failed_b)
+        self.asking_pair = Latest(submit, self.on_pair, self.on_pair_failed)
+        self._build()
+        self.bindings = Bindings(self.state)
+        self.bindings.bind(self.dataset, "dataset")
+        self.bindings.bind(self.pair, "pair")
+        self.state.events.dataset.connect(lambda *_: self.run())
+        self.pair.returnPressed.connect(self.run_pair)
+        self.table.cellClicked.connect(lambda row, _column: self.choose(row))
+        self.plot.pointClicked.connect(self.choose)
+
+    def _build(self) -> None:
+        self.dataset = QComboBox()
+        for key, text in (("wordsim353", "WordSim-353"), ("simlex999", "SimLex-999"), ("file", "A file…")):
+            self.dataset.addItem(text, key)
+        self.open_file = QPushButton("Open pairs…")
+        self.open_file.setToolTip("A text file of 'word1 word2 score' lines (tabs or spaces)")
+        self.open_file.clicked.connect(self.choose_file)
+        self.pair = WordField("Two words, e.g. cup mug")
+        self.pair.setToolTip("Two words of your own: their cosine, matched to tokens as the rated pairs are")
+        self.pair_result = QLabel("")
+        self.summary = QLabel("")
+        self.summary_b = QLabel("")
+        for label in (self.summary, self.summary_b):
+            label.setWordWrap(True)
+            style.use_font(label, style.BASE_POINT_SIZE, bold=True)
+        self.source = QLabel("")
+        self.source.setWordWrap(True)
+        self.source.setStyleSheet(style.NOTE_STYLE)
+        style.use_font(self.source, style.BASE_POINT_SIZE - 2)
+        self.show_rule = QToolButton()
+        self.show_rule.setText("How words are matched")
+        self.show_rule.clicked.connect(self.explain_rule)
+        self.message = QLabel("")
+        self.message.setWordWrap(True)
+        self.message.setStyleSheet(style.ERROR_STYLE)
+        style.use_font(self.message)
+        self.message.hide()
+        self.plot = ScatterPlot(X_NAME, Y_NAME)
+        self.plot.setToolTip("Each dot is a pair; the dashed line is the best straight fit. Click a dot: its words "
+                             "are the focus and ringed on the map.")
+        self.plot_b = ScatterPlot(X_NAME, Y_NAME)
+        self.plot_b.hide()
+        self.table = ResultsTable(["pair", "people", "cosine"])
+        header = self.table.horizontalHeader()
+        for column in (1, 2):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        self.table.setToolTip("The pairs furthest from the line first. Click one: its first word in Neighbours, "
+                              "both ringed on the map.")
+        self.pair.setMaximumWidth(PAIR_FIELD_WIDTH)
+        self.pair_result.setWordWrap(True)
+        choose = QHBoxLayout()
+        for widget in (QLabel("Rated pairs:"), self.dataset, self.open_file):
+            choose.addWidget(widget)
+        choose.addStretch(1)
+        own = QHBoxLayout()
+        own.addWidget(QLabel("Your pair:"))
+        own.addWidget(self.pair, 1)
+        own.addWidget(self.pair_result, 2)
+        self.split = QSplitter(Qt.Orientation.Horizontal)
+        for part in (self.plot, self.plot_b, self.table):
+            part.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Expanding)
+            self.split.addWidget(part)
+        layout = QVBoxLayout(self)
+        for row in (choose, own):
+            layout.addLayout(row)
+        for label in (self.summary, self.summary_b):
+            layout.addWidget(label)
+        notes = QHBoxLayout()
+        notes.addWidget(self.source, 1)
+        notes.addWidget(self.show_rule, 0, Qt.AlignmentFlag.AlignTop)
+        layout.addLayout(notes)
+        layout.addWidget(self.message)
+        layout.addWidget(self.split, 1)
+        self.rule = ""
+
+    def _say(self, text: str) -> None:
+        """A sentence of trouble under the numbers; no empty line when there is none."""
+        self.message.setText(text)
+        self.message.setVisible(bool(text))
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._share_width()
+
+    def _share_width(self) -> None:
+        """The list a third of the width (its pairs' names whole), the scatters the rest."""
+        width = self.split.width() - 2 * self.split.handleWidth()
+        table = int(width * TABLE_SHARE)
+        plots = width - table
+        self.split.setSizes([plots // 2, plots - plots // 2, table] if self.plot_b.isVisibleTo(self) else [plots, 0, table])
+
+    # --- the window's calls --------------------------------------------------------------------
+    def on_model(self, summary: ModelSummary, restore: SimilaritiesState | None = None) -> None:
+        """A new first model: its pairs scored; a second model was dropped with the old first."""
+        for asking in (self.scoring, self.scoring_b, self.asking_pair):
+            asking.forget()
+        self.pair.set_vocabulary(summary.labels)
+        if restore is not None:
+            for f in fields(SimilaritiesState):
+                setattr(self.state, f.name, getattr(restore, f.name))
+        self.second = None
+        self._show_b(None)
+        self.run()
+        self.run_pair()
+
+    def on_second_model(self, summary: ComparisonSummary) -> None:
+        """A second model opened beside the first (File ▸ Compare with…): scored too."""
+        self.second = summary.info["name"]
+        self.run()
+
+    def show_lesson(self, dataset: str, pair: str, focus: tuple[str, str]) -> None:
+        """A lesson's set of pairs, its own pair typed, and the pair it talks about chosen."""
+        self._focus = focus
+        self.state.pair = pair
+        if self.state.dataset == dataset:
+            self.run()
+        else:
+            self.state.dataset = dataset  # runs
+        self.run_pair()
+
+    # --- requests -----------------------------------------------------------------------------
+    def _request(self, kind: type[rq.WordPairs]) -> rq.WordPairs:
+        path = self.state.path if self.state.dataset == "file" else None
+        return kind(dataset=self.state.dataset if path is None else "wordsim353", path=path)
+
+    def run(self) -> None:
+        if self.state.dataset == "file" and not self.state.path:
+            self.source.setText(SOURCES["file"])
+            self._say("Open a file of rated pairs (Open pairs…).")
+            return
+        self._say("")
+        self.scoring.ask(self._request(rq.WordPairs))
+        if self.second is not None:
+            self.scoring_b.ask(self._request(rq.WordPairsB))
+
+    def run_pair(self) -> None:
+        words = self.state.pair.replace(",", " ").split()
+        if len(words) != 2:
+            self.pair_result.setText("Type two words." if words else "")
+            return
+        self.asking_pair.ask(rq.PairCosine(word1=words[0], word2=words[1]))
+
+    def choose_file(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Rated word pairs", "", "Text (*.txt *.tsv *.csv);;All files (*)")
+        if path:
+            self.state.path = path
+            if self.state.dataset == "file":
+                self.run()
+            else:
+                self.state.dataset = "file"  # runs
+
+    # --- answers ------------------------------------------------------------------------------
+    def on_result(self, result: PairScores) -> None:
+        self.shown = result
+        self._say("")
+        self.summary.setText(_summary(result))
+        self.source.setText(SOURCES[self.state.dataset])
+        self.rule = _rule_text(result)
+        self.plot.set_points([p.rating for p in result.pairs], [p.cosine for p in result.pairs],
+                             {i: pair_label(p.labels) for i, p in enumerate(result.pairs[:NAMED])}, result.line,
+                             result.model)
+        self.table.fill([(pair_label(p.labels), p.rating, p.cosine) for p in result.pairs],
+                        [p.ids[0] for p in result.pairs])
+        self.statusMessage.emit(f"{result.source}: Spearman {_number(result.spearman)} over {result.kept:,} pairs.")
+        if self._focus is not None:
+            focus, self._focus = self._focus, None
+            index = next((i for i, p in enumerate(result.pairs) if (p.word1, p.word2) == focus), None)
+            if index is not None:
+                self.choose(index)
+
+    def on_failed(self, message: str) -> None:
+        self.shown = None
+        self.summary.setText("")
+        self.plot.clear_points()
+        self.table.fill([], [])
+        self._say(message)
+
+    def on_result_b(self, result: PairScores) -> None:
+        self._show_b(result)
+
+    def on_failed_b(self, message: str) -> None:
+        self._show_b(None)
+        self.summary_b.setText(f"{self.second}: {message}")
+        self.summary_b.show()
+
+    def _show_b(self, result: PairScores | None) -> None:
+        self.shown_b = result
+        self.summary_b.setVisible(result is not None)
+        self.plot_b.setVisible(result is not None)
+        if result is None:
+            self.plot_b.clear_points()
+            return
+        self.summary_b.setText(_summary(result))
+        self.plot_b.set_points([p.rating for p in result.pairs], [p.cosine for p in result.pairs],
+                               {i: pair_label(p.labels) for i, p in enumerate(result.pairs[:NAMED])}, result.line,
+                               result.model)
+        self._share_width()
+
+    def on_pair(self, found: WordPairCosine) -> None:
+        self.pair_result.setStyleSheet("")
+        self.pair_result.setText(f"{pair_label(found.labels)}: cosine {found.cosine:.3f}")
+
+    def on_pair_failed(self, message: str) -> None:
+        self.pair_result.setStyleSheet(style.ERROR_STYLE)
+        self.pair_result.setText(message)
+
+    def choose(self, index: int) -> None:
+        """A pair picked in the table or on the scatter: ringed there, its first word the focus
+        (Neighbours and the map), both its words ringed on the map."""
+        if self.shown is None or not 0 <= index < len(self.shown.pairs):
+            return
+        pair = self.shown.pairs[index]
+        self.plot.choose(index)
+        self.table.selectRow(index)
+        self.focusToken.emit(pair.ids[0])
+        self.highlight.emit(list(pair.ids))
+        self.statusMessage.emit(f"{pair_label(pair.labels)}: people {pair.rating:.2f} of 10, cosine {pair.cosine:.3f}.")
+
+    def explain_rule(self) -> None:
+        box = QMessageBox(QMessageBox.Icon.Information, "How words are matched", self.rule,
+                          QMessageBox.StandardButton.Close, self)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+
+    # --- what the window exports --------------------------------------------------------------
+    def picture(self) -> tuple[QWidget, str]:
+        return self, self.summary.text()
+
+    def table_rows(self) -> tuple[list[str], list[tuple]] | None:
+        if self.shown is None:
+            return None
+        return (["word1", "word2", "token1", "token2", "people", "cosine", "off the line"],
+                [(p.word1, p.word2, *p.labels, p.rating, p.cosine, p.residual) for p in self.shown.pairs])
+
+
+def _number(x: float | None) -> str:
+    return "undefined" if x is None else f"{x:.3f}"
+
+
+def _summary(result: PairScores) -> str:
+    skipped = f"; {result.skipped_pairs:,} skipped" if result.skipped_pairs else ""
+    return (f"{result.model}: Spearman ρ = {_number(result.spearman)}, Pearson r = {_number(result.pearson)} "
+            f"({result.kept:,} of {result.total:,} pairs{skipped}).")
+
+
+def _rule_text(result: PairScores) -> str:
+    skipped = "; ".join(f"'{s.word}' {s.reason}" for s in result.skipped_words[:40])
+    more = f" … and {len(result.skipped_words) - 40:,} more" if len(result.skipped_words) > 40 else ""
+    return " ".join([result.rule, *result.notes, f"Skipped words: {skipped}{more}." if skipped else "No word was skipped."])
