@@ -11,7 +11,7 @@ import pytest
 from PySide6.QtCore import QEvent, QKeyCombination, QObject, QRect, Qt
 from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QLineEdit, QWidget
 
-from embviz.ui import style, window_files
+from embviz.ui import style, widgets
 
 from helpers import wait_for
 
@@ -213,7 +213,7 @@ def test_export_picture_key_works_from_a_spin_box(qtbot, window, monkeypatch, fi
             asked.append(args)
             return "", ""
 
-    monkeypatch.setattr(window_files, "QFileDialog", Dialog)
+    monkeypatch.setattr(widgets, "QFileDialog", Dialog)  # ask_save_path's: every export asks through it
     window.activateWindow()
     qtbot.waitUntil(window.isActiveWindow)
     window.tabs.setCurrentWidget(window.analogies)
