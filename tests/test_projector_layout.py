@@ -5,6 +5,8 @@ the window's keys work whatever has the focus."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from PySide6.QtCore import QEvent, QKeyCombination, QObject, QRect, Qt
 from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QLineEdit, QScrollArea, QWidget
@@ -151,8 +153,8 @@ def test_the_lessons_are_a_side_column_of_whole_steps_and_f2_toggles_them(qtbot,
 def test_short_titles_are_the_view_menus_words():
     from embviz.ui.tab_list import TABS
 
-    for spec in TABS:
-        assert spec.short == spec.title or spec.short.lower() in spec.title.lower().split(), (spec.short, spec.title)
+    for spec in TABS:  # whole words of the title ("Logits" of "Next-token logits"), never "Who" for Attribution
+        assert re.search(rf"\b{re.escape(spec.short)}\b", spec.title, re.IGNORECASE), (spec.short, spec.title)
 
 
 def test_tabs_left_out_of_the_bar_are_in_the_tab_list_and_come_back_when_picked(qtbot, window):
@@ -277,6 +279,12 @@ def test_a_long_status_message_wraps_whole(qtbot, window):
     assert label.text() == text and "…" not in label.text()
     assert label.height() >= label.heightForWidth(label.width()) > label.fontMetrics().lineSpacing()
     assert window.rect().contains(label.geometry().translated(label.parentWidget().mapTo(window, label.parentWidget().rect().topLeft())))
+    window.show_message(" ".join([text] * 4))  # more than the status bar's three lines
+    settle(qtbot)
+    assert label.full_text == " ".join([text] * 4) and label.text().endswith("…")
+    assert label.text()[:-1] == label.full_text[:len(label.text()) - 1]
+    assert label.height() <= 3 * label.fontMetrics().lineSpacing() + 6  # three lines
+    assert label.height() >= label.heightForWidth(label.width())  # every line it shows, whole
     window.message.clear_message()
     settle(qtbot)
     assert label.height() <= label.fontMetrics().lineSpacing() + 4
@@ -290,12 +298,23 @@ def test_the_colour_key_of_kinds_and_clusters_is_drawn_at_150_percent(qtbot, smo
     for what, drawn in (("kind", lambda entries: len(entries) == 6),
                         ("cluster", lambda entries: len(entries) >= 7 and "clusters" in entries[-1])):
         panel.colour_by.setCurrentIndex(panel.colour_by.findData(what))
-        wait_for(qtbot, lambda: drawn(view.colour_legend_entries()), 120_000)  # noqa: B023
+        wait_for(qtbot, lambda: drawn(view.colour_legend_entries()), 240_000)  # noqa: B023
         settle(qtbot)
         key = view.colour_legend
         assert key.isVisible() and key.scale() >= 0.5, what
         rect = view.key_rect(key)
         assert rect.width() * rect.height() <= MAX_KEYS_SHARE * view.vb.width() * view.vb.height()
+    # With word sets ticked too: where the two keys do not both fit, the colours' key stays.
+    for name in ("weekdays", "months", "numbers"):
+        panel.show_word_set(name)
+    panel.colour_by.setCurrentIndex(panel.colour_by.findData("kind"))
+    wait_for(qtbot, lambda: not panel.sets_waiting() and len(view.word_set_names()) == 3
+             and len(view.colour_legend_entries()) == 6, 60_000)
+    settle(qtbot)
+    assert view.colour_legend.isVisible() and view.colour_legend.scale() >= 0.5
+    covered = sum(view.key_rect(k).width() * view.key_rect(k).height() for k in (view.legend, view.colour_legend)
+                  if k.isVisible())
+    assert covered <= MAX_KEYS_SHARE * view.vb.width() * view.vb.height()
 
 
 def test_the_window_has_its_text_size_before_its_first_event(qapp, tmp_path):

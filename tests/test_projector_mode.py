@@ -102,6 +102,7 @@ def test_a_lesson_at_150_percent_is_a_caption_band_stepped_by_keys(qtbot, projec
     assert dock.isVisible() and not lessons.steps.isVisible()
     assert lessons.next.isVisible() and lessons.back.isVisible() and lessons.close_button.isVisible()
     assert dock.height() <= 0.34 * window.height() + 1  # a band: the picture keeps the rest
+    assert dock.height() <= lessons.band_height(lessons.width()) + 8  # and no more than its words need
     words = lessons._words  # the scroll area the step's words are in
     assert words.width() >= 0.9 * dock.width()  # the words the whole width, the buttons under them
     assert lessons.next.mapTo(dock, lessons.next.rect().topLeft()).y() > words.mapTo(dock, words.rect().bottomLeft()).y()
@@ -122,6 +123,11 @@ def test_a_lesson_at_150_percent_is_a_caption_band_stepped_by_keys(qtbot, projec
     window.tabs.setFocus()
     key(qtbot, window, Qt.Key.Key_Plus)
     assert style.text_scale() == pytest.approx(1.75)
+    qtbot.wait(50)  # the corner's buttons take the new font a turn later: the titles fit again
+    settle()
+    bar = window.tabs.tabBar()
+    for i in window.tabs.shown_tabs():  # whole, none scrolled out of the bar
+        assert bar.rect().contains(bar.tabRect(i)) and bar.tabRect(i).width() >= bar.tabSizeHint(i).width()
     key(qtbot, window, Qt.Key.Key_Minus)
     key(qtbot, window, Qt.Key.Key_Minus)
     assert style.text_scale() == pytest.approx(1.25)

@@ -154,6 +154,7 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
         self.lessons_dock.setAllowedAreas(Qt.DockWidgetArea.LeftDockWidgetArea | Qt.DockWidgetArea.RightDockWidgetArea
                                           | Qt.DockWidgetArea.BottomDockWidgetArea)  # a caption band in projector mode
         self.lessons.closeAsked.connect(self.lessons_dock.close)
+        self.lessons.bandChanged.connect(lambda: self._size_lessons() if self.projector else None)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.lessons_dock)
         self.lessons_dock.hide()
         self.lessons_dock.visibilityChanged.connect(self._lessons_shown)

@@ -10,7 +10,8 @@ from PySide6.QtCore import QEvent, QObject, QPoint, QRect, QSize, QStringListMod
 from PySide6.QtGui import QKeyEvent, QKeySequence, QMouseEvent
 from PySide6.QtWidgets import (
     QAbstractItemView, QApplication, QCheckBox, QComboBox, QCompleter, QFileDialog, QHeaderView, QLabel, QLayout,
-    QLayoutItem, QLineEdit, QProgressBar, QSizePolicy, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
+    QLayoutItem, QLineEdit, QProgressBar, QPushButton, QSizePolicy, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout,
+    QWidget,
 )
 
 from embviz.state.settings import Settings
@@ -228,14 +229,43 @@ class MessageLabel(ElidedLabel):
             self._fit()
 
     def _fit(self) -> None:
-        """The whole text, as many lines high as it wraps onto at this width (at most MESSAGE_LINES)."""
-        if self.text() != self.full_text:
-            self.setText(self.full_text)
-        lines = self.fontMetrics().lineSpacing()
-        needed = self.heightForWidth(max(self.width(), 1)) if self.full_text else lines
-        height = min(max(needed, lines), lines * MESSAGE_LINES + 4)
-        if self.minimumHeight() != height:
-            self.setFixedHeight(height)
+        """The whole text, as many lines high as it wraps onto at this width; past MESSAGE_LINES
+        lines, cut with "…" at the end of the last (the whole text in the tooltip)."""
+        metrics, width = self.fontMetrics(), max(self.width(), 1)
+
+        def height(text: str) -> int:
+            room = QRect(0, 0, width, 100 * metrics.lineSpacing() * MESSAGE_LINES)
+            return metrics.boundingRect(room, Qt.TextFlag.TextWordWrap, text).height()
+
+        most = height("\n".join("x" * MESSAGE_LINES))
+
+        text = self.full_text
+        if height(text) > most:  # the longest start of it that fits, and "…"
+            low, high = 0, len(text)
+            while low < high:
+                middle = (low + high + 1) // 2
+                low, high = (middle, high) if height(text[:middle].rstrip() + "…") <= most else (low, middle - 1)
+            text = text[:low].rstrip() + "…"
+        if self.text() != text:
+            self.setText(text)
+        fixed = max(height(text), metrics.lineSpacing()) + 2
+        if self.minimumHeight() != fixed or self.maximumHeight() != fixed:
+            self.setFixedHeight(fixed)
+
+
+class ShownWhenEnabled(QPushButton):
+    """A button on screen only while it can be pressed (a Cancel beside a progress bar): an
+    idle one takes no room in a crowded row."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.setEnabled(False)
+        self.hide()
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.EnabledChange:
+            self.setVisible(self.isEnabled())
 
 
 class FittedCombo(QComboBox):

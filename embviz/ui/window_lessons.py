@@ -17,7 +17,7 @@ from embviz.ui.window_host import WindowHost
 LESSONS_MAX_SHARE = 0.3  # of the window's width: the tabs keep the rest
 LESSONS_SHARE = 0.28  # the width the lessons open at, under the cap
 BAND_MAX_SHARE = 0.34  # of the window's height, in projector mode: the picture keeps the rest
-BAND_SHARE = 0.3  # the height the band opens at, under the cap
+BAND_SHARE = 0.3  # the most height the band takes for its words, under the cap
 QWIDGETSIZE_MAX = (1 << 24) - 1  # Qt's "no limit"
 
 
@@ -40,8 +40,8 @@ class LessonsMixin(WindowHost):
         self._cap_lessons()
         if self.lessons_dock.isFloating():
             return
-        if self.projector:
-            height = min(self.lessons.sizeHint().height(), int(self.height() * BAND_SHARE))
+        if self.projector:  # as high as the step's words, up to BAND_SHARE (then they scroll)
+            height = min(self.lessons.band_height(self.lessons_dock.width()), int(self.height() * BAND_SHARE))
             self.resizeDocks([self.lessons_dock], [height], Qt.Orientation.Vertical)
         else:
             width = min(self.lessons.sizeHint().width(), int(self.width() * LESSONS_SHARE))

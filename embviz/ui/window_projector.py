@@ -24,7 +24,7 @@ BACK_KEYS = ("Left", "PgUp")
 FIND_KEYS = ("/",)
 LARGER_KEYS = ("+", "=")
 SMALLER_KEYS = ("-",)
-PROJECTOR_HINT = "Projector mode: → next step, ← back, / find, + − text size, F6 controls, Esc leaves."
+PROJECTOR_HINT = "Projector mode: F6 controls, Esc leaves (F1: its keys)"  # one line: the picture keeps the rest
 
 
 class ProjectorMixin(WindowHost):
@@ -106,6 +106,11 @@ class ProjectorMixin(WindowHost):
         if self.dockWidgetArea(self.lessons_dock) != area:
             self.addDockWidget(area, self.lessons_dock)
         self.lessons.set_band(self.projector)
+        # The band has its own Close: no title bar over it.
+        if self.projector:
+            self.lessons_dock.setTitleBarWidget(QWidget())
+        else:  # the dock's own title bar back (Qt takes None; its stubs do not say so)
+            self.lessons_dock.setTitleBarWidget(None)  # type: ignore[arg-type]
         self._size_lessons()
 
     def lesson_wants_projector(self) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, QSize, Qt
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer
 from PySide6.QtGui import QKeyEvent, QKeySequence
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QMenu, QScrollArea, QTabBar, QTabWidget, QToolButton, QWidget
 
@@ -68,6 +68,7 @@ class PanelTabs(QTabWidget):
         self._corner_row = QHBoxLayout(self._corner)
         self._corner_row.setContentsMargins(0, 0, 0, 0)
         self._corner_row.addWidget(self.tab_list)
+        self.tab_list.installEventFilter(self)
         self.setCornerWidget(self._corner, Qt.Corner.TopRightCorner)
         self._fitting = False
         self.currentChanged.connect(self.fit_titles)  # a tab picked from the list comes into the bar
@@ -85,7 +86,15 @@ class PanelTabs(QTabWidget):
     def add_corner(self, widget: QWidget) -> None:
         """A widget beside the tab list in the bar's corner; the titles fit the room it leaves."""
         self._corner_row.insertWidget(self._corner_row.count() - 1, widget)
+        widget.installEventFilter(self)
         self.fit_titles()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        # A corner widget's new font (a text size reaches it after the tab bar's) changes the
+        # room: the titles are fitted again once it has its new size.
+        if event.type() == QEvent.Type.FontChange:
+            QTimer.singleShot(0, self, self.fit_titles)
+        return super().eventFilter(watched, event)
 
     def corner_width(self) -> int:
         """The pixels the corner's widgets shown take from the tab bar."""
@@ -128,6 +137,15 @@ class PanelTabs(QTabWidget):
             self._fit_titles_now()
         finally:
             self._fitting = False
+        QTimer.singleShot(0, self, self._unscroll)  # not after the bar is gone
+
+    def _unscroll(self) -> None:
+        """A bar that overflowed for a moment (new fonts, then new titles) keeps its scroll
+        offset, the first title cut at the left, though every title fits now: laid out again."""
+        bar = self.tabBar()
+        shown = self.shown_tabs()
+        if shown and bar.tabRect(shown[0]).left() < 0 and self._titles_width() <= bar.width():
+            bar.setTabText(shown[0], bar.tabText(shown[0]))
 
     def _fit_titles_now(self) -> None:
         bar = self.tabBar()

@@ -35,6 +35,7 @@ MIN_STEP_ROWS = 3
 class LessonsPanel(QWidget):
     stepChosen = Signal(int)  # the index of the step to go to
     closeAsked = Signal()  # the band's close button: the lessons end
+    bandChanged = Signal()  # the step's words changed: a band takes their height
 
     def __init__(self, tour: TourState, submit: Submit, parent=None) -> None:
         super().__init__(parent)
@@ -80,7 +81,7 @@ class LessonsPanel(QWidget):
         buttons.addWidget(self.close_button)
         # The step's words and numbers scroll on a short screen; the list and the buttons stay.
         words = QWidget()
-        column = QVBoxLayout(words)
+        self._words_column = column = QVBoxLayout(words)
         column.setContentsMargins(0, 0, 0, 0)
         # A table of numbers wider than the dock scrolls sideways in a strip of its own: in
         # the column it widened the words' width, and the sentences ran past the dock's edge.
@@ -177,12 +178,20 @@ class LessonsPanel(QWidget):
         self.counter.setText(f"step {i + 1} of {len(self.tour.steps)}")
         self.back.setEnabled(not self.tour.at_start)
         self.next.setEnabled(not self.tour.at_end)
+        self.bandChanged.emit()
+
+    def band_height(self, width: int) -> int:
+        """The height a caption band `width` wide needs to show the step's words and its buttons."""
+        margins = self._column.contentsMargins()
+        text = self._words_column.heightForWidth(width - margins.left() - margins.right())
+        return margins.top() + text + self._column.spacing() + self._buttons.sizeHint().height() + margins.bottom()
 
     def ask(self, request: rq.LessonNumbers) -> None:
         self.asking.ask(request)
         self._parts = []
         self.numbers.setText("Working it out on this model…")
         self._fit_numbers()
+        self.bandChanged.emit()
 
     def on_numbers(self, view: LessonNumbersView) -> None:
         parts: list[tuple[str, str]] = []  # (sentence, its table of numbers or "")
@@ -219,6 +228,7 @@ class LessonsPanel(QWidget):
                           f"parameters; {tying}.", ""))
         self._parts = parts
         self._show_numbers()
+        self.bandChanged.emit()
 
     def _show_numbers(self) -> None:
         """The numbers' sentences wrap at the dock's width (a table of that width holds each),
@@ -232,3 +242,4 @@ class LessonsPanel(QWidget):
         self._parts = []
         self.numbers.setText(escape(message))
         self._fit_numbers()
+        self.bandChanged.emit()

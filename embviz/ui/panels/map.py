@@ -52,7 +52,7 @@ from embviz.ui.panels.map_word_sets import WordSetsList
 from embviz.ui.plots import colouring
 from embviz.ui.plots.map_view import MapView
 from embviz.ui.tables import map_rows
-from embviz.ui.widgets import flow_row, folding
+from embviz.ui.widgets import ShownWhenEnabled, flow_row, folding
 
 if TYPE_CHECKING:  # the cache's readers: not needed to show the window
     from embviz.bridge.first_map import FirstMap
@@ -141,8 +141,7 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         self._show_limit()
         self.run_button = QPushButton("Draw map")
         self.run_button.clicked.connect(self.run_projection)
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setEnabled(False)
+        self.cancel_button = ShownWhenEnabled("Cancel")  # beside the progress bar, while a job runs
         self.cancel_button.clicked.connect(lambda: (cancel(rq.Project.channel), cancel(rq.Clusters.channel)))
         self.fit_button = QPushButton("Fit view")
         self.fit_button.setToolTip("Show every point (Home)")
@@ -179,7 +178,7 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
             field.returnPressed.connect(self.run_projection)
         self.axes_label_x, self.axes_label_y = QLabel("x axis"), QLabel("y axis")
         return [self.method, self.axes_label_x, self.axis_x, self.axes_label_y, self.axis_y, self.subset, self.limit,
-                self.run_button, self.cancel_button, self.fit_button]
+                self.run_button, self.fit_button]
 
     def _colour_controls(self) -> list[QWidget]:
         """Colour by (a value per point, drawn as per-point brushes and in the density image) and the drag mode."""
@@ -273,6 +272,7 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
     def _lay_out(self, controls: QLayout, side: QWidget) -> None:
         progress_row = QHBoxLayout()
         progress_row.addWidget(self.progress)
+        progress_row.addWidget(self.cancel_button)
         progress_row.addWidget(self.status, 1)
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(self.stack)

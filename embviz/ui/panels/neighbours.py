@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import fields
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
 
 from embviz.bridge import requests as rq
 from embviz.bridge.latest import Latest
@@ -14,7 +14,7 @@ from embviz.bridge.views import ModelSummary, NeighboursView
 from embviz.state.tabs import NeighboursState
 from embviz.ui import style
 from embviz.ui.binding import Bindings
-from embviz.ui.widgets import BusyBar, FittedCombo, ResultsTable, WordField, flow_row, folding, hide_special_switch
+from embviz.ui.widgets import BusyBar, FittedCombo, ResultsTable, WordField, flow_row, hide_special_switch
 
 HEADING_HINT = "Type a word or click a point on the map."
 BUSY_HEADING = "Finding the nearest tokens…"
@@ -55,7 +55,8 @@ class NeighboursPanel(QWidget):
         self.k.valueChanged.connect(self.run_if_ready)
         self.centered.toggled.connect(self.run_if_ready)
         self.hide_special.toggled.connect(self.run_if_ready)
-        go = QPushButton("Find neighbours")
+        go = QPushButton("Find")  # short: the word, k, Find and the ranking share a line at 1024 × 700 and 150 %
+        go.setToolTip("List the nearest tokens to the word (Enter)")
         go.clicked.connect(self.run)
         self.heading = QLabel(HEADING_HINT)
         style.use_font(self.heading, style.LABEL_POINT_SIZE + 2, bold=True)
@@ -67,23 +68,19 @@ class NeighboursPanel(QWidget):
         self.message.setStyleSheet(style.ERROR_STYLE)
         style.use_font(self.message)  # with a style sheet it would not follow the text size
         # One line, so that a 1024 × 700 screen at 150 % keeps eight rows of the table; the rest in its tooltip.
-        key = QLabel("␣ = a leading space; cosine 1 = same direction; dot = cosine × lengths")
+        key = QLabel("␣ = a leading space; dot = cosine × both rows' lengths")
         key.setToolTip("␣ marks a leading space: ␣king is the token for \"king\" in the middle of a sentence. "
                        "Cosine: 1 = same direction, 0 = unrelated. The dot product is the cosine times both rows' "
                        "lengths, so ranked by dot, long rows rise even when they point elsewhere.")
         key.setWordWrap(True)
         self.table = ResultsTable(["token", "id", "cosine", "dot", "length"])
         self.table.tokenClicked.connect(lambda token_id: self.highlight.emit([token_id]))
-        row = QHBoxLayout()
-        row.addWidget(self.word, 1)
-        row.addWidget(self.k)
-        row.addWidget(go)
         layout = QVBoxLayout(self)
-        layout.addLayout(row)
-        options = folding(flow_row(self.by, self.centered, self.hide_special))
-        layout.addWidget(options)
+        # One wrapping row, the word field taking what its line leaves: two lines at 1024 × 700
+        # and 150 %, and at 200 % the word keeps its room while the switches wrap.
+        layout.addLayout(flow_row(self.word, self.k, go, self.by, self.centered, self.hide_special))
         layout.addWidget(key)
-        self.controls = (options, key)  # what projector mode folds: the word field stays
+        self.controls = (self.by, self.centered, self.hide_special, key)  # what projector mode folds: the word stays
         layout.addWidget(self.heading)
         layout.addWidget(self.busy)
         layout.addWidget(self.message)

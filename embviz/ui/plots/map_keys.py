@@ -103,19 +103,31 @@ class KeysMixin(MapViewHost):
         """Each key at its text size, shrunk to its share of the view, or hidden when it
         would have to shrink past reading."""
         width, height = self.vb.width(), self.vb.height()
-        alone = sum(self._keys_wanted.values()) == 1
-        area_share = KEY_MAX_AREA_SHARE * (2 if alone else 1)
-        height_share = KEY_ALONE_HEIGHT_SHARE if alone else KEY_MAX_HEIGHT_SHARE
-        for key, wanted in self._keys_wanted.items():
+        wanted = dict(self._keys_wanted)
+        if all(wanted.values()) and self._key_scale(self.colour_legend, False) < KEY_MIN_SCALE:
+            # No room for both: the colours' key stays, the sets' goes (the list beside the map
+            # names the sets in their colours, and their words are labelled on the map).
+            wanted[self.legend] = False
+        alone = sum(wanted.values()) == 1
+        for key, shown in wanted.items():
             natural = key.boundingRect()
-            if not wanted or natural.isEmpty() or width <= 0 or height <= 0:
-                key.setVisible(wanted)
+            if not shown or natural.isEmpty() or width <= 0 or height <= 0:
+                key.setVisible(shown)
                 continue
-            area = (area_share * width * height / (natural.width() * natural.height())) ** 0.5
-            scale = min(1.0, area, KEY_MAX_WIDTH_SHARE * width / natural.width(), height_share * height / natural.height())
+            scale = self._key_scale(key, alone)
             key.setScale(scale)
             key.setOffset(key.opts["offset"])  # anchored again at its new size
             key.setVisible(scale >= KEY_MIN_SCALE)
+
+    def _key_scale(self, key: pg.LegendItem, alone: bool) -> float:
+        """The scale that keeps `key` within its share of the view (a larger share `alone`)."""
+        width, height, natural = self.vb.width(), self.vb.height(), key.boundingRect()
+        if natural.isEmpty() or width <= 0 or height <= 0:
+            return 1.0
+        area_share = KEY_MAX_AREA_SHARE * (2 if alone else 1)
+        height_share = KEY_ALONE_HEIGHT_SHARE if alone else KEY_MAX_HEIGHT_SHARE
+        area = (area_share * width * height / (natural.width() * natural.height())) ** 0.5
+        return min(1.0, area, KEY_MAX_WIDTH_SHARE * width / natural.width(), height_share * height / natural.height())
 
     def _set_range_beside_keys(self, x0: float, x1: float, y0: float, y1: float) -> None:
         """Show x0…x1 × y0…y1 with room above for the word sets' legend and on the right
