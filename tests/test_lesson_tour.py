@@ -65,6 +65,13 @@ def test_each_step_shows_the_lessons_numbers(qtbot, window):
     _step(window, qtbot, names.index("king − man + woman, inputs excluded"),
           lambda: an.table.rowCount() and "(inputs excluded)" in an.heading.text())
     assert an.table.rows[0][0] == "␣queen"
+    wait_for(qtbot, lambda: window.map_panel.view.arrow_ids())  # man→king, woman→queen on the map
+
+    # 004: the map's three directions: its own two sets, nothing left from the analogy's step.
+    window.map_panel.show_word_set("numbers")
+    _step(window, qtbot, names.index("Three directions, turning"), lambda: window.tabs.currentWidget() is window.map_panel)
+    assert window.map_panel.view.arrow_ids() == [] and window.map_panel.view._selected == []
+    assert window.map_panel.word_sets.ticked == ["weekdays", "months"]
 
     # 004: temperature 2 on a held axis: same order, flatter.
     _step(window, qtbot, names.index("The capital of France is"), lambda: lg.results and lg.last.temperature == 1.0
