@@ -169,6 +169,26 @@ class WordField(QLineEdit):
                                                    event.buttons(), event.modifiers()))
 
 
+class WrappedLabel(QLabel):
+    """Wrapped text as many lines tall as its width wraps it to: beside another column, or in
+    a splitter, a layout gives a wrapped label fewer lines than it needs and cuts the rest."""
+
+    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(text, parent)
+        self.setWordWrap(True)
+
+    def setText(self, text: str) -> None:
+        super().setText(text)
+        self._fit_height()
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit_height()
+
+    def _fit_height(self) -> None:
+        self.setMinimumHeight(self.heightForWidth(max(self.width(), 1)) if self.text() else 0)
+
+
 class ElidedLabel(QLabel):
     """One line of text cut with "…" to the room it has; the whole text in its tooltip."""
 

@@ -35,7 +35,7 @@ from embviz.ui import style
 from embviz.ui.binding import Bindings
 from embviz.ui.panels.compare_parts import LIST_LIMIT, Dominoes, listed_positions, neighbour_lists
 from embviz.ui.plots.score_histogram import ScoreHistogram
-from embviz.ui.widgets import ElidedLabel, ResultsTable
+from embviz.ui.widgets import ElidedLabel, ResultsTable, WrappedLabel
 
 MEANING = ("Score: the share of a word's k nearest neighbours the two models agree on (in both ÷ in either: "
            "1 = the same neighbours, 0 = none in common).")
@@ -89,8 +89,8 @@ class ComparePanel(QWidget):
         self.progress.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)  # never wider than its row
         self.stop = QPushButton("Cancel")
         self.stop.clicked.connect(self.cancel_running)
-        self.source = QLabel("")  # which models, and what they share
-        self.meaning = QLabel(MEANING)
+        self.source = WrappedLabel("")  # which models, and what they share
+        self.meaning = WrappedLabel(MEANING)
         # The rule is a few long sentences: on a projector they are shown when asked for.
         self.rule = ""
         self.show_rule = QToolButton()
@@ -100,8 +100,7 @@ class ComparePanel(QWidget):
         self.message = QLabel("")
         self.message.setStyleSheet(style.ERROR_STYLE)
         style.use_font(self.message)  # with a style sheet it would not follow the text size
-        for label in (self.source, self.meaning, self.message):
-            label.setWordWrap(True)
+        self.message.setWordWrap(True)
 
     def _build_body(self) -> None:
         self.histogram = ScoreHistogram()

@@ -18,7 +18,7 @@ from embviz.state.tabs import DriftState
 from embviz.ui import style
 from embviz.ui.binding import Bindings
 from embviz.ui.panels.language_model import HIDDEN_SPACE_STRETCH, LanguageModelLoader, LanguageModelTab
-from embviz.ui.widgets import ResultsTable, WordField, side_by_side
+from embviz.ui.widgets import ResultsTable, WordField, WrappedLabel, side_by_side
 
 TOP = 1.1  # the y axis ends just past cosine 1, the most a cosine can be, with room for the 1's label
 MAX_LAYER = 200  # the spin box's bound before the model's depth is known
@@ -33,30 +33,17 @@ def sentences_of(text: str) -> list[str]:
 CHART_MIN_HEIGHT = 180  # pixels at 100 % text
 
 
-class WrappedKey(QLabel):
-    """A key of a few entries, as many lines tall as its width wraps it to (in a splitter the
-    layout would give a wrapped label one line and cut the rest)."""
+class WrappedKey(WrappedLabel):
+    """A key of a few entries above the plot, on white as the plot is."""
 
     def __init__(self) -> None:
         super().__init__("")
-        self.setWordWrap(True)
         self.setTextFormat(Qt.TextFormat.RichText)
         style.use_font(self, style.BASE_POINT_SIZE)
         self.setAutoFillBackground(True)  # white, as the plot under it: one picture
         palette = self.palette()
         palette.setColor(QPalette.ColorRole.Window, QColor("white"))
         self.setPalette(palette)
-
-    def setText(self, text: str) -> None:
-        super().setText(text)
-        self._fit()
-
-    def resizeEvent(self, event) -> None:
-        super().resizeEvent(event)
-        self._fit()
-
-    def _fit(self) -> None:
-        self.setMinimumHeight(self.heightForWidth(max(self.width(), 1)) if self.text() else 0)
 
 
 class DriftPanel(LanguageModelTab):
