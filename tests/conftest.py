@@ -112,6 +112,12 @@ def window(qapp, tmp_path):
     win.resize(1300, 850)
     win.show()
     yield win
+    # A message the test left open (a refused file's warning) is a window of its own, and a
+    # modal one: it would take the next test's mouse.
+    from PySide6.QtWidgets import QDialog
+
+    for dialog in win.findChildren(QDialog):
+        dialog.close()
     win.close()
 
 

@@ -112,7 +112,7 @@ def test_a_png_of_a_map_too_small_for_its_key_prints_the_key_under_it(qtbot, tmp
 
     style.set_text_scale(1.5)
     try:
-        view = _map_with_kinds(qtbot, 300, 140)  # a map squeezed beside its controls on a small screen
+        view = _map_with_kinds(qtbot, 200, 90)  # a map squeezed beside its controls on a small screen
         qtbot.waitUntil(lambda: not view.colour_legend.isVisible())  # too small to read in the view
         left_out = view.keys_left_out()
         assert [name for _, name in left_out][-3:] == ["kind 0", "kind 1", "kind 2"]
