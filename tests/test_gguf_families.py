@@ -130,13 +130,13 @@ def test_a_gguf_missing_a_weight_is_refused_in_one_sentence(tmp_path):
         build_gguf_model(path, read_header(path))
 
 
-def test_an_architecture_transformers_cannot_build_is_said_in_one_sentence(tmp_path, monkeypatch):
+def _table_only_gguf(folder, architecture: str):
+    """A GGUF of `architecture` that holds a tokenizer of three tokens and its table, nothing else."""
     import gguf
     import numpy as np
 
-    monkeypatch.setenv("EMBVIZ_CACHE_DIR", str(tmp_path / "cache"))
-    path = tmp_path / "rwkv.gguf"
-    writer = gguf.GGUFWriter(str(path), "rwkv7")
+    path = folder / f"{architecture}.gguf"
+    writer = gguf.GGUFWriter(str(path), architecture)
     writer.add_tokenizer_model("gpt2")
     writer.add_token_list(["a", "b", "c"])
     writer.add_tensor("token_embd.weight", np.ones((3, 32), dtype=np.float32))
@@ -144,7 +144,12 @@ def test_an_architecture_transformers_cannot_build_is_said_in_one_sentence(tmp_p
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
     writer.close()
-    model = open_checkpoint(str(path), "cpu")
+    return path
+
+
+def test_an_architecture_transformers_cannot_build_is_said_in_one_sentence(tmp_path, monkeypatch):
+    monkeypatch.setenv("EMBVIZ_CACHE_DIR", str(tmp_path / "cache"))
+    model = open_checkpoint(str(_table_only_gguf(tmp_path, "rwkv7")), "cpu")
     assert model.lm_loader is None and model.table.shape == (3, 32)
     assert model.lm_unavailable_reason == ("Next-token logits are off: transformers cannot run the GGUF architecture "
                                            "'rwkv7'. The map, neighbours and analogies work.")
@@ -154,20 +159,8 @@ def test_an_architecture_transformers_cannot_build_is_said_in_one_sentence(tmp_p
 def test_llama_cpp_names_that_transformers_renames_are_offered_to_it(tmp_path, monkeypatch, architecture):
     """llama.cpp writes `qwen2moe` where transformers' table says `qwen2_moe`: its loader renames
     these four before looking them up, so they must not be refused by name."""
-    import gguf
-    import numpy as np
-
     monkeypatch.setenv("EMBVIZ_CACHE_DIR", str(tmp_path / "cache"))
-    path = tmp_path / f"{architecture}.gguf"
-    writer = gguf.GGUFWriter(str(path), architecture)
-    writer.add_tokenizer_model("gpt2")
-    writer.add_token_list(["a", "b", "c"])
-    writer.add_tensor("token_embd.weight", np.ones((3, 32), dtype=np.float32))
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
-    model = open_checkpoint(str(path), "cpu")
+    model = open_checkpoint(str(_table_only_gguf(tmp_path, architecture)), "cpu")
     assert model.table.shape == (3, 32)
     assert model.lm_loader is not None and model.lm_unavailable_reason is None
 
