@@ -17,6 +17,7 @@ pytestmark = pytest.mark.usefixtures("normal_text_size")
 
 TOY4_STEP = next(i for i, s in enumerate(STEPS) if s.model == "toy4")
 SPELLS_STEP = next(i for i, s in enumerate(STEPS) if s.model == "spells")
+PARIS_STEP = next(i for i, s in enumerate(STEPS) if s.title == "The capital of France is")
 
 
 def settle() -> None:
@@ -104,8 +105,13 @@ def test_a_lesson_at_150_percent_is_a_caption_band_stepped_by_keys(qtbot, projec
     assert dock.height() <= 0.34 * window.height() + 1  # a band: the picture keeps the rest
     assert dock.height() <= lessons.band_height(lessons.width()) + 8  # and no more than its words need
     words = lessons._words  # the scroll area the step's words are in
-    assert words.width() >= 0.9 * dock.width()  # the words the whole width, the buttons under them
-    assert lessons.next.mapTo(dock, lessons.next.rect().topLeft()).y() > words.mapTo(dock, words.rect().bottomLeft()).y()
+    assert words.width() >= 0.7 * dock.width()  # the words nearly the whole width, every row theirs
+    line = lessons.text.fontMetrics().lineSpacing()
+    assert words.height() >= dock.height() - 2 * line  # less at most the line whole lines left over
+    need = lessons._words_column.heightForWidth(words.viewport().width())
+    assert need <= words.height() or (words.height() - lessons.text.y()) % line == 0  # no line cut through
+    for button in (lessons.next, lessons.back, lessons.close_button):  # in a column right of them
+        assert button.mapTo(dock, button.rect().topLeft()).x() >= words.mapTo(dock, words.rect().topRight()).x()
     assert dock.geometry().top() >= window.tabs.geometry().bottom()  # under the picture
     assert lessons.text.text() == STEPS[SPELLS_STEP].text
     for which, index in ((Qt.Key.Key_Right, SPELLS_STEP + 1), (Qt.Key.Key_Left, SPELLS_STEP),
@@ -179,3 +185,41 @@ def test_the_screenshot_demo_saves_projector_pictures(qtbot, qapp, smol, tmp_pat
     assert all(b[1] and not b[2] for b in bands[1:])
     assert all((tmp_path / f"{b[0]}.png").stat().st_size > 0 for b in bands)
     assert not window.projector and window.menuBar().isVisible()
+
+
+def rows_in_sight(panel, chart) -> int:
+    """How many of a bar chart's rows the tab shows whole (the tab scrolls at large text)."""
+    sight = panel.rect()
+    return sum(sight.contains(chart.mapTo(panel, chart.label_rect(i).toAlignedRect().topLeft()))
+               and sight.contains(chart.mapTo(panel, chart.label_rect(i).toAlignedRect().bottomRight()))
+               for i in range(chart.count))
+
+
+@pytest.mark.default_model
+def test_a_logits_lesson_at_200_percent_leaves_the_bars_the_screen(qtbot, projector_window):
+    """The band takes a third of a 1024×700 screen at 200 %: the prompt box folds (the token
+    line says the text), the empty status bar goes, and the bars keep rows a class can read."""
+    window = projector_window
+    window.set_text_size(2.0)
+    lesson_on(qtbot, window, PARIS_STEP)
+    logits = window.logits
+    wait_for(qtbot, lambda: logits.shown and logits.charts.isVisible(), 120_000)
+    settle()
+    assert window.projector and not logits.text.isVisible() and logits.tokens.isVisible()
+    assert "␣France" in logits.tokens.text()
+    window.message.clear_message()
+    settle()
+    assert not window.statusBar().isVisible()  # nothing to say: its line is the picture's
+    assert rows_in_sight(logits, logits.prob_chart) >= 4
+    lessons = window.lessons
+    bar = lessons._words.verticalScrollBar()
+    assert bar.maximum() > 0 and bar.value() == 0  # the step's words are longer than the band
+    key(qtbot, window, Qt.Key.Key_Down)
+    assert bar.value() == lessons.text.fontMetrics().lineSpacing()
+    key(qtbot, window, Qt.Key.Key_Up)
+    assert bar.value() == 0
+    key(qtbot, window, Qt.Key.Key_Slash)  # / brings the text back, to type in
+    assert logits.text.isVisible() and QApplication.focusWidget() is logits.text
+    window.show_message("Something to say.")
+    settle()
+    assert window.statusBar().isVisible()

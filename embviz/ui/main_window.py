@@ -164,6 +164,7 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
             self._size_lessons()
         elif self.lessons_dock.isHidden():  # closed, not just covered
             self.end_lesson()
+        self.refold()
 
     def _connect_panels(self) -> None:
         self._connect_panel(self.map_panel)
@@ -206,6 +207,7 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
         self.statusBar().addPermanentWidget(self.load_cancel)
         self.statusBar().addPermanentWidget(self.model_label)
         self.message.changed.connect(self._share_status_bar)
+        self.message.changed.connect(self.fit_status_bar)
 
     # --- presentation -------------------------------------------------------------------------
     def _fit_to_screen(self) -> None:
@@ -268,6 +270,7 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
     def _show_load_progress(self, on: bool) -> None:
         self.load_progress.setVisible(on)
         self.load_cancel.setVisible(on)
+        self.fit_status_bar()
 
     def submit(self, request: rq.Request, reply: Reply | None = None) -> int:
         """Send a request about the model on screen; panels submit through this. Its answer

@@ -10,7 +10,7 @@ from PySide6.QtCore import QEvent, QObject, QPoint, QRect, QSize, QStringListMod
 from PySide6.QtGui import QKeyEvent, QKeySequence, QMouseEvent
 from PySide6.QtWidgets import (
     QAbstractItemView, QApplication, QCheckBox, QComboBox, QCompleter, QFileDialog, QHeaderView, QLabel, QLayout,
-    QLayoutItem, QLineEdit, QProgressBar, QPushButton, QSizePolicy, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout,
+    QLayoutItem, QLineEdit, QPlainTextEdit, QProgressBar, QPushButton, QSizePolicy, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout,
     QWidget,
 )
 
@@ -21,6 +21,7 @@ from embviz.ui import style
 FRAME_MS = 16  # one frame at 60 Hz
 MESSAGE_LINES = 3  # the status message's most lines, wrapped
 ROW_HEIGHT = 26  # a results table's row at 100 % text (its font is LABEL_POINT_SIZE)
+QWIDGETSIZE_MAX = (1 << 24) - 1  # Qt's "no limit"
 
 
 def next_frame(receiver: QObject, step: Callable[[], object]) -> None:
@@ -273,6 +274,26 @@ class MessageLabel(ElidedLabel):
             self.setFixedHeight(fixed)
 
 
+class LinesBox(QPlainTextEdit):
+    """A text box `lines` lines of its own font high, at every text size: a height in pixels
+    held one line at 200 % and cut the second through the middle."""
+
+    def __init__(self, lines: int) -> None:
+        super().__init__()
+        self.lines = lines
+        self._fit()
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            self._fit()
+
+    def _fit(self) -> None:
+        margins = self.contentsMargins()
+        document = 2 * round(self.document().documentMargin())
+        self.setFixedHeight(self.lines * self.fontMetrics().lineSpacing() + document + margins.top() + margins.bottom())
+
+
 class ShownWhenEnabled(QPushButton):
     """A button on screen only while it can be pressed (a Cancel beside a progress bar): an
     idle one takes no room in a crowded row."""
@@ -389,8 +410,8 @@ class FlowLayout(QLayout):
 
 
 def folding(*layouts: QLayout) -> QWidget:
-    """`layouts` stacked in a widget of their own: controls that projector mode folds away
-    as one (a panel's `controls`), each control keeping the visibility its panel gives it."""
+    """`layouts` stacked in a widget of their own: a part that projector mode folds away as one
+    (in a panel's `controls` or `inputs`), each widget keeping the visibility its panel gives it."""
     box = QWidget()
     column = QVBoxLayout(box)
     column.setContentsMargins(0, 0, 0, 0)

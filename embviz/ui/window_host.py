@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from embviz.state.settings import Settings
     from embviz.ui.panels.lessons import LessonsPanel
     from embviz.ui.panels.map import MapPanel
+    from embviz.ui.widgets import ElidedLabel, MessageLabel
     from embviz.ui.window_tabs import PanelTabs
 
     class WindowHost(QMainWindow):
@@ -40,6 +41,8 @@ if TYPE_CHECKING:
         tabs: PanelTabs
         map_panel: MapPanel
         load_progress: QProgressBar
+        model_label: ElidedLabel
+        message: MessageLabel
         tour: TourState
         lessons: LessonsPanel
         lessons_dock: QDockWidget

@@ -12,13 +12,13 @@ from embviz.state.session import Session, copied
 from embviz.state.tab_state import field_default
 from embviz.state.tabs import MapState
 from embviz.ui.window_host import WindowHost
+from embviz.ui.widgets import QWIDGETSIZE_MAX
 
 
 LESSONS_MAX_SHARE = 0.3  # of the window's width: the tabs keep the rest
 LESSONS_SHARE = 0.28  # the width the lessons open at, under the cap
 BAND_MAX_SHARE = 0.34  # of the window's height, in projector mode: the picture keeps the rest
 BAND_SHARE = 0.3  # the most height the band takes for its words, under the cap
-QWIDGETSIZE_MAX = (1 << 24) - 1  # Qt's "no limit"
 
 
 class LessonsMixin(WindowHost):

@@ -4,7 +4,9 @@ as a drawer), the lesson's text becomes a caption band under the picture, every 
 prints its numbers, and the keys a lesson needs work without a mouse.
 
 A part of `MainWindow` (see main_window.py), kept in a room of its own. The mode is the
-window's, not a panel's: a panel only names what folds, its `controls` (a tuple of widgets)."""
+window's, not a panel's: a panel only names what folds, its `controls` (a tuple of widgets),
+and its `inputs`, which fold too while a lesson's band is up: the lesson typed them, and the
+panel's heading or token line says what they hold."""
 
 from __future__ import annotations
 
@@ -24,14 +26,17 @@ BACK_KEYS = ("Left", "PgUp")
 FIND_KEYS = ("/",)
 LARGER_KEYS = ("+", "=")
 SMALLER_KEYS = ("-",)
-PROJECTOR_HINT = "Projector mode: F6 controls, Esc leaves (F1: its keys)"  # one line: the picture keeps the rest
+# The lesson band's words a line on or back: only while the band is up and the drawer shut,
+# so that a spin box or a table in the open drawer keeps its arrows.
+SCROLL_KEYS = (("Down", 1), ("Up", -1))
+PROJECTOR_HINT = "F6: controls · Esc: leave · F1: keys"  # one line at 200 %: the picture keeps the rest
 
 
 class ProjectorMixin(WindowHost):
+    projector = False  # until the View menu is built: the status bar asks it first
     def _build_projector(self, view_menu: QMenu) -> None:
         """The View menu's checkable action (F5), the Controls drawer's (F6) and its button in
         the tab bar's corner, and the mode's own keys (off until the mode is on)."""
-        self.projector = False
         self._projector_for_lesson = False  # turned on by a lesson, so off when it closes
         self._was_full_screen = False
         self.projector_action = QAction("Projector mode", self, checkable=True)
@@ -56,6 +61,12 @@ class ProjectorMixin(WindowHost):
                 shortcut.activated.connect(slot)
                 shortcut.setEnabled(False)
                 self._projector_keys.append(shortcut)
+        self._band_keys: list[QShortcut] = []
+        for key, lines in SCROLL_KEYS:
+            shortcut = QShortcut(QKeySequence(key), self)
+            shortcut.activated.connect(lambda lines=lines: self.lessons.scroll_words(lines))
+            shortcut.setEnabled(False)
+            self._band_keys.append(shortcut)
         # The menus' keys keep working while the menu bar is hidden: the window holds them too.
         self.addActions([a for menu in self.menuBar().findChildren(QMenu) for a in menu.actions()
                          if a.menu() is None and not a.isSeparator()])
@@ -72,13 +83,15 @@ class ProjectorMixin(WindowHost):
         elif not self._was_full_screen:
             self.showNormal()
         self.menuBar().setVisible(not on)
+        self.model_label.setVisible(not on)  # the window's title names the model
         self.controls_button.setVisible(on)
         self.tabs.fit_titles()  # the corner's width changed
         for shortcut in self._projector_keys:
             shortcut.setEnabled(on)
         self.controls_action.setChecked(False)
-        self._fold_controls(False)
+        self.fit_status_bar()
         self._place_lessons()
+        self._fold_controls(False)
         for chart in self.findChildren(QWidget):
             if hasattr(chart, "set_print_values"):  # the bar charts: their numbers printed on them
                 chart.set_print_values(on)
@@ -86,12 +99,28 @@ class ProjectorMixin(WindowHost):
             self._projector_for_lesson = False
         self.show_message(PROJECTOR_HINT if on else "Projector mode is off (F5 turns it on).", 8000)
 
+    def fit_status_bar(self) -> None:
+        """In projector mode the status bar is there only while it says something (a message, a
+        model loading): its empty line at 200 % was a row of bars."""
+        needed = bool(self.message.full_text) or not self.load_progress.isHidden()
+        self.statusBar().setVisible(not self.projector or needed)
+
     def _fold_controls(self, shown: bool) -> None:
-        """Every tab's `controls` folded (projector mode, the drawer closed) or shown."""
+        """Every tab's `controls` folded (projector mode, the drawer closed) or shown, and its
+        `inputs` folded with them while a lesson's band is up."""
         folded = self.projector and not shown
+        band = folded and not self.lessons_dock.isHidden()
         for panel in self.panels().values():
             for widget in getattr(panel, "controls", ()):
                 widget.setVisible(not folded)
+            for widget in getattr(panel, "inputs", ()):
+                widget.setVisible(not band)
+        for shortcut in self._band_keys:
+            shortcut.setEnabled(band)
+
+    def refold(self) -> None:
+        """The lessons' band came or went: the tabs' inputs fold or come back."""
+        self._fold_controls(self.controls_action.isChecked())
 
     def escape(self) -> None:
         """Esc: leave projector mode, else stop the running job."""
@@ -141,7 +170,7 @@ class ProjectorMixin(WindowHost):
         """The tab's first text field (the map's search, the neighbours' word, the logits' text…),
         its folded controls opened if it is among them."""
         panel = self.tabs.currentWidget()
-        controls = getattr(panel, "controls", ())
+        controls = (*getattr(panel, "controls", ()), *getattr(panel, "inputs", ()))
 
         def shown_unless_folded(field: QWidget) -> bool:
             widget: QWidget | None = field

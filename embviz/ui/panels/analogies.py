@@ -168,7 +168,8 @@ class AnalogyPanel(QWidget):
 
     def _lay_out(self, fields: QHBoxLayout, options: QLayout, split: QSplitter) -> None:
         layout = QVBoxLayout(self)
-        layout.addLayout(fields)
+        fields_box = folding(fields)
+        layout.addWidget(fields_box)
         options_box = folding(options)
         layout.addWidget(options_box)
         # The wrapped lines span the tab, above and below the table and plane: beside the
@@ -184,7 +185,8 @@ class AnalogyPanel(QWidget):
         bench_row.addWidget(self.bench, 1)
         bench_box = folding(bench_row)
         layout.addWidget(bench_box)
-        self.controls = (options_box, bench_box)  # what projector mode folds: the words and the answers stay
+        self.controls = (options_box, bench_box)  # what projector mode folds
+        self.inputs = (fields_box,)  # and with a lesson's band up: the heading says the analogy
 
     def set_text_scale(self, scale: float) -> None:
         self.plane.setMinimumSize(round(PLANE_MIN_WIDTH * scale), round(PLANE_MIN_HEIGHT * scale))

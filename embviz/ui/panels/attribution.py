@@ -29,6 +29,7 @@ from embviz.ui.panels import attribution_text as say
 from embviz.ui.panels.attribution_views import AttentionView, BlocksView, PinnedView
 from embviz.ui.panels.language_model import HIDDEN_SPACE_STRETCH, LanguageModelLoader, LanguageModelTab
 from embviz.ui.tables import attribution_rows
+from embviz.ui.widgets import folding
 
 MAX_POSITION = 511  # the spin box's top; the core names a position past the text's end
 
@@ -59,7 +60,7 @@ class AttributionPanel(LanguageModelTab):
         self.sentence.setWordWrap(True)
         style.use_font(self.sentence)
         layout = QVBoxLayout(self)
-        layout.addLayout(self.inputs)
+        layout.addWidget(self.inputs[0])
         layout.addWidget(self.loading)
         layout.addWidget(self.message)
         layout.addWidget(self.views, HIDDEN_SPACE_STRETCH)
@@ -85,14 +86,15 @@ class AttributionPanel(LanguageModelTab):
             edit.textChanged.connect(self.timer.start)
         self.position.valueChanged.connect(self.timer.start)
         self.compare.toggled.connect(self.run)
-        self.inputs = QGridLayout()
+        grid = QGridLayout()
         # Two rows: at 150 % text on a 1024 × 700 screen a third took the room the bars' axis needs.
         row: list[tuple[Any, ...]] = [(QLabel("Prompt A:"), 0, 0), (self.text, 0, 1), (QLabel("Token:"), 0, 2), (self.token, 0, 3),
                (QLabel("After:"), 0, 4), (self.position, 0, 5), (self.compare, 1, 0), (self.text_b, 1, 1, 1, 5)]
         for cell, *where in row:
-            self.inputs.addWidget(cell, *where)
-        self.inputs.setColumnStretch(1, 3)
-        self.inputs.setColumnStretch(3, 1)
+            grid.addWidget(cell, *where)
+        grid.setColumnStretch(1, 3)
+        grid.setColumnStretch(3, 1)
+        self.inputs = (folding(grid),)  # what projector mode folds with a lesson's band up: the sentence names them
         self.position.setToolTip("The position (0 = the first token) whose guess for the token after it is split")
 
     def inputs_widgets(self) -> list[QWidget]:

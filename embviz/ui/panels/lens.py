@@ -12,7 +12,6 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
     QLabel,
-    QPlainTextEdit,
     QVBoxLayout,
     QWidget,
 )
@@ -27,7 +26,7 @@ from embviz.ui.formatting import percent_labels
 from embviz.ui.panels.language_model import HIDDEN_SPACE_STRETCH, LanguageModelLoader, LanguageModelTab
 from embviz.ui.plots.bar_chart import BarChart
 from embviz.ui.plots.lens_grid import CELL_CHARS, LensGrid, LensTable, short
-from embviz.ui.widgets import next_frame, side_by_side
+from embviz.ui.widgets import LinesBox, next_frame, side_by_side
 
 NORM_WHY = ("The model's last block goes through a final norm before the output head; reading every layer "
             "the same way is what makes the early ones readable. Untick to see the raw residual stream.")
@@ -62,10 +61,9 @@ class LensPanel(LanguageModelTab):
         self.before_preview: Any = None
         self.cell: tuple[int, int] | None = None  # (layer, position) whose bars are shown
         self.state = LensState()
-        self.text = QPlainTextEdit()
+        self.text = LinesBox(2)
         style.use_font(self.text, style.LABEL_POINT_SIZE + 4)
         self.text.setPlaceholderText("Type text; every layer guesses the token after each one.")
-        self.text.setFixedHeight(70)
         self.final_norm = QCheckBox("Apply the final norm")
         self.final_norm.setToolTip(NORM_WHY)
         self.bindings = Bindings(self.state)
@@ -98,7 +96,8 @@ class LensPanel(LanguageModelTab):
         layout = QVBoxLayout(self)
         layout.addWidget(self.text)
         layout.addWidget(self.final_norm)  # why, in its tooltip: its five lines at large text left the grid none
-        self.controls = (self.final_norm,)  # what projector mode folds: the text stays
+        self.controls = (self.final_norm,)  # what projector mode folds
+        self.inputs = (self.text,)  # and with a lesson's band up: the grid's columns are its tokens
         layout.addWidget(self.loading)
         layout.addWidget(self.message)
         layout.addWidget(self.splitter, HIDDEN_SPACE_STRETCH)

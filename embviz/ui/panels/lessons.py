@@ -24,6 +24,7 @@ from embviz.bridge.latest import Latest, Submit
 from embviz.bridge.views import LessonNumbersView
 from embviz.state.lesson_tour import TourState
 from embviz.ui import style
+from embviz.ui.widgets import QWIDGETSIZE_MAX
 
 PANEL_WIDTH = 420  # pixels at 100 % text
 # The step list's share of the panel's height: every step when they fit in it, else as
@@ -102,7 +103,16 @@ class LessonsPanel(QWidget):
         self._column = QVBoxLayout(self)
         self._column.addWidget(self.steps)
         self._words = scroll
-        self._column.addWidget(scroll, 1)
+        # The band's buttons stand in a column right of the words, so the words keep every row.
+        self._band_buttons = QVBoxLayout()
+        self._body = QHBoxLayout()
+        words_column = QVBoxLayout()
+        words_column.addWidget(scroll, 1)
+        words_column.addStretch(0)  # what whole lines leave goes under them
+        self._body.addLayout(words_column, 1)
+        self._band = False
+        self._body.addLayout(self._band_buttons)
+        self._column.addLayout(self._body, 1)
         self._column.addWidget(self.counter)  # its own line: between the buttons a narrow dock cut it up
         self._buttons = buttons
         self._column.addLayout(buttons)
@@ -131,15 +141,27 @@ class LessonsPanel(QWidget):
         return QSize(round(PANEL_WIDTH * style.text_scale()), 600)
 
     def set_band(self, on: bool) -> None:
-        """Projector mode's caption band under the picture: the step's words the whole width,
-        and one row under them of the counter, Back, Next and Close; no step list. Or the
-        side column, the counter on its own line."""
+        """Projector mode's caption band under the picture: the step's words, and right of
+        them a column of the counter, Next, Back and Close; no step list. Or the side column:
+        the list, the words, the counter on its own line, and Back and Next under them."""
+        moved = (self.counter, self.next, self.back, self.close_button)
+        for widget in moved:
+            for layout in (self._column, self._buttons, self._band_buttons):
+                layout.removeWidget(widget)
         if on:
-            self._buttons.insertWidget(0, self.counter)
+            for widget in moved:
+                self._band_buttons.addWidget(widget)
+            self._band_buttons.addStretch(1)
         else:
-            self._column.insertWidget(self._column.indexOf(self._words) + 1, self.counter)
+            self._band_buttons.takeAt(0)  # the stretch
+            self._column.insertWidget(self._column.indexOf(self._body) + 1, self.counter)
+            self._buttons.insertWidget(0, self.back)
+            self._buttons.insertWidget(2, self.next)
+            self._buttons.insertWidget(3, self.close_button)
         self.steps.setVisible(not on)
         self.close_button.setVisible(on)
+        self._band = on
+        self._whole_lines()
 
     def set_text_scale(self, scale: float) -> None:
         self._fit_steps()
@@ -147,6 +169,28 @@ class LessonsPanel(QWidget):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self._fit_steps()
+        self._whole_lines()
+
+    def _whole_lines(self) -> None:
+        """A band too short for the step's words shows whole lines of them, and scrolls: a
+        line cut through its middle reads as a smudge on a projector."""
+        self._words.setMaximumHeight(QWIDGETSIZE_MAX)
+        if not self._band:
+            return
+        margins = self._column.contentsMargins()
+        room = self.height() - margins.top() - margins.bottom()
+        width = self._words.viewport().width()
+        if self._words_column.heightForWidth(width) <= room:
+            return
+        top = self.title.heightForWidth(width) + self._words_column.spacing()
+        line = self.text.fontMetrics().lineSpacing()
+        if room > top + line:
+            self._words.setMaximumHeight(top + (room - top) // line * line)
+
+    def scroll_words(self, lines: int) -> None:
+        """The step's words `lines` lines on (back, if negative): projector mode's ↓ and ↑."""
+        bar = self._words.verticalScrollBar()
+        bar.setValue(bar.value() + lines * self.text.fontMetrics().lineSpacing())
 
     def visible_step_rows(self) -> int:
         """How many steps the list shows whole."""
@@ -183,8 +227,9 @@ class LessonsPanel(QWidget):
     def band_height(self, width: int) -> int:
         """The height a caption band `width` wide needs to show the step's words and its buttons."""
         margins = self._column.contentsMargins()
-        text = self._words_column.heightForWidth(width - margins.left() - margins.right())
-        return margins.top() + text + self._column.spacing() + self._buttons.sizeHint().height() + margins.bottom()
+        buttons = self._band_buttons.sizeHint()
+        room = width - margins.left() - margins.right() - self._body.spacing() - buttons.width()
+        return margins.top() + max(self._words_column.heightForWidth(room), buttons.height()) + margins.bottom()
 
     def ask(self, request: rq.LessonNumbers) -> None:
         self.asking.ask(request)

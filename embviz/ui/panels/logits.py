@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLayout,
-    QPlainTextEdit,
     QRadioButton,
     QScrollArea,
     QSpinBox,
@@ -31,7 +30,7 @@ from embviz.ui.binding import Bindings
 from embviz.ui.formatting import logit_labels, percent_labels
 from embviz.ui.panels.language_model import LOADING_TEXT, LanguageModelLoader, LanguageModelTab
 from embviz.ui.plots.bar_chart import BarChart
-from embviz.ui.widgets import flow_row, folding
+from embviz.ui.widgets import LinesBox, flow_row, folding
 
 
 class LogitsPanel(LanguageModelTab):
@@ -55,10 +54,9 @@ class LogitsPanel(LanguageModelTab):
 
     def _prompt_box(self) -> None:
         """The text box; a pause in typing sends the request."""
-        self.text = QPlainTextEdit()
+        self.text = LinesBox(2)
         style.use_font(self.text, style.LABEL_POINT_SIZE + 4)
         self.text.setPlaceholderText("Type text; the model predicts the next token.")
-        self.text.setFixedHeight(90)
         self.text.textChanged.connect(self._text_edited)
 
     def _options(self) -> tuple[QLayout, QLayout]:
@@ -125,7 +123,8 @@ class LogitsPanel(LanguageModelTab):
         outer.addWidget(scroll)
         layout = QVBoxLayout(content)
         layout.addWidget(self.text)
-        self.controls = (folding(options, display),)  # what projector mode folds: the text stays
+        self.controls = (folding(options, display),)  # what projector mode folds
+        self.inputs = (self.text,)  # and with a lesson's band up: the token line shows the text
         layout.addWidget(self.controls[0])
         layout.addWidget(self.loading)
         layout.addWidget(self.tokens)

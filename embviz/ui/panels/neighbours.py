@@ -80,7 +80,8 @@ class NeighboursPanel(QWidget):
         # and 150 %, and at 200 % the word keeps its room while the switches wrap.
         layout.addLayout(flow_row(self.word, self.k, go, self.by, self.centered, self.hide_special))
         layout.addWidget(key)
-        self.controls = (self.by, self.centered, self.hide_special, key)  # what projector mode folds: the word stays
+        self.controls = (self.by, self.centered, self.hide_special, key)  # what projector mode folds
+        self.inputs = (self.word, self.k, go)  # and with a lesson's band up: the heading names the word
         layout.addWidget(self.heading)
         layout.addWidget(self.busy)
         layout.addWidget(self.message)

@@ -16,7 +16,7 @@ from embviz.state.tabs import VectorsState
 from embviz.state.word_sets import parse_word_list
 from embviz.ui import style
 from embviz.ui.binding import Bindings
-from embviz.ui.widgets import WordField
+from embviz.ui.widgets import WordField, folding
 
 HEADING_HINT = "Type words, separated by commas: each one's row of the table becomes a strip of colours."
 FEW_COLUMNS = 32  # up to this many numbers a row, each is ticked
@@ -64,9 +64,11 @@ class VectorsPanel(QWidget):
         row.addWidget(self.words, 1)
         row.addWidget(go)
         layout = QVBoxLayout(self)
-        layout.addLayout(row)
+        row_box = folding(row)
+        layout.addWidget(row_box)
         layout.addWidget(key)
-        self.controls = (key,)  # what projector mode folds: the words stay
+        self.controls = (key,)  # what projector mode folds
+        self.inputs = (row_box,)  # and with a lesson's band up: the plot's rows name the words
         layout.addWidget(self.heading)
         layout.addWidget(self.message)
         layout.addWidget(self.plot, 1)
