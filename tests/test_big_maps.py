@@ -68,9 +68,9 @@ def test_a_big_table_is_measured_on_fewer_rows_and_the_caption_says_how():
     ids = np.arange(len(rows))
     coords = pca(model, ids)[0]
     exact = neighbour_preservation(model, ids, coords, sample=100)
-    assert exact.method == "exact" and exact.caption().endswith("measured on 100 sampled rows (exact search)")
+    assert exact.method == "exact" and exact.how_measured() == "Measured on 100 sampled rows, their true neighbours from an exact search."
     graph = neighbour_preservation(model, ids, coords, knn=brute_neighbours(rows, ids, 10))
-    assert graph.method == "graph" and "(from the map's neighbour graph)" in graph.caption()
+    assert graph.method == "graph" and "from the map's neighbour graph" in graph.how_measured()
     assert graph.share == pytest.approx(neighbour_preservation(model, ids, coords, sample=len(ids)).share)
     assert graph.as_dict()["method"] == "graph"
 

@@ -339,7 +339,7 @@ def test_neighbour_preservation_counts_the_true_neighbours_a_map_keeps():
     assert neighbour_preservation(model, ids, shuffled, k=4, sample=400).share < 0.1
     sampled = neighbour_preservation(model, ids, g, k=4, sample=100)
     assert sampled.sample == 100 and sampled.share > 0.9
-    assert "keeps" in sampled.caption() and "100 sampled rows" in sampled.caption()
+    assert "keeps" in sampled.caption() and "100 sampled rows" in sampled.how_measured()
 
 
 def test_tsne_and_umap_take_their_graph_from_the_full_table(monkeypatch):

@@ -208,6 +208,7 @@ def test_a_tabs_message_goes_when_another_tab_is_shown_and_the_windows_stays(qtb
     window.tabs.setCurrentWidget(window.map_panel)
     assert window.message.full_text == "Saved /tmp/map.png"
     window.neighbours.statusMessage.emit("3 words found")
+    assert window.message.full_text == "Saved /tmp/map.png"  # a tab out of sight waits to be shown
     window.tabs.setCurrentWidget(window.neighbours)
     assert window.message.full_text == "3 words found"
     window.tabs.setCurrentWidget(window.compare)

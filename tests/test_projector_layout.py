@@ -352,7 +352,7 @@ def test_the_lesson_text_wraps_inside_the_dock(qtbot, window, width, height, sca
                  and not window.load_progress.isVisible() and not panel.asking.waiting, 120_000)
         settle(qtbot)
         sight = panel.findChild(QScrollArea).viewport().width()
-        assert panel.numbers_box.width() <= sight  # a wide table scrolls in its own strip
+        assert panel.numbers_box.width() <= sight, index  # a wide table scrolls in its own strip
         assert panel.numbers_box.height() >= panel.numbers.height() > 0 or not panel.numbers.text()
         for label in (panel.title, panel.text):
             assert label.width() <= sight, (index, label.text())

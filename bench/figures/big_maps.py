@@ -174,7 +174,7 @@ def run(ctx: Context) -> None:
     faithful = neighbour_preservation(model, ids, coords)
     wall, cpu = time.perf_counter() - t, cpu_seconds() - cpu
     record(NUMBER, f"faithfulness caption of a PCA map of {rows:,} rows", wall, "s", target=goal("≤ 10 s"),
-           note=f"{faithful.caption()}; {cpu:.1f} s of CPU time, all threads: near the wall time of an idle core")
+           note=f"{faithful.caption()} ({faithful.how_measured()}); {cpu:.1f} s of CPU time, all threads: near the wall time of an idle core")
 
     units = unit_table(model).numpy()
     query = rows // 2
@@ -221,7 +221,7 @@ def run(ctx: Context) -> None:
     faithful = neighbour_preservation(model, mapped, sampled.coords)
     record(NUMBER, f"t-SNE of {sample:,} sampled rows of the first {mapped.size:,}, the others placed", took, "s",
            estimated, "the estimate the map panel shows", goal("≤ 2× its estimate"),
-           f"{cpu:.0f} s of CPU time (this process and the t-SNE's child); {faithful.caption()}")
+           f"{cpu:.0f} s of CPU time (this process and the t-SNE's child); {faithful.caption()} ({faithful.how_measured()})")
 
 
 FIGURE = Figure(NUMBER, run, order=420)

@@ -226,7 +226,7 @@ def _project(model, args, ask: Ask) -> tuple[Any, str]:
         f.writelines(map_csv(proj.ids, proj.coords, model.vocab.texts))
     os.replace(tmp, args.out)
     if faithful is not None:
-        print(f"embviz: the map {faithful.caption()}", file=sys.stderr)
+        print(f"embviz: the map {faithful.caption()}. {faithful.how_measured()}", file=sys.stderr)
     summary = {"rows": int(proj.ids.size), "out": args.out, "method": proj.method, "dims": args.dims,
                "explained": proj.explained,
                "faithfulness": None if faithful is None else faithful.as_dict()}

@@ -77,6 +77,7 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
                               lambda: self._load_ended(None), self._load_progress)
         self.last_error: str | None = None
         self._message_tab: QWidget | None = None  # the tab whose panel said the message on show
+        self._unseen_messages: dict[QWidget, str] = {}  # what tabs out of sight said last
         self._build_panels()
         self._build_comparison_opening()
         self._build_lessons_dock()
@@ -292,7 +293,11 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
     def _tab_message(self, panel: QWidget, text: str) -> None:
         """A tab's own message (a search's count, the clusters found) is about that tab: it
         goes when another tab is shown, so the Lens never shows the Map's clusters. An empty
-        one takes the tab's message back, if it is still the one on show."""
+        one takes the tab's message back, if it is still the one on show. A tab out of sight
+        keeps its message until it is shown: a lesson's Logits never show the Map's word sets."""
+        if self.tabs.currentWidget() is not panel:
+            self._unseen_messages[panel] = text
+            return
         if not text:
             if self._message_tab is panel:
                 self.message.clear_message()
@@ -302,9 +307,12 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
         self._message_tab = panel
 
     def _drop_other_tabs_message(self, *_args) -> None:
-        if self._message_tab is not None and self._message_tab is not self.tabs.currentWidget():
+        shown = self.tabs.currentWidget()
+        if self._message_tab is not None and self._message_tab is not shown:
             self.message.clear_message()
             self._message_tab = None
+        if unseen := self._unseen_messages.pop(shown, ""):
+            self._tab_message(shown, unseen)
 
     # --- the model's own requests ---------------------------------------------------------------
     def _load_progress(self, fraction: float, stage: str, _preview: object) -> None:
@@ -342,6 +350,7 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
         self.model_source = self.loading_source
         self._show_load_progress(False)
         self.message.clear_message()  # messages belong to the model they were about
+        self._unseen_messages.clear()
         self.set_model_text(self._model_text())
         self.setWindowTitle(f"embviz — {summary.info['name']}")
         self.language_model.on_model(summary)  # before the tabs, which may ask for it at once

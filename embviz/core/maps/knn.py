@@ -260,10 +260,14 @@ class Faithfulness:
     method: str = "exact"  # "exact": an exact search of every row; "graph": the map's own neighbour graph
 
     def caption(self) -> str:
-        sampled = "" if self.sample == self.rows else f", measured on {self.sample:,} sampled rows"
-        how = " (exact search)" if self.method == "exact" else " (from the map's neighbour graph)"
+        """What the map keeps, short enough for a projector's caption (`how_measured` says the rest)."""
         share = f"{self.share:.0%}" if self.share >= 0.1 else f"{self.share:.1%}"  # "0%" would read as a bug
-        return f"keeps {share} of each token's {self.k} nearest neighbours{sampled}{how}"
+        return f"keeps {share} of each token's {self.k} nearest neighbours"
+
+    def how_measured(self) -> str:
+        sampled = f"on {self.sample:,} sampled rows" if self.sample < self.rows else f"on all {self.rows:,} rows"
+        how = "an exact search" if self.method == "exact" else "the map's neighbour graph"
+        return f"Measured {sampled}, their true neighbours from {how}."
 
     def as_dict(self) -> dict[str, Any]:
         return {"share": self.share, "k": self.k, "sample": self.sample, "rows": self.rows, "method": self.method}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from html import escape
 
-from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFrame,
@@ -111,6 +111,8 @@ class LessonsPanel(QWidget):
         words_column.addStretch(0)  # what whole lines leave goes under them
         self._body.addLayout(words_column, 1)
         self._band = False
+        # Once the band has its new height: a step's words change without resizing it.
+        self.bandChanged.connect(lambda: QTimer.singleShot(0, self, self._whole_lines))
         self._body.addLayout(self._band_buttons)
         self._column.addLayout(self._body, 1)
         self._column.addWidget(self.counter)  # its own line: between the buttons a narrow dock cut it up
@@ -160,6 +162,10 @@ class LessonsPanel(QWidget):
             self._buttons.insertWidget(3, self.close_button)
         self.steps.setVisible(not on)
         self.close_button.setVisible(on)
+        # The band's scroll bar always there: one that came and went with whole lines left the
+        # words laid out at the width they had without it, their ends under it.
+        self._words.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn if on
+                                               else Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         self._band = on
         self._whole_lines()
 
@@ -174,18 +180,17 @@ class LessonsPanel(QWidget):
     def _whole_lines(self) -> None:
         """A band too short for the step's words shows whole lines of them, and scrolls: a
         line cut through its middle reads as a smudge on a projector."""
-        self._words.setMaximumHeight(QWIDGETSIZE_MAX)
-        if not self._band:
-            return
+        self._words.setMaximumHeight(self._whole_lines_height() if self._band else QWIDGETSIZE_MAX)
+
+    def _whole_lines_height(self) -> int:
         margins = self._column.contentsMargins()
         room = self.height() - margins.top() - margins.bottom()
         width = self._words.viewport().width()
         if self._words_column.heightForWidth(width) <= room:
-            return
+            return QWIDGETSIZE_MAX
         top = self.title.heightForWidth(width) + self._words_column.spacing()
         line = self.text.fontMetrics().lineSpacing()
-        if room > top + line:
-            self._words.setMaximumHeight(top + (room - top) // line * line)
+        return top + (room - top) // line * line if room > top + line else QWIDGETSIZE_MAX
 
     def scroll_words(self, lines: int) -> None:
         """The step's words `lines` lines on (back, if negative): projector mode's ↓ and ↑."""

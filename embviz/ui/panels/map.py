@@ -544,6 +544,7 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
             return
         self.state.projection.caption = f"{self.state.projection.caption} — {faithful.caption()}"
         self.status.setText(self.state.projection.caption)
+        self.status.setToolTip(f"{self.status.toolTip()} {faithful.how_measured()}".strip())
 
     def _map_failed(self, message: str) -> None:
         self._idle()
