@@ -630,11 +630,11 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
             self.state.dims = dims
             self._dims_changed()
         self._lesson_sets = tuple(sets) if dims == 3 else ()
-        if sets:  # the step's sets alone: no rings, arrows or other sets left from another step or tab
-            self.view.set_selected([])
-            self.view.set_arrows([])
-            for name in [n for n in self.word_sets.ticked if n not in sets]:
-                self.show_word_set(name, False)
+        # The step's sets alone: no rings, arrows or other sets (the user's) left from another step or tab.
+        self.view.set_selected([])
+        self.view.set_arrows([])
+        for name in [n for n in self.word_sets.ticked if n not in sets]:
+            self.show_word_set(name, False)
         for name in sets:
             self.show_word_set(name)
         self._frame_lesson_sets()
