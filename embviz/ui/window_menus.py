@@ -24,7 +24,8 @@ HELP_KEYS = (
     ("Ctrl+= / Ctrl+− / Ctrl+0", "larger / smaller / normal text (100–250 %)"),
     ("F11", "full screen"),
     ("F5", "projector mode: full screen, the picture first, lessons as a caption band; F6 shows the controls, "
-           "→ / Space / PgDn next step, ← / PgUp back, / find, + / − text size, Esc leaves"),
+           "→ / Space / PgDn next step, ← / PgUp back, ↓ / ↑ scroll the lesson's words, / find, + / − text size, "
+           "Esc leaves"),
     ("Ctrl+E", "export the current tab as a picture (PNG at 2×, or SVG)"),
     ("Ctrl+C", "copy the selected table rows (all rows when none is selected)"),
     ("Ctrl+O", "open a model file (or a saved session)"),
