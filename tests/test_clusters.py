@@ -9,7 +9,9 @@ import sys
 import numpy as np
 import pytest
 
-from embviz.core.maps.cluster_names import FUNCTION_WORDS, NAME_CHARS, dictionary, is_whole_word, name_of, trait_of
+from embviz.core.maps.cluster_names import (
+    FUNCTION_WORDS, NAME_CHARS, dictionary, is_whole_word, name_of, told_apart, trait_of,
+)
 from embviz.core.table.dictionary import stop_words
 from embviz.core.maps.clusters import graph_clusters, hdbscan_clusters, kmeans_clusters
 from embviz.core.errors import Cancelled, EmbvizError
@@ -61,7 +63,7 @@ def test_clusters_of_smollm2_are_named_by_central_whole_words(default_model, met
         assert len(cluster.label) <= NAME_CHARS or len(cluster.label.split(" ")) == 1
         words = np.flatnonzero((found.assignment == c) & np.array([is_whole_word(k, t, dictionary()) for k, t in zip(kinds, vocab.texts)]))
         assert len(words) > 0 or not cluster.readable
-        if cluster.readable and cluster.label != FUNCTION_WORDS:  # every word of the name is one of the cluster's whole words, uncut
+        if cluster.readable and not cluster.label.startswith(FUNCTION_WORDS):  # every word of the name is one of the cluster's whole words, uncut
             assert all(vocab.id_of(" " + w) in set(words.tolist()) for w in cluster.label.split(" "))
     readable = found.largest_readable()
     assert len(readable) == 5 and readable == sorted(readable) and all(found.clusters[c].readable for c in readable)
@@ -111,9 +113,12 @@ def test_the_largest_smollm2_clusters_are_named_by_dictionary_words_or_left_unna
     assert words is not None and "monday" in words and "strugg" not in words and "amput" not in words
     found = graph_clusters(default_model, 50)
     for cluster in found.clusters[:10]:
-        if cluster.readable and cluster.label != FUNCTION_WORDS:
+        if cluster.readable and not cluster.label.startswith(FUNCTION_WORDS):
             assert all(w.lower() in words for w in cluster.label.split(" ")), cluster.label
     assert sum(c.readable for c in found.clusters[:10]) >= 5
+    named = [c.label for c in found.clusters if c.label]
+    assert len(set(named)) == len(named)  # no two clusters drawn under one name
+    assert sum(name.startswith(FUNCTION_WORDS + ": ") for name in named) >= 2  # the glue, told apart
     # The coarse groups: a few, named the same way, each the union of whole fine clusters.
     assert 2 <= len(found.coarse) <= 8 and sum(c.size for c in found.coarse) == 49152
     assert np.bincount(found.coarse_of, weights=[c.size for c in found.clusters]).tolist() == [c.size for c in found.coarse]
@@ -349,3 +354,10 @@ def test_a_coarse_name_with_a_clusters_words_reads_as_that_cluster():
     assert _worded_as(Cluster(20, "Sultan Mughal Kabul", [], True), members).label == "Mughal Kabul Sultan"
     assert _worded_as(Cluster(20, "changing change changed", [], True), members).label == "changed changing Change"
     assert _worded_as(Cluster(20, "Kabul Delhi Sultan", [], True), members).label == "Kabul Delhi Sultan"
+
+
+def test_a_name_given_twice_is_told_apart_by_each_clusters_examples():
+    names = [FUNCTION_WORDS, "Monday Friday", FUNCTION_WORDS, "", "", "numbers"]
+    examples = [[" the", " a", " of"], [" Monday"], ["\n", " in", " on"], [" x"], [" y"], [" 7"]]
+    assert told_apart(names, examples) == [
+        "function words: the a of", "Monday Friday", "function words: in on", "", "", "numbers"]  # unnamed stay grey

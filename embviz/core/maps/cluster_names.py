@@ -16,7 +16,7 @@ import numpy as np
 from embviz.core.table.dictionary import dictionary, is_word, stop_words
 from embviz.core.table.token_kinds import NUMBER, PUNCTUATION, UNREADABLE, WORD
 
-__all__ = ["FUNCTION_WORDS", "NAME_CHARS", "dictionary", "is_whole_word", "name_of", "readable", "trait_of"]
+__all__ = ["FUNCTION_WORDS", "NAME_CHARS", "dictionary", "is_whole_word", "name_of", "readable", "told_apart", "trait_of"]
 NAME_WORDS = 3
 NAME_CHARS = 28  # a name's length, spaces included: fewer or shorter words are chosen to fit, never a cut one
 NAME_CANDIDATES = 20  # a name's words come from this many most central ones: shorter, but still typical
@@ -101,3 +101,17 @@ def fit(candidates: list[str], room: int) -> str:
         if len(chosen) == NAME_WORDS:
             break
     return " ".join(chosen or [min(candidates[:NAME_CANDIDATES], key=len)])
+
+
+def told_apart(names: list[str], examples: list[list[str]]) -> list[str]:
+    """The names, each one that more than one cluster was given followed by that cluster's own
+    most central examples ("function words: the a", "function words: in on"): one name on two
+    clusters reads as one topic drawn in two places. `examples`: each cluster's, most central first."""
+    given = Counter(name for name in names if name)
+    told: list[str] = []
+    for name, shown in zip(names, examples):
+        own = [text.strip() for text in shown if text.strip()]
+        if given[name] > 1 and own:
+            name = f"{name}: {fit(own, max(NAME_CHARS - len(name) - 2, 1))}"
+        told.append(name)
+    return told

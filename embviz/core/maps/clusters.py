@@ -27,7 +27,7 @@ from embviz.core.model import EmbeddingModel
 from embviz.core.table.similarity import unit_table
 from embviz.core.maps.cluster_fit import hdbscan_fit, kmeans_fit
 from embviz.core.maps.file_rows import file_rows
-from embviz.core.maps.cluster_names import dictionary, name_of, readable
+from embviz.core.maps.cluster_names import dictionary, name_of, readable, told_apart
 from embviz.core.table.token_kinds import token_kinds
 
 METHODS = ("graph", "kmeans", "hdbscan")
@@ -220,13 +220,13 @@ def _named(model: EmbeddingModel, method: str, k: int | None, ids: np.ndarray, f
     assignment = np.where(found >= 0, renumber[np.maximum(found, 0)], NOISE).astype(np.int32)
     members = _members(ids, assignment, len(order))
     namer = _Namer(model, units)
-    clusters = [namer.describe(rows) for rows in members]
+    clusters = namer.named_apart([namer.describe(rows) for rows in members])
     directions = np.stack([namer.direction(rows) for rows in members]) if members else np.zeros((0, 1))
     coarse_of = coarse_groups(directions, np.array([len(rows) for rows in members]))
     groups = [np.concatenate([members[c] for c in np.flatnonzero(coarse_of == g)])
               for g in range(int(coarse_of.max(initial=-1)) + 1)]
-    coarse = [_worded_as(namer.describe(rows), [clusters[c] for c in np.flatnonzero(coarse_of == g)])
-              for g, rows in enumerate(groups)]
+    coarse = namer.named_apart([_worded_as(namer.describe(rows), [clusters[c] for c in np.flatnonzero(coarse_of == g)])
+                               for g, rows in enumerate(groups)])
     return Clustering(method, k, ids, assignment, clusters, coarse, coarse_of)
 
 
@@ -266,6 +266,13 @@ class _Namer:
         label, words = name_of(ranked, self.kinds, self.texts, self.labels, self.words)
         examples = readable(ranked, self.kinds, self.texts) or ranked.tolist()
         return Cluster(int(len(members)), label, examples[:EXAMPLES], words)
+
+    def named_apart(self, clusters: list[Cluster]) -> list[Cluster]:
+        """The clusters, those given the same name told apart by their own examples."""
+        names = told_apart([c.label for c in clusters], [[self.texts[i] for i in c.examples] for c in clusters])
+        for cluster, name in zip(clusters, names):
+            cluster.label = name
+        return clusters
 
 
 def coarse_groups(directions: np.ndarray, sizes: np.ndarray, groups: int = COARSE_GROUPS) -> np.ndarray:
