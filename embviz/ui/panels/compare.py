@@ -167,7 +167,7 @@ class ComparePanel(QWidget):
         for part, stretch in ((self.table, 1), (self.dominoes, 2)):  # the words whole at 200 %
             part.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Expanding)  # shares by stretch alone
             body.addWidget(part, stretch)
-        layout = QVBoxLayout(self)
+        layout = self.column = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addLayout(running)
         layout.addWidget(self.message)
@@ -366,11 +366,11 @@ class ComparePanel(QWidget):
         page = self.parentWidget()  # the tab's page: the room on screen, not the panel's own height
         if page is None:
             return
-        layout, table = self.layout(), self.table
+        layout, table = self.column, self.table
         spacing, margins = layout.spacing(), layout.contentsMargins()
         rows = (table.horizontalHeader().sizeHint().height() + ROWS_KEPT * table.verticalHeader().defaultSectionSize()
                 + 2 * table.frameWidth())
-        body = self.dominoes.heading.minimumHeight() + self.dominoes.layout().spacing() + rows
+        body = self.dominoes.heading.minimumHeight() + self.dominoes.column.spacing() + rows
         others = sum(w.sizeHint().height() + spacing for w in (self.message, self.progress) if w.isVisibleTo(self))
         text = self.explained.minimumHeight() if self.explained.isVisibleTo(self) else 0
         need = margins.top() + margins.bottom() + others + spacing + body

@@ -45,7 +45,7 @@ class Dominoes(QWidget):
         for table in self.columns:
             table.setMinimumWidth(90)
             row.addWidget(table)
-        layout = QVBoxLayout(self)
+        layout = self.column = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.heading)
         layout.addLayout(row, 1)
