@@ -32,7 +32,7 @@ from embviz.state.tabs import SimilaritiesState
 from embviz.ui import style
 from embviz.ui.binding import Bindings
 from embviz.ui.plots.scatter_plot import ScatterPlot
-from embviz.ui.widgets import ResultsTable, WordField
+from embviz.ui.widgets import ResultsTable, WordField, folding
 
 NAMED = 8  # pairs named on the scatter: the furthest from the line
 TABLE_SHARE = 0.32  # of the width, beside the scatters
@@ -121,21 +121,32 @@ class SimilaritiesPanel(QWidget):
         own.addWidget(QLabel("Your pair:"))
         own.addWidget(self.pair, 1)
         own.addWidget(self.pair_result, 2)
+        # The scatters side by side; the list beside them where it has its pairs' width, under
+        # them where it has not (two models at 1024 × 700 and 150 %: the names were cut).
+        self.plots = QSplitter(Qt.Orientation.Horizontal)
         self.split = QSplitter(Qt.Orientation.Horizontal)
-        for part in (self.plot, self.plot_b, self.table):
-            part.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Expanding)
+        for plot in (self.plot, self.plot_b):
+            plot.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Expanding)
+            self.plots.addWidget(plot)
+        for part in (self.plots, self.table):
+            part.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Ignored)
             self.split.addWidget(part)
-        layout = QVBoxLayout(self)
-        for row in (choose, own):
-            layout.addLayout(row)
-        for label in (self.summary, self.summary_b):
-            layout.addWidget(label)
         notes = QHBoxLayout()
         notes.addWidget(self.source, 1)
         notes.addWidget(self.show_rule, 0, Qt.AlignmentFlag.AlignTop)
-        layout.addLayout(notes)
+        folded = folding(choose, own, notes)
+        sentences = QVBoxLayout()
+        for label in (self.summary, self.summary_b):
+            sentences.addWidget(label)
+        numbers = folding(sentences)
+        layout = QVBoxLayout(self)
+        layout.addWidget(folded)
+        layout.addWidget(numbers)
         layout.addWidget(self.message)
         layout.addWidget(self.split, 1)
+        # What projector mode folds: the choices, the user's own pair, the notes and the
+        # sentences of numbers. The scatters, whose titles say each model's ρ, keep the screen.
+        self.controls = (folded, numbers)
         self.rule = ""
 
     def _say(self, text: str) -> None:
@@ -148,11 +159,17 @@ class SimilaritiesPanel(QWidget):
         self._share_width()
 
     def _share_width(self) -> None:
-        """The list a third of the width (its pairs' names whole), the scatters the rest."""
-        width = self.split.width() - 2 * self.split.handleWidth()
-        table = int(width * TABLE_SHARE)
-        plots = width - table
-        self.split.setSizes([plots // 2, plots - plots // 2, table] if self.plot_b.isVisibleTo(self) else [plots, 0, table])
+        """The list a third of the width beside the scatters where its pairs' names fit
+        there, else a third of the height under them; the scatters share the rest."""
+        table = self.table
+        wants = (sum(table.sizeHintForColumn(c) for c in range(table.columnCount())) + 2 * table.frameWidth()
+                 + table.verticalScrollBar().sizeHint().width())
+        beside = self.split.width() * TABLE_SHARE >= wants
+        self.split.setOrientation(Qt.Orientation.Horizontal if beside else Qt.Orientation.Vertical)
+        room = (self.split.width() if beside else self.split.height()) - self.split.handleWidth()
+        self.split.setSizes([room - int(room * TABLE_SHARE), int(room * TABLE_SHARE)])
+        width = self.plots.width() - self.plots.handleWidth()
+        self.plots.setSizes([width // 2, width - width // 2] if self.plot_b.isVisibleTo(self) else [width, 0])
 
     # --- the window's calls --------------------------------------------------------------------
     def on_model(self, summary: ModelSummary, restore: SimilaritiesState | None = None) -> None:
@@ -223,9 +240,10 @@ class SimilaritiesPanel(QWidget):
         self.rule = _rule_text(result)
         self.plot.set_points([p.rating for p in result.pairs], [p.cosine for p in result.pairs],
                              {i: pair_label(p.labels) for i, p in enumerate(result.pairs[:NAMED])}, result.line,
-                             result.model)
+                             _title(result))
         self.table.fill([(pair_label(p.labels), p.rating, p.cosine) for p in result.pairs],
                         [p.ids[0] for p in result.pairs])
+        self._share_width()  # the list's names may be wider now
         if self.isVisible():  # not a new model's opening behind another tab
             self.statusMessage.emit(f"{result.source}: Spearman {_number(result.spearman)} over {result.kept:,} pairs.")
         if self._focus is not None:
@@ -259,7 +277,7 @@ class SimilaritiesPanel(QWidget):
         self.summary_b.setText(_summary(result))
         self.plot_b.set_points([p.rating for p in result.pairs], [p.cosine for p in result.pairs],
                                {i: pair_label(p.labels) for i, p in enumerate(result.pairs[:NAMED])}, result.line,
-                               result.model)
+                               _title(result))
         self._share_width()
 
     def on_pair(self, found: WordPairCosine) -> None:
@@ -301,6 +319,10 @@ class SimilaritiesPanel(QWidget):
 
 def _number(x: float | None) -> str:
     return "undefined" if x is None else f"{x:.3f}"
+
+
+def _title(result: PairScores) -> str:
+    return f"ρ = {_number(result.spearman)}: {result.model}"  # the number first: a narrow scatter cuts the name
 
 
 def _summary(result: PairScores) -> str:
