@@ -9,9 +9,8 @@ import os
 from dataclasses import fields, replace
 
 import numpy as np
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QApplication,
     QCheckBox,
     QComboBox,
     QHBoxLayout,
@@ -36,35 +35,12 @@ from embviz.ui import style
 from embviz.ui.binding import Bindings
 from embviz.ui.panels.compare_parts import LIST_LIMIT, Dominoes, listed_positions, neighbour_lists
 from embviz.ui.plots.score_histogram import ScoreHistogram
-from embviz.ui.widgets import ElidedLabel, ResultsTable, WrappedLabel, flow_row
+from embviz.ui.widgets import ElidedLabel, HeldColumn, ResultsTable, RoomWatch, WrappedLabel, flow_row
 
 MEANING = ("Score: the share of a word's k nearest neighbours the two models agree on (in both ÷ in either: "
            "1 = the same neighbours, 0 = none in common).")
 ROWS_KEPT = 3  # of the list and the dominoes, in sight before the histogram is
 NO_SECOND = "No second model yet: File ▸ Compare with… opens one beside this model."
-
-
-class HeldColumn(QWidget):
-    """A column whose least height is always its contents' (it is set whenever they change),
-    so that a layout sharing height by its other items' wrapped text cannot squeeze it."""
-
-    def hasHeightForWidth(self) -> bool:
-        return False  # its least height says it: the box around kept a stale height for its width
-
-    def event(self, event: QEvent) -> bool:
-        handled = super().event(event)
-        if event.type() == QEvent.Type.LayoutRequest and (layout := self.layout()) is not None:
-            need = layout.minimumSize().height()
-            if layout.hasHeightForWidth():  # a row that wraps (the controls at 200 %)
-                need = max(need, layout.totalHeightForWidth(self.width()))
-            if need != self.minimumHeight() and (parent := self.parentWidget()) is not None:
-                self.setMinimumHeight(need)
-                # Set while the parent's layout was placing it, the new height would be lost
-                # when that pass ends: the parent lays out again once it is done.
-                if (outer := parent.layout()) is not None:
-                    outer.invalidate()
-                QApplication.postEvent(parent, QEvent(QEvent.Type.LayoutRequest))
-        return handled
 
 
 class ComparePanel(QWidget):
@@ -173,6 +149,7 @@ class ComparePanel(QWidget):
         layout.addWidget(self.message)
         layout.addLayout(body, 1)
         self.controls = (self.explained,)  # what projector mode folds: the histogram, list and dominoes stay
+        RoomWatch(self, self._keep_rows)
 
     def _connect(self) -> None:
         self.bindings = Bindings(self.state)
@@ -343,22 +320,6 @@ class ComparePanel(QWidget):
         return self, f"{self.names[0]} compared with {self.names[1]}"
 
     # --- helpers ----------------------------------------------------------------------------------
-    def showEvent(self, event) -> None:
-        super().showEvent(event)
-        if (page := self.parentWidget()) is not None:  # a band put up under the tab shrinks the page, not the panel
-            page.removeEventFilter(self)
-            page.installEventFilter(self)
-        QTimer.singleShot(0, self, self._keep_rows)
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if watched is self.parentWidget() and event.type() == QEvent.Type.Resize:
-            QTimer.singleShot(0, self, self._keep_rows)  # once the layout has placed it
-        return super().eventFilter(watched, event)
-
-    def resizeEvent(self, event) -> None:
-        super().resizeEvent(event)
-        QTimer.singleShot(0, self, self._keep_rows)
-
     def _keep_rows(self) -> None:
         """The histogram (and its count) only where the list and the dominoes keep ROWS_KEPT
         rows in sight under it: a lesson's caption band at 200 % leaves room for the one or

@@ -15,7 +15,7 @@ from embviz.state.tabs import OddOneOutState
 from embviz.ui import style
 from embviz.ui.binding import Bindings
 from embviz.ui.plots.bar_chart import BarChart
-from embviz.ui.widgets import WordField, WrappedLabel, folding
+from embviz.ui.widgets import HeldColumn, WordField, WrappedLabel, folding
 
 CHART_HEIGHT = 1  # no floor: a few bars' own rows, each whole (on a projector at 200 % the floor hid two)
 TYPING_DELAY_MS = 150  # the answer follows the typing, once a word is whole
@@ -62,11 +62,15 @@ class OddOneOutPanel(QWidget):
         why = QVBoxLayout()
         why.addWidget(explained)
         folded = folding(row, why)
+        # The sentences in a column that holds their height: as items of the tab's own box,
+        # each took a stale height for its width and the bars were pushed out of sight.
+        sentences = HeldColumn()
+        column = QVBoxLayout(sentences)
+        column.setContentsMargins(0, 0, 0, 0)
+        for widget in (folded, self.answer, self.detail, self.message):
+            column.addWidget(widget)
         layout = QVBoxLayout(self)
-        layout.addWidget(folded)
-        layout.addWidget(self.answer)
-        layout.addWidget(self.detail)
-        layout.addWidget(self.message)
+        layout.addWidget(sentences)
         layout.addWidget(self.chart, 1)
         # What projector mode folds: the words and why the bars are what they are. The
         # answer and its bars, with their numbers printed, keep the screen.

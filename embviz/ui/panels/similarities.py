@@ -32,16 +32,18 @@ from embviz.state.tabs import SimilaritiesState
 from embviz.ui import style
 from embviz.ui.binding import Bindings
 from embviz.ui.plots.scatter_plot import ScatterPlot
-from embviz.ui.widgets import ResultsTable, WordField, folding
+from embviz.ui.widgets import ResultsTable, RoomWatch, WordField, flow_row, folding
 
 NAMED = 8  # pairs named on the scatter: the furthest from the line
 TABLE_SHARE = 0.32  # of the width, beside the scatters
 PAIR_FIELD_WIDTH = 320  # pixels: two words fit at 150 % text
-SOURCES = {  # where each set comes from and what its raters were asked, under the numbers
-    "wordsim353": "WordSim-353 (Finkelstein et al. 2002), gensim's copy: relatedness, 0–10.",
-    "simlex999": "SimLex-999 (Hill, Reichart and Korhonen 2015), gensim's copy: similarity only, 0–10.",
+SOURCES = {  # where each set comes from and what its raters were asked, under the numbers (one line at 150 %)
+    "wordsim353": "WordSim-353 (Finkelstein et al. 2002): relatedness, 0–10.",
+    "simlex999": "SimLex-999 (Hill, Reichart and Korhonen 2015): similarity only, 0–10.",
     "file": "Your file: lines of 'word1 word2 score'.",
 }
+SCATTER_READABLE = 150  # pixels of height at 100 % text: under it the list gives way to the scatters
+LIST_ROWS = 2  # the least of the list's rows worth showing under the scatters
 X_NAME, Y_NAME = "people's rating", "cosine"
 
 
@@ -113,28 +115,27 @@ class SimilaritiesPanel(QWidget):
                               "both ringed on the map.")
         self.pair.setMaximumWidth(PAIR_FIELD_WIDTH)
         self.pair_result.setWordWrap(True)
-        choose = QHBoxLayout()
-        for widget in (QLabel("Rated pairs:"), self.dataset, self.open_file):
-            choose.addWidget(widget)
-        choose.addStretch(1)
         own = QHBoxLayout()
         own.addWidget(QLabel("Your pair:"))
         own.addWidget(self.pair, 1)
         own.addWidget(self.pair_result, 2)
         # The scatters side by side; the list beside them where it has its pairs' width, under
-        # them where it has not (two models at 1024 × 700 and 150 %: the names were cut).
+        # them where it has not (two models at 1024 × 700 and 150 %: the names were cut), and
+        # left out where the scatters would be less than readable.
         self.plots = QSplitter(Qt.Orientation.Horizontal)
         self.split = QSplitter(Qt.Orientation.Horizontal)
         for plot in (self.plot, self.plot_b):
             plot.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Expanding)
             self.plots.addWidget(plot)
         for part in (self.plots, self.table):
-            part.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Ignored)
+            part.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Expanding)
             self.split.addWidget(part)
-        notes = QHBoxLayout()
-        notes.addWidget(self.source, 1)
-        notes.addWidget(self.show_rule, 0, Qt.AlignmentFlag.AlignTop)
-        folded = folding(choose, own, notes)
+        self.split.setChildrenCollapsible(False)
+        # One row that wraps for the set of pairs and how its words are matched, one for the
+        # user's own pair, one line for where the set comes from.
+        note = QVBoxLayout()
+        note.addWidget(self.source)
+        folded = folding(flow_row(QLabel("Rated pairs:"), self.dataset, self.open_file, self.show_rule), own, note)
         sentences = QVBoxLayout()
         for label in (self.summary, self.summary_b):
             sentences.addWidget(label)
@@ -147,6 +148,7 @@ class SimilaritiesPanel(QWidget):
         # What projector mode folds: the choices, the user's own pair, the notes and the
         # sentences of numbers. The scatters, whose titles say each model's ρ, keep the screen.
         self.controls = (folded, numbers)
+        RoomWatch(self, self._share_width)
         self.rule = ""
 
     def _say(self, text: str) -> None:
@@ -154,20 +156,23 @@ class SimilaritiesPanel(QWidget):
         self.message.setText(text)
         self.message.setVisible(bool(text))
 
-    def resizeEvent(self, event) -> None:
-        super().resizeEvent(event)
-        self._share_width()
-
     def _share_width(self) -> None:
         """The list a third of the width beside the scatters where its pairs' names fit
-        there, else a third of the height under them; the scatters share the rest."""
+        there; else a third of the height under them where the scatters stay readable, and
+        none where they would not. The scatters share the rest."""
         table = self.table
         wants = (sum(table.sizeHintForColumn(c) for c in range(table.columnCount())) + 2 * table.frameWidth()
                  + table.verticalScrollBar().sizeHint().width())
         beside = self.split.width() * TABLE_SHARE >= wants
+        page = self.parentWidget()  # the tab's page: the room on screen, not the panel's own height
+        room = (page.height() if page is not None else self.height()) - (self.height() - self.split.height())
+        least = (table.horizontalHeader().sizeHint().height() + LIST_ROWS * table.verticalHeader().defaultSectionSize()
+                 + 2 * table.frameWidth())
+        readable = round(SCATTER_READABLE * style.text_scale())
+        table.setVisible(beside or room * TABLE_SHARE >= least and room * (1 - TABLE_SHARE) >= readable)
         self.split.setOrientation(Qt.Orientation.Horizontal if beside else Qt.Orientation.Vertical)
-        room = (self.split.width() if beside else self.split.height()) - self.split.handleWidth()
-        self.split.setSizes([room - int(room * TABLE_SHARE), int(room * TABLE_SHARE)])
+        whole = (self.split.width() if beside else self.split.height()) - self.split.handleWidth()
+        self.split.setSizes([whole - int(whole * TABLE_SHARE), int(whole * TABLE_SHARE)])
         width = self.plots.width() - self.plots.handleWidth()
         self.plots.setSizes([width // 2, width - width // 2] if self.plot_b.isVisibleTo(self) else [width, 0])
 
