@@ -100,7 +100,7 @@ def test_odd_one_out_answers_rings_the_words_and_a_bar_is_the_focus(qtbot, smol,
     qtbot.waitUntil(lambda: smol.map_panel.view._selected == panel.shown.ids, timeout=60_000)
     found = panel.shown
     assert found.labels[found.outsider] == "␣cereal" and panel.chart.count == 4
-    assert panel.answer.text().startswith("The odd one out: ␣cereal (cosine 0.632")
+    assert panel.answer.text() == "The odd one out: ␣cereal" and panel.detail.text().startswith("Cosine 0.632 to")
     panel.words.setText("")
     qtbot.keyClicks(panel.words, "cup coffee")
     qtbot.waitUntil(lambda: "at least 3 words" in panel.message.text(), timeout=60_000)

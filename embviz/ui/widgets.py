@@ -403,10 +403,59 @@ class FlowLayout(QLayout):
                 for item in line:
                     hint = item.sizeHint()
                     width = hint.width() + (extra if item in growing else 0)
-                    item.setGeometry(QRect(QPoint(x, y), QSize(width, hint.height())))
+                    item.setGeometry(QRect(QPoint(x, y + (height - hint.height()) // 2), QSize(width, hint.height())))  # centred on its line
                     x += width + self.spacing()
             y += height + self.spacing()
         return y - self.spacing() - rect.y() + margins.bottom() if any(lines) else margins.top() + margins.bottom()
+
+
+class HeldColumn(QWidget):
+    """A column whose least height is always its contents' at its width (set whenever they
+    change), so that a layout sharing height by its other items' wrapped text cannot squeeze
+    it: wrapped sentences were drawn over each other."""
+
+    def hasHeightForWidth(self) -> bool:
+        return False  # its least height says it: the box around kept a stale height for its width
+
+    def event(self, event: QEvent) -> bool:
+        handled = super().event(event)
+        if event.type() == QEvent.Type.LayoutRequest and (layout := self.layout()) is not None:
+            need = layout.minimumSize().height()
+            if layout.hasHeightForWidth():  # a row that wraps (the controls at 200 %)
+                need = max(need, layout.totalHeightForWidth(self.width()))
+            if need != self.minimumHeight() and (parent := self.parentWidget()) is not None:
+                self.setMinimumHeight(need)
+                # Set while the parent's layout was placing it, the new height would be lost
+                # when that pass ends: the parent lays out again once it is done.
+                if (outer := parent.layout()) is not None:
+                    outer.invalidate()
+                QApplication.postEvent(parent, QEvent(QEvent.Type.LayoutRequest))
+        return handled
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        QApplication.postEvent(self, QEvent(QEvent.Type.LayoutRequest))  # a row that wraps wraps anew
+
+
+class RoomWatch(QObject):
+    """Calls `fit` (a turn later, once the layouts have placed things) whenever `panel` is
+    shown or resized, or the page it sits in is: a lesson's caption band coming up shrinks
+    the tab's page, not a panel taller than the page. A panel that gives way where the page
+    is short (a chart that leaves the list its rows) decides in `fit`."""
+
+    def __init__(self, panel: QWidget, fit: Callable[[], object]) -> None:
+        super().__init__(panel)
+        self.panel, self.fit = panel, fit
+        panel.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        kind = event.type()
+        if kind == QEvent.Type.Show and watched is self.panel and (page := self.panel.parentWidget()) is not None:
+            page.removeEventFilter(self)
+            page.installEventFilter(self)
+        if kind in (QEvent.Type.Show, QEvent.Type.Resize):
+            QTimer.singleShot(0, self.panel, self.fit)
+        return False
 
 
 def folding(*layouts: QLayout) -> QWidget:

@@ -9,7 +9,7 @@ import os
 from dataclasses import fields, replace
 
 import numpy as np
-from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -35,22 +35,12 @@ from embviz.ui import style
 from embviz.ui.binding import Bindings
 from embviz.ui.panels.compare_parts import LIST_LIMIT, Dominoes, listed_positions, neighbour_lists
 from embviz.ui.plots.score_histogram import ScoreHistogram
-from embviz.ui.widgets import ElidedLabel, ResultsTable, WrappedLabel
+from embviz.ui.widgets import ElidedLabel, HeldColumn, ResultsTable, RoomWatch, WrappedLabel, flow_row
 
 MEANING = ("Score: the share of a word's k nearest neighbours the two models agree on (in both ÷ in either: "
            "1 = the same neighbours, 0 = none in common).")
+ROWS_KEPT = 3  # of the list and the dominoes, in sight before the histogram is
 NO_SECOND = "No second model yet: File ▸ Compare with… opens one beside this model."
-
-
-class HeldColumn(QWidget):
-    """A column whose least height is always its contents' (it is set whenever they change),
-    so that a layout sharing height by its other items' wrapped text cannot squeeze it."""
-
-    def event(self, event: QEvent) -> bool:
-        handled = super().event(event)
-        if event.type() == QEvent.Type.LayoutRequest and (layout := self.layout()) is not None:
-            self.setMinimumHeight(layout.minimumSize().height())
-        return handled
 
 
 class ComparePanel(QWidget):
@@ -101,6 +91,7 @@ class ComparePanel(QWidget):
         self.message.setStyleSheet(style.ERROR_STYLE)
         style.use_font(self.message)  # with a style sheet it would not follow the text size
         self.message.setWordWrap(True)
+        self.message.hide()  # no empty line: shown with a sentence (`_say`)
 
     def _build_body(self) -> None:
         self.histogram = ScoreHistogram()
@@ -119,22 +110,18 @@ class ComparePanel(QWidget):
         self.dominoes = Dominoes()
 
     def _lay_out(self) -> None:
-        """The sentences and controls beside the histogram; below them the list and the
-        dominoes, side by side: on a 700-pixel screen at 150 % each keeps a few whole rows."""
-        controls = QHBoxLayout()
-        for widget in (self.k, self.go, self.order, self.words_only):
-            controls.addWidget(widget)
-        controls.addStretch(1)
-        # The progress on a row of its own: beside the controls its stage's text pushed the
-        # tab wider than a projector's screen while a comparison ran.
-        running = QHBoxLayout()
-        running.addWidget(self.progress, 1)
-        running.addWidget(self.stop)
-        text = QVBoxLayout()
+        """The sentences and controls beside the histogram where the width holds both, under
+        it where it does not; below them the list and the dominoes, side by side. Projector
+        mode folds the sentences and controls (`controls`): the histogram, the list and the
+        dominoes keep the screen."""
+        self.explained = HeldColumn()
+        text = QVBoxLayout(self.explained)
+        text.setContentsMargins(0, 0, 0, 0)
         for label in (self.meaning, self.source):
             text.addWidget(label)
-        text.addLayout(controls)
-        text.addLayout(running)
+        # A row that wraps: at 200 % its four controls and the rule's button are wider than a
+        # projector's screen beside the histogram.
+        text.addLayout(flow_row(self.k, self.go, self.order, self.words_only, self.show_rule))
         text.addStretch(1)
         # The histogram's column as one widget of a fixed least height: beside the wrapped
         # sentences, a column of plain layout items was given only the sentences' height, and
@@ -142,19 +129,27 @@ class ComparePanel(QWidget):
         self.plot_column = HeldColumn()
         plot = QVBoxLayout(self.plot_column)
         plot.setContentsMargins(0, 0, 0, 0)
-        for shown in (self.histogram, self.shown, self.show_rule):
+        for shown in (self.histogram, self.shown):
             plot.addWidget(shown)
         top = QHBoxLayout()
-        top.addLayout(text, 2)
+        top.addWidget(self.explained, 2)
         top.addWidget(self.plot_column, 1)
+        # The progress on a row of its own: beside the controls its stage's text pushed the
+        # tab wider than a projector's screen while a comparison ran.
+        running = QHBoxLayout()
+        running.addWidget(self.progress, 1)
+        running.addWidget(self.stop)
         body = QHBoxLayout()
-        for part, stretch in ((self.table, 1), (self.dominoes, 3)):
+        for part, stretch in ((self.table, 1), (self.dominoes, 2)):  # the words whole at 200 %
             part.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Expanding)  # shares by stretch alone
             body.addWidget(part, stretch)
-        layout = QVBoxLayout(self)
+        layout = self.column = QVBoxLayout(self)
         layout.addLayout(top)
+        layout.addLayout(running)
         layout.addWidget(self.message)
         layout.addLayout(body, 1)
+        self.controls = (self.explained,)  # what projector mode folds: the histogram, list and dominoes stay
+        RoomWatch(self, self._keep_rows)
 
     def _connect(self) -> None:
         self.bindings = Bindings(self.state)
@@ -198,7 +193,7 @@ class ComparePanel(QWidget):
         dropped = self.state.source is not None and restore is None
         self.labels = summary.labels
         self.names = (summary.info["name"], "")
-        self.message.setText("")
+        self._say("")
         if restore is not None:
             for f in fields(CompareState):
                 setattr(self.state, f.name, getattr(restore, f.name))
@@ -207,7 +202,7 @@ class ComparePanel(QWidget):
                    if dropped else NO_SECOND)
 
     def opening(self, name: str) -> None:
-        self.message.setText("")
+        self._say("")
         if self.view is None:  # a comparison on screen stays described until another replaces it
             self.source.setText(f"Opening {name} to compare with {self.names[0]}…")
         self.progress.setValue(0)
@@ -215,7 +210,7 @@ class ComparePanel(QWidget):
 
     def open_failed(self, message: str) -> None:
         self._busy(False)
-        self.message.setText(message)
+        self._say(message)
         if self.view is None:
             self.source.setText(NO_SECOND)
 
@@ -244,7 +239,7 @@ class ComparePanel(QWidget):
     def run(self) -> None:
         if self.state.source is None:
             return
-        self.message.setText("")
+        self._say("")
         self.progress.setValue(0)
         self._busy(True)
         self.comparing.ask(rq.Compare(k=self.state.k))
@@ -284,7 +279,7 @@ class ComparePanel(QWidget):
 
     def _ended(self, message: str) -> None:
         self._busy(False)
-        self.message.setText(message)
+        self._say(message)
 
     # --- the list ---------------------------------------------------------------------------------
     def set_range(self, low: float, high: float) -> None:
@@ -325,6 +320,30 @@ class ComparePanel(QWidget):
         return self, f"{self.names[0]} compared with {self.names[1]}"
 
     # --- helpers ----------------------------------------------------------------------------------
+    def _keep_rows(self) -> None:
+        """The histogram (and its count) only where the list and the dominoes keep ROWS_KEPT
+        rows in sight under it: a lesson's caption band at 200 % leaves room for the one or
+        the other, and the list is what a class reads. (Unless leaving it out gains nothing.)"""
+        page = self.parentWidget()  # the tab's page: the room on screen, not the panel's own height
+        if page is None:
+            return
+        layout, table = self.column, self.table
+        spacing, margins = layout.spacing(), layout.contentsMargins()
+        rows = (table.horizontalHeader().sizeHint().height() + ROWS_KEPT * table.verticalHeader().defaultSectionSize()
+                + 2 * table.frameWidth())
+        body = self.dominoes.heading.minimumHeight() + self.dominoes.column.spacing() + rows
+        others = sum(w.sizeHint().height() + spacing for w in (self.message, self.progress) if w.isVisibleTo(self))
+        text = self.explained.minimumHeight() if self.explained.isVisibleTo(self) else 0
+        need = margins.top() + margins.bottom() + others + spacing + body
+        with_plot = need + max(text, self.plot_column.minimumHeight())
+        without = need + text
+        self.plot_column.setVisible(with_plot <= page.height() or without >= with_plot)
+
+    def _say(self, text: str) -> None:
+        """A sentence of trouble; no empty line when there is none."""
+        self.message.setText(text)
+        self.message.setVisible(bool(text))
+
     def _busy(self, on: bool) -> None:
         self.progress.setVisible(on)
         self.stop.setVisible(on)

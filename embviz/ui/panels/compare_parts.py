@@ -4,10 +4,10 @@
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 
 from embviz.ui import style
-from embviz.ui.widgets import ResultsTable
+from embviz.ui.widgets import ResultsTable, WrappedLabel
 
 LIST_LIMIT = 2000  # rows listed at once: a table of 23,000 rows takes seconds to fill
 TITLES = ("both", "A only", "B only")
@@ -38,18 +38,22 @@ class Dominoes(QWidget):
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
-        self.heading = QLabel("Click a token in the list to see its neighbours in both models.")
-        self.heading.setWordWrap(True)
+        self.heading = WrappedLabel("Click a token in the list to see its neighbours in both models.")
         style.use_font(self.heading, style.LABEL_POINT_SIZE, bold=True)
         self.columns = [ResultsTable([title]) for title in TITLES]
         row = QHBoxLayout()
         for table in self.columns:
             table.setMinimumWidth(90)
             row.addWidget(table)
-        layout = QVBoxLayout(self)
+        layout = self.column = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.heading)
         layout.addLayout(row, 1)
+
+    def hasHeightForWidth(self) -> bool:
+        # Its heading's least height says it. As a height for its width, the box around took
+        # its lists' preferred height for their least, and squeezed the sentences above.
+        return False
 
     def clear(self, text: str) -> None:
         """Empty, headers included: the counts of another model's token never stay."""

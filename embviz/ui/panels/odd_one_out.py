@@ -15,9 +15,9 @@ from embviz.state.tabs import OddOneOutState
 from embviz.ui import style
 from embviz.ui.binding import Bindings
 from embviz.ui.plots.bar_chart import BarChart
-from embviz.ui.widgets import WordField
+from embviz.ui.widgets import HeldColumn, WordField, WrappedLabel, folding
 
-CHART_HEIGHT = 160  # pixels at 100 % text: a few bars need less than the logits' ten
+CHART_HEIGHT = 1  # no floor: a few bars' own rows, each whole (on a projector at 200 % the floor hid two)
 TYPING_DELAY_MS = 150  # the answer follows the typing, once a word is whole
 EXPLAINED = ("Each bar: a word's cosine to the mean of the other words' rows (each row scaled to length 1). "
              "The outsider is the word least like the rest, as gensim's doesnt_match picks it.")
@@ -36,11 +36,10 @@ class OddOneOutPanel(QWidget):
         self.words = WordField("Three or more words, e.g. breakfast cereal dinner lunch")
         go = QPushButton("Find the odd one out")
         go.clicked.connect(self.run)
-        self.answer = QLabel("")
-        self.answer.setWordWrap(True)
+        self.answer = WrappedLabel("")  # the headline: which word
         style.use_font(self.answer, style.LABEL_POINT_SIZE + 2, bold=True)
-        explained = QLabel(EXPLAINED)
-        explained.setWordWrap(True)
+        self.detail = WrappedLabel("")  # its numbers, which projector mode prints on the bars
+        explained = WrappedLabel(EXPLAINED)
         self.message = QLabel("")
         self.message.setWordWrap(True)
         self.message.setStyleSheet(style.ERROR_STYLE)
@@ -60,12 +59,22 @@ class OddOneOutPanel(QWidget):
         row = QHBoxLayout()
         row.addWidget(self.words, 1)
         row.addWidget(go)
+        why = QVBoxLayout()
+        why.addWidget(explained)
+        folded = folding(row, why)
+        # The sentences in a column that holds their height: as items of the tab's own box,
+        # each took a stale height for its width and the bars were pushed out of sight.
+        sentences = HeldColumn()
+        column = QVBoxLayout(sentences)
+        column.setContentsMargins(0, 0, 0, 0)
+        for widget in (folded, self.answer, self.detail, self.message):
+            column.addWidget(widget)
         layout = QVBoxLayout(self)
-        layout.addLayout(row)
-        layout.addWidget(explained)
-        layout.addWidget(self.answer)
-        layout.addWidget(self.message)
+        layout.addWidget(sentences)
         layout.addWidget(self.chart, 1)
+        # What projector mode folds: the words and why the bars are what they are. The
+        # answer and its bars, with their numbers printed, keep the screen.
+        self.controls = (folded, self.detail)
 
     def on_model(self, summary: ModelSummary, restore: OddOneOutState | None = None) -> None:
         self.asking.forget()
@@ -87,11 +96,12 @@ class OddOneOutPanel(QWidget):
         self.shown = found
         self.message.hide()
         outsider = found.labels[found.outsider]
-        self.answer.setText(f"The odd one out: {outsider} (cosine {found.to_others[found.outsider]:.3f} to the others' "
-                            f"mean; the rest {min(c for i, c in enumerate(found.to_others) if i != found.outsider):.3f} "
-                            f"or more)" if found.others_agree else
-                            f"The odd one out: {outsider}, by its cosine to the mean of all the words "
-                            f"({found.to_mean[found.outsider]:.3f}); the bars, to the others' mean, disagree here.")
+        self.answer.setText(f"The odd one out: {outsider}")
+        self.detail.setText(f"Cosine {found.to_others[found.outsider]:.3f} to the others' mean; the rest "
+                            f"{min(c for i, c in enumerate(found.to_others) if i != found.outsider):.3f} or more."
+                            if found.others_agree else
+                            f"By its cosine to the mean of all the words ({found.to_mean[found.outsider]:.3f}); "
+                            f"the bars, to the others' mean, disagree here.")
         self.chart.set_bars(found.labels, found.to_others, [f"{c:.3f}" for c in found.to_others])
         if self.isVisible():  # an answer to a new model's opening, behind another tab, rings nothing on the map
             self.highlight.emit(list(found.ids))
@@ -100,6 +110,7 @@ class OddOneOutPanel(QWidget):
     def on_failed(self, message: str) -> None:
         self.shown = None
         self.answer.setText("")
+        self.detail.setText("")
         self.chart.clear_bars()
         self.message.setText(message)
         self.message.show()

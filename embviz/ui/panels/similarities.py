@@ -32,16 +32,18 @@ from embviz.state.tabs import SimilaritiesState
 from embviz.ui import style
 from embviz.ui.binding import Bindings
 from embviz.ui.plots.scatter_plot import ScatterPlot
-from embviz.ui.widgets import ResultsTable, WordField
+from embviz.ui.widgets import ResultsTable, RoomWatch, WordField, flow_row, folding
 
 NAMED = 8  # pairs named on the scatter: the furthest from the line
 TABLE_SHARE = 0.32  # of the width, beside the scatters
 PAIR_FIELD_WIDTH = 320  # pixels: two words fit at 150 % text
-SOURCES = {  # where each set comes from and what its raters were asked, under the numbers
-    "wordsim353": "WordSim-353 (Finkelstein et al. 2002), gensim's copy: relatedness, 0–10.",
-    "simlex999": "SimLex-999 (Hill, Reichart and Korhonen 2015), gensim's copy: similarity only, 0–10.",
+SOURCES = {  # where each set comes from and what its raters were asked, under the numbers (one line at 150 %)
+    "wordsim353": "WordSim-353 (Finkelstein et al. 2002): relatedness, 0–10.",
+    "simlex999": "SimLex-999 (Hill, Reichart and Korhonen 2015): similarity only, 0–10.",
     "file": "Your file: lines of 'word1 word2 score'.",
 }
+SCATTER_READABLE = 150  # pixels of height at 100 % text: under it the list gives way to the scatters
+LIST_ROWS = 2  # the least of the list's rows worth showing under the scatters
 X_NAME, Y_NAME = "people's rating", "cosine"
 
 
@@ -113,29 +115,40 @@ class SimilaritiesPanel(QWidget):
                               "both ringed on the map.")
         self.pair.setMaximumWidth(PAIR_FIELD_WIDTH)
         self.pair_result.setWordWrap(True)
-        choose = QHBoxLayout()
-        for widget in (QLabel("Rated pairs:"), self.dataset, self.open_file):
-            choose.addWidget(widget)
-        choose.addStretch(1)
         own = QHBoxLayout()
         own.addWidget(QLabel("Your pair:"))
         own.addWidget(self.pair, 1)
         own.addWidget(self.pair_result, 2)
+        # The scatters side by side; the list beside them where it has its pairs' width, under
+        # them where it has not (two models at 1024 × 700 and 150 %: the names were cut), and
+        # left out where the scatters would be less than readable.
+        self.plots = QSplitter(Qt.Orientation.Horizontal)
         self.split = QSplitter(Qt.Orientation.Horizontal)
-        for part in (self.plot, self.plot_b, self.table):
+        for plot in (self.plot, self.plot_b):
+            plot.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Expanding)
+            self.plots.addWidget(plot)
+        for part in (self.plots, self.table):
             part.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Expanding)
             self.split.addWidget(part)
-        layout = QVBoxLayout(self)
-        for row in (choose, own):
-            layout.addLayout(row)
+        self.split.setChildrenCollapsible(False)
+        # One row that wraps for the set of pairs and how its words are matched, one for the
+        # user's own pair, one line for where the set comes from.
+        note = QVBoxLayout()
+        note.addWidget(self.source)
+        folded = folding(flow_row(QLabel("Rated pairs:"), self.dataset, self.open_file, self.show_rule), own, note)
+        sentences = QVBoxLayout()
         for label in (self.summary, self.summary_b):
-            layout.addWidget(label)
-        notes = QHBoxLayout()
-        notes.addWidget(self.source, 1)
-        notes.addWidget(self.show_rule, 0, Qt.AlignmentFlag.AlignTop)
-        layout.addLayout(notes)
+            sentences.addWidget(label)
+        numbers = folding(sentences)
+        layout = QVBoxLayout(self)
+        layout.addWidget(folded)
+        layout.addWidget(numbers)
         layout.addWidget(self.message)
         layout.addWidget(self.split, 1)
+        # What projector mode folds: the choices, the user's own pair, the notes and the
+        # sentences of numbers. The scatters, whose titles say each model's ρ, keep the screen.
+        self.controls = (folded, numbers)
+        RoomWatch(self, self._share_width)
         self.rule = ""
 
     def _say(self, text: str) -> None:
@@ -143,16 +156,25 @@ class SimilaritiesPanel(QWidget):
         self.message.setText(text)
         self.message.setVisible(bool(text))
 
-    def resizeEvent(self, event) -> None:
-        super().resizeEvent(event)
-        self._share_width()
-
     def _share_width(self) -> None:
-        """The list a third of the width (its pairs' names whole), the scatters the rest."""
-        width = self.split.width() - 2 * self.split.handleWidth()
-        table = int(width * TABLE_SHARE)
-        plots = width - table
-        self.split.setSizes([plots // 2, plots - plots // 2, table] if self.plot_b.isVisibleTo(self) else [plots, 0, table])
+        """The list a third of the width beside the scatters where its pairs' names fit
+        there; else a third of the height under them where the scatters stay readable, and
+        none where they would not. The scatters share the rest."""
+        table = self.table
+        wants = (sum(table.sizeHintForColumn(c) for c in range(table.columnCount())) + 2 * table.frameWidth()
+                 + table.verticalScrollBar().sizeHint().width())
+        beside = self.split.width() * TABLE_SHARE >= wants
+        page = self.parentWidget()  # the tab's page: the room on screen, not the panel's own height
+        room = (page.height() if page is not None else self.height()) - (self.height() - self.split.height())
+        least = (table.horizontalHeader().sizeHint().height() + LIST_ROWS * table.verticalHeader().defaultSectionSize()
+                 + 2 * table.frameWidth())
+        readable = round(SCATTER_READABLE * style.text_scale())
+        table.setVisible(beside or room * TABLE_SHARE >= least and room * (1 - TABLE_SHARE) >= readable)
+        self.split.setOrientation(Qt.Orientation.Horizontal if beside else Qt.Orientation.Vertical)
+        whole = (self.split.width() if beside else self.split.height()) - self.split.handleWidth()
+        self.split.setSizes([whole - int(whole * TABLE_SHARE), int(whole * TABLE_SHARE)])
+        width = self.plots.width() - self.plots.handleWidth()
+        self.plots.setSizes([width // 2, width - width // 2] if self.plot_b.isVisibleTo(self) else [width, 0])
 
     # --- the window's calls --------------------------------------------------------------------
     def on_model(self, summary: ModelSummary, restore: SimilaritiesState | None = None) -> None:
@@ -223,9 +245,10 @@ class SimilaritiesPanel(QWidget):
         self.rule = _rule_text(result)
         self.plot.set_points([p.rating for p in result.pairs], [p.cosine for p in result.pairs],
                              {i: pair_label(p.labels) for i, p in enumerate(result.pairs[:NAMED])}, result.line,
-                             result.model)
+                             _title(result))
         self.table.fill([(pair_label(p.labels), p.rating, p.cosine) for p in result.pairs],
                         [p.ids[0] for p in result.pairs])
+        self._share_width()  # the list's names may be wider now
         if self.isVisible():  # not a new model's opening behind another tab
             self.statusMessage.emit(f"{result.source}: Spearman {_number(result.spearman)} over {result.kept:,} pairs.")
         if self._focus is not None:
@@ -259,7 +282,7 @@ class SimilaritiesPanel(QWidget):
         self.summary_b.setText(_summary(result))
         self.plot_b.set_points([p.rating for p in result.pairs], [p.cosine for p in result.pairs],
                                {i: pair_label(p.labels) for i, p in enumerate(result.pairs[:NAMED])}, result.line,
-                               result.model)
+                               _title(result))
         self._share_width()
 
     def on_pair(self, found: WordPairCosine) -> None:
@@ -301,6 +324,10 @@ class SimilaritiesPanel(QWidget):
 
 def _number(x: float | None) -> str:
     return "undefined" if x is None else f"{x:.3f}"
+
+
+def _title(result: PairScores) -> str:
+    return f"ρ = {_number(result.spearman)}: {result.model}"  # the number first: a narrow scatter cuts the name
 
 
 def _summary(result: PairScores) -> str:
