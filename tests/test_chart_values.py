@@ -123,15 +123,31 @@ def _view(chart, pos: QPoint) -> tuple[float, float]:
     return point.x(), point.y()
 
 
-def test_printed_parts_values_keep_the_largest_and_never_overlap(qtbot, parts):
+def test_every_printed_parts_value_stands_over_its_bar_and_none_overlap(qtbot, parts):
+    """31 blocks at 150 %: bars a few pixels wide, every value still written (in a band past the
+    bars where their ends leave no room), upright over its own bar, at the chart's text size."""
+    from PySide6.QtGui import QFontMetricsF
+
     assert parts.printed_values() == []
     parts.set_print_values(True)
+    qtbot.waitUntil(lambda: parts.height() >= parts.minimumHeight())
     qtbot.wait(50)  # the view's new range drawn
+    expected = [(k, g, v) for k, s in enumerate(parts.series) for g, v in enumerate(s.values)
+                if v is not None and round(abs(v), 2) > 0]
     texts = [text for _, _, text in parts.printed_values()]
+    assert sorted(texts) == sorted(parts.value_text(v) for _, _, v in expected)  # every value, none twice
     assert {"+6.98", "+3.34", "-2.50", "+0.42"} <= set(texts)
     boxes = [item.sceneBoundingRect() for item in parts.printed]
+    line = QFontMetricsF(style.font(style.BASE_POINT_SIZE - 1)).height()
     for i, box in enumerate(boxes):
         assert not any(box.intersects(other) for other in boxes[i + 1:]), texts[i]
         assert parts.item.vb.sceneBoundingRect().contains(box), texts[i]  # not cut at the plot's edge
+        assert min(box.width(), box.height()) >= line - 1  # a whole line of the chart's font, never shrunk
+    vb = parts.item.vb
+    for (k, g, v), item, box in zip(expected, parts.printed, boxes):
+        middle = vb.mapViewToScene(QPointF(g - 0.42 + 0.84 / 3 * (k + 0.5), 0.0)).x()
+        assert abs(box.center().x() - middle) <= box.width() / 2, item.toPlainText()  # over its own bar
+        end = vb.mapViewToScene(QPointF(0.0, v)).y()
+        assert (box.bottom() <= end + 1) if v > 0 else (box.top() >= end - 1), item.toPlainText()  # past its end
     parts.set_print_values(False)
     assert parts.printed_values() == []

@@ -1,7 +1,7 @@
 """Grouped vertical bars (pyqtgraph): one group per block, a few bars side by side in each,
 up or down from zero, with a key in the title naming each series. Hovering a bar names its
-value; with values printed, each bar's value is written at its end (the largest first where
-thin bars leave no room for all)."""
+value; with values printed, every bar's value is written: at its end, or where thin bars leave
+no room for all, in a band over the bars, each over its own bar."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from PySide6.QtGui import QColor, QCursor, QFontMetrics
 from PySide6.QtWidgets import QToolTip
 
 from embviz.ui import style
+from embviz.ui.plots.bar_chart import nice_ticks
 from embviz.ui.plots.still_plot import StillPlot
 from embviz.ui.plots.titles import shrinkable_title
 
@@ -43,12 +44,19 @@ class PartsChart(StillPlot):
         self.printed: list[pg.TextItem] = []  # the values written on the chart
         self.item.addItem(pg.InfiniteLine(0, angle=0, pen=pg.mkPen("k", width=1)))
         self.scene().sigMouseMoved.connect(self._hovered)
+        # The values placed again when the plot's box changes without the widget's size: a new y
+        # range gives the left axis wider numbers, and the texts were placed for the old width.
+        self.item.vb.sigResized.connect(self._plot_resized)
         style.follow_scale(self)
 
     def set_text_scale(self, scale: float) -> None:
         super().set_text_scale(scale)
         self.set_title(self.title)
         self._print()
+
+    def _plot_resized(self, _view: pg.ViewBox) -> None:
+        if self.print_values:
+            self._print()
 
     def set_print_values(self, on: bool) -> None:
         """Write each bar's value at its end, for a class that cannot hover."""
@@ -116,12 +124,17 @@ class PartsChart(StillPlot):
             QToolTip.showText(QCursor.pos(), self.hover_text(*found), self)
 
     def _print(self) -> None:
-        """Each bar's value at its end, turned upright when the bars are narrower than the text;
-        where neighbouring texts would overlap, the larger value keeps its place."""
+        """Every bar's value at its end, turned upright when the bars are narrower than the text.
+        Where thin bars (31 blocks at 150 %) leave no room for every text at its bar's end, every
+        value goes in a band over the bars (under them for negative ones), right over its own
+        bar, staggered onto as many lines as keep neighbours apart; the chart asks for the height."""
         for item in self.printed:
             self.item.removeItem(item)
         self.printed = []
+        least = round(self.MIN_HEIGHT * style.text_scale())
         if not (self.print_values and self.series):
+            self.setMinimumHeight(least)
+            self.item.getAxis("left").setTicks(None)
             self.item.enableAutoRange(axis="y")
             return
         font = style.font(style.BASE_POINT_SIZE - 1)
@@ -129,6 +142,8 @@ class PartsChart(StillPlot):
                 for k, s in enumerate(self.series) for g, v in enumerate(s.values)
                 if v is not None and round(abs(v), 2) > 0]  # no "-0.00" over a bar too short to see
         if not bars:
+            self.setMinimumHeight(least)
+            self.item.getAxis("left").setTicks(None)
             self.item.enableAutoRange(axis="y")
             return
         items = [pg.TextItem(text, color="k") for _, _, text in bars]
@@ -139,35 +154,77 @@ class PartsChart(StillPlot):
         widest = max(item.textItem.boundingRect().width() for item in items)
         line = max(item.textItem.boundingRect().height() for item in items)
         plot_w = self.item.vb.width() or 0.8 * self.width()
+        plot_h = self.item.vb.height() or 0.6 * self.height()
         slot = plot_w / max(len(self.groups), 1) * GROUP_WIDTH / len(self.series)  # a bar's width, pixels
-        upright = slot < widest
-        across, along = (line, widest) if upright else (widest, line)  # a text's pixels across and along the bars
+        per_x = plot_w / (len(self.groups) + 0.2)  # pixels per group: the x range is -0.6 … n − 0.4
         lo = min(0.0, *(v for _, v, _ in bars))
         hi = max(0.0, *(v for _, v, _ in bars))
-        plot_h = max(self.item.vb.height() or 0.6 * self.height(), 3 * along)
-        # Room above the highest bar and below the lowest for their texts.
-        pad = (hi - lo or 1.0) * along / (plot_h - 2 * along)
-        bottom, top = lo - (pad if lo < 0 else 0.0), hi + (pad if hi > 0 else 0.0)
+        # Upright where the bars are narrower than a text (each text then stands over its own bar).
+        upright = slot < widest
+        placed = self._at_ends(bars, per_x, plot_w, plot_h, lo, hi, line, widest, upright)
+        if placed is None:
+            placed = self._in_bands(bars, per_x, plot_w, plot_h, lo, hi, line, widest, upright)
+        at, bottom, top, beyond = placed
         self.item.setYRange(bottom, top, padding=0)
-        per_x = plot_w / (len(self.groups) + 0.2)  # pixels per group: the x range is -0.6 … n − 0.4
-        per_y = plot_h / ((top - bottom) or 1.0)
-        taken: list[QRectF] = []  # the texts placed, in pixels (y up)
-        for (x, v, _), item in sorted(zip(bars, items), key=lambda pair: -abs(pair[0][1])):
-            # Kept inside the plot's sides: the last block's text would be cut at the right.
-            px = min(max((x + 0.6) * per_x, across / 2 + 1), plot_w - across / 2 - 1)
-            py = (v - bottom) * per_y
-            box = QRectF(px - across / 2, py if v >= 0 else py - along, across, along)
-            if any(box.intersects(other) for other in taken):
-                continue  # a larger value's text is there
-            taken.append(box)
+        # Numbers on the axis only where bars can reach, not beside the bands of texts.
+        self.item.getAxis("left").setTicks([[(t, f"{t:g}") for t in nice_ticks(lo, hi, 5)]] if beyond else None)
+        across = line if upright else widest
+        for (x, v, _), y, item in zip(bars, at, items):
             if upright:
                 item.setAngle(90)
                 item.setAnchor(pg.Point(0.0 if v >= 0 else 1.0, 0.5))
             else:
                 item.setAnchor(pg.Point(0.5, 1.0 if v >= 0 else 0.0))
-            item.setPos(px / per_x - 0.6, v)
+            item.setPos(_inside((x + 0.6) * per_x, across, plot_w) / per_x - 0.6, y)
             self.item.addItem(item)
             self.printed.append(item)
+        # The bands' height on top of the chart's own least: the chart asks for it (its tab scrolls).
+        # Set last: the resize it causes prints them all again.
+        self.setMinimumHeight(least + round(beyond))
+
+    @staticmethod
+    def _at_ends(bars: list[tuple[float, float, str]], per_x: float, plot_w: float, plot_h: float, lo: float,
+                 hi: float, line: float, widest: float, upright: bool) -> tuple[list[float], float, float, float] | None:
+        """Each text at its bar's end with room past the longest bars for theirs: (each text's
+        start, bottom, top, 0), or None where two texts would overlap."""
+        across, along = (line, widest) if upright else (widest, line)
+        pad = (hi - lo or 1.0) * along / max(plot_h - 2 * along, along)
+        bottom, top = lo - (pad if lo < 0 else 0.0), hi + (pad if hi > 0 else 0.0)
+        per_y = plot_h / ((top - bottom) or 1.0)
+        taken: list[QRectF] = []
+        for x, v, _ in bars:
+            px, py = _inside((x + 0.6) * per_x, across, plot_w), (v - bottom) * per_y
+            box = QRectF(px - across / 2, py if v >= 0 else py - along, across, along)
+            if any(box.intersects(other) for other in taken):
+                return None
+            taken.append(box)
+        return [v for _, v, _ in bars], bottom, top, 0.0
+
+    @staticmethod
+    def _in_bands(bars: list[tuple[float, float, str]], per_x: float, plot_w: float, plot_h: float, lo: float,
+                  hi: float, line: float, widest: float, upright: bool) -> tuple[list[float], float, float, float]:
+        """Every text in a band past the bars (over them, under them for negative values), over
+        its own bar, on the band's first line where it clears the texts left of it: (each text's
+        start, bottom, top, the bands' pixels)."""
+        across, along = (line, widest + 2) if upright else (widest, line + 2)  # lines two pixels apart
+        lines: dict[bool, list[float]] = {True: [], False: []}  # per band, each line's rightmost pixel
+        level = [0] * len(bars)
+        for n in sorted(range(len(bars)), key=lambda n: bars[n][0]):
+            ends = lines[bars[n][1] >= 0]
+            left = _inside((bars[n][0] + 0.6) * per_x, across, plot_w) - across / 2
+            k = next((k for k, end in enumerate(ends) if end + 2 < left), len(ends))  # two pixels apart
+            if k == len(ends):
+                ends.append(0.0)
+            ends[k] = left + across
+            level[n] = k
+        gap = line / 4  # between the bars' ends and a band
+        up = len(lines[True]) * along + (gap if lines[True] else 0.0)
+        down = len(lines[False]) * along + (gap if lines[False] else 0.0)
+        per_y = max(plot_h - up - down, line) / ((hi - lo) or 1.0)
+        at = [hi + (gap + k * along) / per_y if v >= 0 else lo - (gap + k * along) / per_y
+              for (_, v, _), k in zip(bars, level)]
+        bottom = lo - down / per_y
+        return at, bottom, bottom + plot_h / per_y, up + down
 
     def _place_ticks(self) -> None:
         """A block number every 1, 2, 5 or 10 blocks: the fewest steps whose labels do not touch."""
@@ -189,3 +246,9 @@ class PartsChart(StillPlot):
     def printed_values(self) -> list[tuple[float, float, str]]:
         """(x, y, text) of every value written on the chart (for tests)."""
         return [(item.pos().x(), item.pos().y(), item.toPlainText()) for item in self.printed]
+
+
+def _inside(px: float, across: float, width: float) -> float:
+    """A text's middle `px`, moved to keep the text inside the plot's sides (the last block's
+    text was cut at the right)."""
+    return min(max(px, across / 2 + 1), width - across / 2 - 1)
