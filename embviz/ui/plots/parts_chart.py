@@ -1,7 +1,7 @@
 """Grouped vertical bars (pyqtgraph): one group per block, a few bars side by side in each,
 up or down from zero, with a key in the title naming each series. Hovering a bar names its
-value; with values printed, every bar's value is written: at its end, or where thin bars leave
-no room for all, in a band over the bars, each over its own bar."""
+value; with values printed, each bar's value is written at its end, or where thin bars' texts
+are in each other's way, further out over its own bar (the largest first, while there is room)."""
 
 from __future__ import annotations
 
@@ -14,12 +14,12 @@ from PySide6.QtGui import QColor, QCursor, QFontMetrics
 from PySide6.QtWidgets import QToolTip
 
 from embviz.ui import style
-from embviz.ui.plots.bar_chart import nice_ticks
 from embviz.ui.plots.still_plot import StillPlot
 from embviz.ui.plots.titles import shrinkable_title
 
 MIN_HEIGHT = 160  # pixels at 100 % text: the window on a 1024 × 700 screen at 150 % has room for little more
 GROUP_WIDTH = 0.84  # of a group's slot: a gap between blocks keeps them apart
+TEXT_GAP = 2.0  # pixels between a printed value and the bar or text it stands on
 
 
 @dataclass(frozen=True)
@@ -124,26 +124,18 @@ class PartsChart(StillPlot):
             QToolTip.showText(QCursor.pos(), self.hover_text(*found), self)
 
     def _print(self) -> None:
-        """Every bar's value at its end, turned upright when the bars are narrower than the text.
-        Where thin bars (31 blocks at 150 %) leave no room for every text at its bar's end, every
-        value goes in a band over the bars (under them for negative ones), right over its own
-        bar, staggered onto as many lines as keep neighbours apart; the chart asks for the height."""
+        """Each bar's value at its end, turned upright when the bars are narrower than the text.
+        Where thin bars (31 blocks at 150 %) put texts in each other's way, a text stands further
+        out, over the shorter bars beside a long one, as long as the plot has room: the largest
+        values first (every one on hover)."""
         for item in self.printed:
             self.item.removeItem(item)
         self.printed = []
-        least = round(self.MIN_HEIGHT * style.text_scale())
-        if not (self.print_values and self.series):
-            self.setMinimumHeight(least)
-            self.item.getAxis("left").setTicks(None)
-            self.item.enableAutoRange(axis="y")
-            return
         font = style.font(style.BASE_POINT_SIZE - 1)
         bars = [(g + -GROUP_WIDTH / 2 + GROUP_WIDTH / len(self.series) * (k + 0.5), float(v), self.value_text(float(v)))
                 for k, s in enumerate(self.series) for g, v in enumerate(s.values)
-                if v is not None and round(abs(v), 2) > 0]  # no "-0.00" over a bar too short to see
+                if v is not None and round(abs(v), 2) > 0] if self.print_values else []  # no "-0.00" on no bar
         if not bars:
-            self.setMinimumHeight(least)
-            self.item.getAxis("left").setTicks(None)
             self.item.enableAutoRange(axis="y")
             return
         items = [pg.TextItem(text, color="k") for _, _, text in bars]
@@ -161,15 +153,17 @@ class PartsChart(StillPlot):
         hi = max(0.0, *(v for _, v, _ in bars))
         # Upright where the bars are narrower than a text (each text then stands over its own bar).
         upright = slot < widest
-        placed = self._at_ends(bars, per_x, plot_w, plot_h, lo, hi, line, widest, upright)
-        if placed is None:
-            placed = self._in_bands(bars, per_x, plot_w, plot_h, lo, hi, line, widest, upright)
-        at, bottom, top, beyond = placed
+        across, along = (line, widest) if upright else (widest, line)  # a text's pixels across and along the bars
+        # Room past the longest bars for their texts; the bars the rest.
+        pad = (hi - lo or 1.0) * (along + TEXT_GAP) / max(plot_h - 2 * (along + TEXT_GAP), along)
+        bottom, top = lo - (pad if lo < 0 else 0.0), hi + (pad if hi > 0 else 0.0)
         self.item.setYRange(bottom, top, padding=0)
-        # Numbers on the axis only where bars can reach, not beside the bands of texts.
-        self.item.getAxis("left").setTicks([[(t, f"{t:g}") for t in nice_ticks(lo, hi, 5)]] if beyond else None)
-        across = line if upright else widest
+        at = _stacked(bars, [_inside((x + 0.6) * per_x, across, plot_w) for x, _, _ in bars],
+                      [(x + 0.6) * per_x for x, _, _ in bars], slot, across, along, plot_h,
+                      plot_h / ((top - bottom) or 1.0), bottom)
         for (x, v, _), y, item in zip(bars, at, items):
+            if y is None:
+                continue  # no room left: larger values' texts fill the plot over it (its value is on hover)
             if upright:
                 item.setAngle(90)
                 item.setAnchor(pg.Point(0.0 if v >= 0 else 1.0, 0.5))
@@ -178,53 +172,6 @@ class PartsChart(StillPlot):
             item.setPos(_inside((x + 0.6) * per_x, across, plot_w) / per_x - 0.6, y)
             self.item.addItem(item)
             self.printed.append(item)
-        # The bands' height on top of the chart's own least: the chart asks for it (its tab scrolls).
-        # Set last: the resize it causes prints them all again.
-        self.setMinimumHeight(least + round(beyond))
-
-    @staticmethod
-    def _at_ends(bars: list[tuple[float, float, str]], per_x: float, plot_w: float, plot_h: float, lo: float,
-                 hi: float, line: float, widest: float, upright: bool) -> tuple[list[float], float, float, float] | None:
-        """Each text at its bar's end with room past the longest bars for theirs: (each text's
-        start, bottom, top, 0), or None where two texts would overlap."""
-        across, along = (line, widest) if upright else (widest, line)
-        pad = (hi - lo or 1.0) * along / max(plot_h - 2 * along, along)
-        bottom, top = lo - (pad if lo < 0 else 0.0), hi + (pad if hi > 0 else 0.0)
-        per_y = plot_h / ((top - bottom) or 1.0)
-        taken: list[QRectF] = []
-        for x, v, _ in bars:
-            px, py = _inside((x + 0.6) * per_x, across, plot_w), (v - bottom) * per_y
-            box = QRectF(px - across / 2, py if v >= 0 else py - along, across, along)
-            if any(box.intersects(other) for other in taken):
-                return None
-            taken.append(box)
-        return [v for _, v, _ in bars], bottom, top, 0.0
-
-    @staticmethod
-    def _in_bands(bars: list[tuple[float, float, str]], per_x: float, plot_w: float, plot_h: float, lo: float,
-                  hi: float, line: float, widest: float, upright: bool) -> tuple[list[float], float, float, float]:
-        """Every text in a band past the bars (over them, under them for negative values), over
-        its own bar, on the band's first line where it clears the texts left of it: (each text's
-        start, bottom, top, the bands' pixels)."""
-        across, along = (line, widest + 2) if upright else (widest, line + 2)  # lines two pixels apart
-        lines: dict[bool, list[float]] = {True: [], False: []}  # per band, each line's rightmost pixel
-        level = [0] * len(bars)
-        for n in sorted(range(len(bars)), key=lambda n: bars[n][0]):
-            ends = lines[bars[n][1] >= 0]
-            left = _inside((bars[n][0] + 0.6) * per_x, across, plot_w) - across / 2
-            k = next((k for k, end in enumerate(ends) if end + 2 < left), len(ends))  # two pixels apart
-            if k == len(ends):
-                ends.append(0.0)
-            ends[k] = left + across
-            level[n] = k
-        gap = line / 4  # between the bars' ends and a band
-        up = len(lines[True]) * along + (gap if lines[True] else 0.0)
-        down = len(lines[False]) * along + (gap if lines[False] else 0.0)
-        per_y = max(plot_h - up - down, line) / ((hi - lo) or 1.0)
-        at = [hi + (gap + k * along) / per_y if v >= 0 else lo - (gap + k * along) / per_y
-              for (_, v, _), k in zip(bars, level)]
-        bottom = lo - down / per_y
-        return at, bottom, bottom + plot_h / per_y, up + down
 
     def _place_ticks(self) -> None:
         """A block number every 1, 2, 5 or 10 blocks: the fewest steps whose labels do not touch."""
@@ -252,3 +199,29 @@ def _inside(px: float, across: float, width: float) -> float:
     """A text's middle `px`, moved to keep the text inside the plot's sides (the last block's
     text was cut at the right)."""
     return min(max(px, across / 2 + 1), width - across / 2 - 1)
+
+
+
+def _stacked(bars: list[tuple[float, float, str]], middles: list[float], bar_middles: list[float], slot: float,
+             across: float, along: float, plot_h: float, per_y: float, bottom: float) -> list[float | None]:
+    """Where each value's text starts (plot y), or None where it has no room: the largest value
+    first, each at its bar's end, or where a text placed before it or another bar is in its way,
+    just past that, further from zero, as long as it stays inside the plot (pixels, y up)."""
+    zero = -bottom * per_y
+    ends = [(v - bottom) * per_y for _, v, _ in bars]
+    bar_boxes = [QRectF(m - slot / 2, min(zero, end), slot, abs(end - zero)) for m, end in zip(bar_middles, ends)]
+    taken: list[QRectF] = []
+    at: list[float | None] = [None] * len(bars)
+    for n in sorted(range(len(bars)), key=lambda n: -abs(bars[n][1])):
+        up = bars[n][1] >= 0
+        box = QRectF(middles[n] - across / 2, ends[n] + TEXT_GAP if up else ends[n] - TEXT_GAP - along, across, along)
+        while 0.0 <= box.top() and box.bottom() <= plot_h:
+            hits = [o for o in taken if o.intersects(box)] + [b for m, b in enumerate(bar_boxes)
+                                                               if m != n and b.intersects(box)]
+            if not hits:
+                taken.append(box)
+                at[n] = bottom + (box.top() if up else box.bottom()) / per_y
+                break
+            # Past the farthest thing in the way (QRectF's top is its lower edge here: y runs up).
+            box.moveTop(max(h.bottom() for h in hits) + TEXT_GAP if up else min(h.top() for h in hits) - TEXT_GAP - along)
+    return at
