@@ -201,7 +201,6 @@ def _inside(px: float, across: float, width: float) -> float:
     return min(max(px, across / 2 + 1), width - across / 2 - 1)
 
 
-
 def _stacked(bars: list[tuple[float, float, str]], middles: list[float], bar_middles: list[float], slot: float,
              across: float, along: float, plot_h: float, per_y: float, bottom: float) -> list[float | None]:
     """Where each value's text starts (plot y), or None where it has no room: the largest value
