@@ -9,12 +9,10 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QBoxLayout,
     QDialog,
-    QFrame,
     QHBoxLayout,
     QHeaderView,
     QProgressBar,
     QPushButton,
-    QScrollArea,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -23,7 +21,7 @@ from PySide6.QtWidgets import (
 from embviz.core.table.results import BenchmarkResult
 from embviz.ui import style
 from embviz.ui.plots.bar_chart import BarChart
-from embviz.ui.widgets import ResultsTable, WrappedLabel, next_frame
+from embviz.ui.widgets import ResultsTable, ScrollColumn, WrappedLabel, next_frame
 
 CHART_MIN_WIDTH = 300  # bars still comparable beside the section names
 # The misses' cells come this many rows a frame, then their columns are sized one a frame: the
@@ -66,20 +64,19 @@ class BenchmarkWindow(QDialog):
         running = QHBoxLayout()
         running.addWidget(self.progress, 1)
         running.addWidget(self.cancel_button)
-        # The table as tall as its rows and as wide as its columns, the chart the rest of the width, or
-        # over the table where both do not fit side by side (1024 px at 150 %): one pane that scrolls.
+        # The summary, then the table as tall as its rows and as wide as its columns with the chart the
+        # rest of the width, or over the table where both do not fit side by side (1024 px at 150 %):
+        # one pane that scrolls (at 200 % the summary alone is seven lines).
         self.sections.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.sections_box = QWidget()
-        self.arrangement = QBoxLayout(QBoxLayout.Direction.LeftToRight, self.sections_box)
-        self.arrangement.setContentsMargins(0, 0, 0, 0)
+        pane = QWidget()
+        column = QVBoxLayout(pane)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.summary)
+        self.arrangement = QBoxLayout(QBoxLayout.Direction.LeftToRight)
         self.arrangement.addWidget(self.sections, 0, Qt.AlignmentFlag.AlignTop)
         self.arrangement.addWidget(self.chart, 1)
-        self.top = QScrollArea()
-        self.top.setWidgetResizable(True)
-        self.top.setFrameShape(QFrame.Shape.NoFrame)
-        self.top.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.top.setWidget(self.sections_box)
-        style.flat_scroll_bars(self.top)
+        column.addLayout(self.arrangement, 1)
+        self.top = ScrollColumn(pane)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.top)
         split.addWidget(self.misses)
@@ -87,7 +84,6 @@ class BenchmarkWindow(QDialog):
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 1)
         layout = QVBoxLayout(self)
-        layout.addWidget(self.summary)
         layout.addLayout(running)
         layout.addWidget(split, 1)
         style.follow_scale(self)
