@@ -170,3 +170,17 @@ def test_a_taller_parts_chart_prints_nearly_every_value(qtbot, parts):
     texts = _check_printed(parts)
     values = [v for s in parts.series for v in s.values if v is not None and round(abs(v), 2) > 0]
     assert len(texts) >= len(values) - 1  # all but +0.15 beside the +6.98 bar, which is on hover
+
+
+def test_a_short_parts_chart_still_prints_its_largest_value(qtbot, parts):
+    """The chart as lesson 11 shows it in projector mode at 1024 × 700 and 150 %: about 180 px of
+    plot. The bars keep a third of it, and the longest bar's value is written at its end."""
+    parts.parentWidget().resize(560, 250)
+    parts.set_print_values(True)
+    qtbot.waitUntil(lambda: parts.item.vb.height() < 200)
+    qtbot.wait(50)
+    texts = _check_printed(parts)
+    assert {"+6.98", "+3.34"} <= set(texts)
+    vb = parts.item.vb
+    bars = vb.mapViewToScene(QPointF(0.0, 6.98)).y() - vb.mapViewToScene(QPointF(0.0, -2.5)).y()
+    assert abs(bars) >= vb.height() / 3 - 1

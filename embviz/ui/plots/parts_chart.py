@@ -154,13 +154,18 @@ class PartsChart(StillPlot):
         # Upright where the bars are narrower than a text (each text then stands over its own bar).
         upright = slot < widest
         across, along = (line, widest) if upright else (widest, line)  # a text's pixels across and along the bars
-        # Room past the longest bars for their texts; the bars the rest.
-        pad = (hi - lo or 1.0) * (along + TEXT_GAP) / max(plot_h - 2 * (along + TEXT_GAP), along)
-        bottom, top = lo - (pad if lo < 0 else 0.0), hi + (pad if hi > 0 else 0.0)
+        # Room past the longest bars for their texts, the bars the rest but never under a third of
+        # the plot; where a short plot has room past one end only, the longer bar's end has it.
+        text_px = along + TEXT_GAP
+        bars_px = max(plot_h - ((hi > 0) + (lo < 0)) * text_px, plot_h / 3)
+        room = plot_h - bars_px
+        down_px = 0.0 if lo >= 0 else min(text_px, room) if -lo > hi else min(text_px, room - min(text_px, room))
+        per_y = bars_px / ((hi - lo) or 1.0)
+        bottom = lo - down_px / per_y  # the top has the rest
+        top = bottom + plot_h / per_y
         self.item.setYRange(bottom, top, padding=0)
         at = _stacked(bars, [_inside((x + 0.6) * per_x, across, plot_w) for x, _, _ in bars],
-                      [(x + 0.6) * per_x for x, _, _ in bars], slot, across, along, plot_h,
-                      plot_h / ((top - bottom) or 1.0), bottom)
+                      [(x + 0.6) * per_x for x, _, _ in bars], slot, across, along, plot_h, per_y, bottom)
         for (x, v, _), y, item in zip(bars, at, items):
             if y is None:
                 continue  # no room left: larger values' texts fill the plot over it (its value is on hover)
@@ -214,7 +219,7 @@ def _stacked(bars: list[tuple[float, float, str]], middles: list[float], bar_mid
     for n in sorted(range(len(bars)), key=lambda n: -abs(bars[n][1])):
         up = bars[n][1] >= 0
         box = QRectF(middles[n] - across / 2, ends[n] + TEXT_GAP if up else ends[n] - TEXT_GAP - along, across, along)
-        while 0.0 <= box.top() and box.bottom() <= plot_h:
+        while -0.5 <= box.top() and box.bottom() <= plot_h + 0.5:
             hits = [o for o in taken if o.intersects(box)] + [b for m, b in enumerate(bar_boxes)
                                                                if m != n and b.intersects(box)]
             if not hits:
