@@ -116,22 +116,50 @@ def test_enter_does_not_cancel_and_the_progress_text_is_the_bars(qtbot, at_150_p
     assert cancels == [1]
 
 
-def test_the_section_names_never_overlap_at_150_percent(qtbot, at_150_percent):
+@pytest.mark.parametrize("scale", [1.5, 2.0])
+def test_the_section_names_are_drawn_at_the_windows_text_size_and_whole(qtbot, scale):
+    """At a 1024 × 700 projector with text at 150 % and 200 %: the chart's section names at
+    the window's text size, a row each with air between (the pane scrolls), the table's
+    names whole, and the summary as tall as it wraps to."""
+    from PySide6.QtGui import QFontMetricsF
+
+    from embviz.ui import style
     from embviz.ui.panels.benchmark import BenchmarkWindow
     from embviz.ui.plots.bar_chart import full_height
 
-    bench = BenchmarkWindow(lambda: None)
-    qtbot.addWidget(bench)
-    bench.resize(1024, 700)
-    bench.show()
-    bench.started()
-    bench.show_result(_benchmark_result(), "done")
-    qtbot.waitUntil(lambda: bench.misses_settled)
-    chart = bench.chart
-    font = chart.layout_now()["label_font"]
-    rects = [chart.label_rect(row) for row in range(chart.count)]
-    assert chart.count == 14
-    for row, rect in enumerate(rects):
-        assert rect.height() >= full_height(font) - 1e-6  # the whole line, descenders too
-        if row:
-            assert rect.top() > rects[row - 1].bottom(), chart.labels[row]
+    style.set_text_scale(scale)
+    try:
+        bench = BenchmarkWindow(lambda: None)
+        qtbot.addWidget(bench)
+        bench.resize(1024, 700)
+        bench.show()
+        bench.started()
+        result = _benchmark_result()
+        bench.show_result(result, "10,231 of 19,544 questions have four single-token words. Accuracy with inputs "
+                                  "excluded: 58.5%; with their case and space variants excluded too: 70.5%; with "
+                                  "inputs allowed: 17.0%. Below: the first 500 questions it got wrong.")
+        qtbot.waitUntil(lambda: bench.misses_settled)
+        chart = bench.chart
+        qtbot.waitUntil(lambda: chart.height() >= chart.minimumHeight())
+        font = chart.layout_now()["label_font"]
+        assert font.pointSizeF() == style.font(style.BASE_POINT_SIZE - 1).pointSizeF()  # never shrunk
+        rects = [chart.label_rect(row) for row in range(chart.count)]
+        assert chart.count == 14
+        metrics = QFontMetricsF(font)
+        for row, rect in enumerate(rects):
+            assert rect.height() >= metrics.ascent() + metrics.descent() - 1e-6  # the whole line, descenders too
+            assert rect.width() >= metrics.horizontalAdvance(chart.labels[row])  # not elided
+            assert chart.layout_now()["labels"][row] == result.sections[row].name
+            if row:
+                assert rect.top() > rects[row - 1].bottom(), chart.labels[row]
+        assert rects[0].height() >= full_height(font) - 1e-6
+        # The chart's every row is reachable: the pane scrolls it rather than squeezing it.
+        assert bench.top.widget().height() >= chart.geometry().bottom()
+        table = bench.sections
+        names = max(table.fontMetrics().horizontalAdvance(s.name) for s in result.sections)
+        assert table.columnWidth(0) >= names and table.viewport().width() >= names  # "capital-common-countries" whole
+        assert table.height() >= table.horizontalHeader().height() + table.verticalHeader().length()  # every row
+        summary = bench.summary
+        assert summary.height() >= summary.heightForWidth(summary.width())  # no line cut
+    finally:
+        style.set_text_scale(1.0)

@@ -123,15 +123,64 @@ def _view(chart, pos: QPoint) -> tuple[float, float]:
     return point.x(), point.y()
 
 
-def test_printed_parts_values_keep_the_largest_and_never_overlap(qtbot, parts):
+def _check_printed(parts) -> list[str]:
+    """The printed values: none over another, none cut, each a whole line of the chart's font
+    (never shrunk), upright over its own bar and past its end. Their texts."""
+    from PySide6.QtGui import QFontMetricsF
+
+    assert parts.printed
+    line = QFontMetricsF(style.font(style.BASE_POINT_SIZE - 1)).height()
+    vb = parts.item.vb
+    bars = {parts.value_text(v): [] for s in parts.series for v in s.values if v is not None}
+    for k, s in enumerate(parts.series):
+        for g, v in enumerate(s.values):
+            if v is not None:
+                bars[parts.value_text(v)].append((g - 0.42 + 0.84 / 3 * (k + 0.5), v))
+    boxes = [item.sceneBoundingRect() for item in parts.printed]
+    texts = [item.toPlainText() for item in parts.printed]
+    for i, (box, text) in enumerate(zip(boxes, texts)):
+        assert not any(box.intersects(other) for other in boxes[i + 1:]), text
+        assert vb.sceneBoundingRect().contains(box), text  # not cut at the plot's edge
+        assert box.width() >= line - 1 and box.height() > box.width(), text  # upright, a whole line of its font
+        # Over a bar of its value, past that bar's end.
+        assert any(abs(box.center().x() - vb.mapViewToScene(QPointF(x, 0.0)).x()) <= box.width() / 2
+                   and ((box.bottom() <= vb.mapViewToScene(QPointF(x, v)).y() + 1) if v > 0
+                        else (box.top() >= vb.mapViewToScene(QPointF(x, v)).y() - 1)) for x, v in bars[text]), text
+    return texts
+
+
+def test_printed_parts_values_stand_over_their_bars_the_largest_first(qtbot, parts):
+    """31 blocks at 150 % on a 1024 × 700 screen: bars a few pixels wide; a value whose bar's
+    end is taken stands further out over its bar, so the largest and many more are written."""
     assert parts.printed_values() == []
     parts.set_print_values(True)
     qtbot.wait(50)  # the view's new range drawn
-    texts = [text for _, _, text in parts.printed_values()]
+    texts = _check_printed(parts)
     assert {"+6.98", "+3.34", "-2.50", "+0.42"} <= set(texts)
-    boxes = [item.sceneBoundingRect() for item in parts.printed]
-    for i, box in enumerate(boxes):
-        assert not any(box.intersects(other) for other in boxes[i + 1:]), texts[i]
-        assert parts.item.vb.sceneBoundingRect().contains(box), texts[i]  # not cut at the plot's edge
+    assert len(texts) >= 20
     parts.set_print_values(False)
     assert parts.printed_values() == []
+
+
+def test_a_taller_parts_chart_prints_nearly_every_value(qtbot, parts):
+    parts.parentWidget().resize(1300, 700)
+    parts.set_print_values(True)
+    qtbot.waitUntil(lambda: parts.height() > 600)
+    qtbot.wait(50)
+    texts = _check_printed(parts)
+    values = [v for s in parts.series for v in s.values if v is not None and round(abs(v), 2) > 0]
+    assert len(texts) >= len(values) - 1  # all but +0.15 beside the +6.98 bar, which is on hover
+
+
+def test_a_short_parts_chart_still_prints_its_largest_value(qtbot, parts):
+    """The chart as lesson 11 shows it in projector mode at 1024 × 700 and 150 %: about 180 px of
+    plot. The bars keep a third of it, and the longest bar's value is written at its end."""
+    parts.parentWidget().resize(560, 250)
+    parts.set_print_values(True)
+    qtbot.waitUntil(lambda: parts.item.vb.height() < 200)
+    qtbot.wait(50)
+    texts = _check_printed(parts)
+    assert {"+6.98", "+3.34"} <= set(texts)
+    vb = parts.item.vb
+    bars = vb.mapViewToScene(QPointF(0.0, 6.98)).y() - vb.mapViewToScene(QPointF(0.0, -2.5)).y()
+    assert abs(bars) >= vb.height() / 3 - 1

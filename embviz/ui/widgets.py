@@ -10,7 +10,8 @@ from PySide6.QtCore import QEvent, QObject, QPoint, QRect, QSize, QStringListMod
 from PySide6.QtGui import QKeyEvent, QKeySequence, QMouseEvent
 from PySide6.QtWidgets import (
     QAbstractItemView, QApplication, QCheckBox, QComboBox, QCompleter, QFileDialog, QHeaderView, QLabel, QLayout,
-    QLayoutItem, QLineEdit, QPlainTextEdit, QProgressBar, QPushButton, QSizePolicy, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout,
+    QLayoutItem, QLineEdit, QPlainTextEdit, QProgressBar, QPushButton, QScrollArea, QSizePolicy, QSplitter, QTableWidget,
+    QTableWidgetItem, QVBoxLayout,
     QWidget,
 )
 
@@ -188,6 +189,29 @@ class WrappedLabel(QLabel):
 
     def _fit_height(self) -> None:
         self.setMinimumHeight(self.heightForWidth(max(self.width(), 1)) if self.text() else 0)
+
+
+class ScrollColumn(QScrollArea):
+    """A column of widgets that scrolls up and down where it is shorter than they are, and is
+    never narrower than they are (a splitter squeezed a plain scroll area's column and cut it)."""
+
+    def __init__(self, column: QWidget, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.column = column
+        self.setWidgetResizable(True)
+        self.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setWidget(column)
+        style.flat_scroll_bars(self)
+
+    def _with_bar(self, size: QSize) -> QSize:
+        return QSize(size.width() + self.verticalScrollBar().sizeHint().width() + 2 * self.frameWidth(), size.height())
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(self._with_bar(self.column.minimumSizeHint()).width(), super().minimumSizeHint().height())
+
+    def sizeHint(self) -> QSize:
+        return QSize(self._with_bar(self.column.sizeHint()).width(), super().sizeHint().height())
 
 
 class ElidedLabel(QLabel):

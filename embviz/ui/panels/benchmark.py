@@ -7,20 +7,21 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
+    QBoxLayout,
     QDialog,
     QHBoxLayout,
     QHeaderView,
-    QLabel,
     QProgressBar,
     QPushButton,
     QSplitter,
     QVBoxLayout,
+    QWidget,
 )
 
 from embviz.core.table.results import BenchmarkResult
 from embviz.ui import style
 from embviz.ui.plots.bar_chart import BarChart
-from embviz.ui.widgets import ResultsTable, next_frame
+from embviz.ui.widgets import ResultsTable, ScrollColumn, WrappedLabel, next_frame
 
 CHART_MIN_WIDTH = 300  # bars still comparable beside the section names
 # The misses' cells come this many rows a frame, then their columns are sized one a frame: the
@@ -35,8 +36,7 @@ class BenchmarkWindow(QDialog):
         super().__init__(parent)
         self.setWindowTitle("The Google analogy benchmark")
         self._fit_to_screen()
-        self.summary = QLabel("")
-        self.summary.setWordWrap(True)
+        self.summary = WrappedLabel("")  # as many lines as it wraps to: at 200 % a layout cut its last ones
         style.use_font(self.summary, style.LABEL_POINT_SIZE, bold=True)
         self.progress = QProgressBar()
         self.progress.setRange(0, 1000)
@@ -55,16 +55,28 @@ class BenchmarkWindow(QDialog):
         for table in (self.sections, self.misses):
             style.use_font(table, style.BASE_POINT_SIZE)  # five and six columns beside a chart: a size smaller
         self.misses.horizontalHeader().setStretchLastSection(True)
-        # A size smaller, as the tables beside it; section names may take most of its width.
+        # A size smaller, as the tables beside it; section names may take most of its width. A row per
+        # section at the names' full height (the chart asks for it, the pane scrolls): a chart squeezed
+        # into a splitter drew them at 60 %, unreadable at 150 % and 200 %.
         self.chart = BarChart("", style.BAR_LOGIT, axis_name="% correct", point_size=style.BASE_POINT_SIZE - 1,
-                              label_share=0.6, min_height=0)
+                              label_share=0.6)
         self.showing: BenchmarkResult | None = None  # being put on screen, a piece a frame
         running = QHBoxLayout()
         running.addWidget(self.progress, 1)
         running.addWidget(self.cancel_button)
-        self.top = QSplitter(Qt.Orientation.Horizontal)  # the table as wide as its columns, the chart the rest
-        self.top.addWidget(self.sections)
-        self.top.addWidget(self.chart)
+        # The summary, then the table as tall as its rows and as wide as its columns with the chart the
+        # rest of the width, or over the table where both do not fit side by side (1024 px at 150 %):
+        # one pane that scrolls (at 200 % the summary alone is seven lines).
+        self.sections.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        pane = QWidget()
+        column = QVBoxLayout(pane)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.summary)
+        self.arrangement = QBoxLayout(QBoxLayout.Direction.LeftToRight)
+        self.arrangement.addWidget(self.sections, 0, Qt.AlignmentFlag.AlignTop)
+        self.arrangement.addWidget(self.chart, 1)
+        column.addLayout(self.arrangement, 1)
+        self.top = ScrollColumn(pane)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.top)
         split.addWidget(self.misses)
@@ -72,7 +84,6 @@ class BenchmarkWindow(QDialog):
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 1)
         layout = QVBoxLayout(self)
-        layout.addWidget(self.summary)
         layout.addLayout(running)
         layout.addWidget(split, 1)
         style.follow_scale(self)
@@ -87,9 +98,12 @@ class BenchmarkWindow(QDialog):
     def set_text_scale(self, scale: float) -> None:
         # The section names beside the bars grow with the text: the chart's least width grows with them.
         self.chart.setMinimumWidth(round(CHART_MIN_WIDTH * scale))
-        if self.chart.count:
-            self._fit_table()
+        self._fit_table()
         self.misses.resizeColumnsToContents()
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit_table()
 
     def started(self) -> None:
         self.showing = None
@@ -154,14 +168,23 @@ class BenchmarkWindow(QDialog):
             self.misses_settled = True
 
     def _fit_table(self) -> None:
-        """The table as wide as its columns (section names and counts whole), the chart the rest."""
+        """The table as wide as its columns (section names and counts whole) and as tall as its
+        rows; beside the chart where both fit in the pane's width, under it where not."""
         table = self.sections
         table.resizeColumnsToContents()
-        frame = 2 * table.frameWidth() + table.verticalScrollBar().sizeHint().width()
-        wanted = table.horizontalHeader().length() + frame
-        total = self.top.width() - self.top.handleWidth()
-        wanted = min(wanted, total - self.chart.minimumWidth())
-        self.top.setSizes([wanted, total - wanted])
+        wide = table.horizontalHeader().length() + 2 * table.frameWidth()
+        room = self.top.width() - self.top.verticalScrollBar().sizeHint().width()  # the pane's, scrolling
+        side = wide + self.arrangement.spacing() + self.chart.minimumWidth() <= room
+        # Stacked, the chart comes first: it is the picture, the table its numbers.
+        self.arrangement.setDirection(QBoxLayout.Direction.LeftToRight if side else QBoxLayout.Direction.BottomToTop)
+        if side:
+            table.setFixedWidth(wide)
+        else:
+            table.setMinimumWidth(0)
+            table.setMaximumWidth(16777215)
+        cut = not side and wide > room  # the columns scroll sideways under the rows
+        table.setFixedHeight(table.horizontalHeader().height() + table.verticalHeader().length()
+                             + 2 * table.frameWidth() + (table.horizontalScrollBar().sizeHint().height() if cut else 0))
 
 
 def _pct(x: float | None) -> str:

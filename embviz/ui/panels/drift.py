@@ -31,6 +31,13 @@ def sentences_of(text: str) -> list[str]:
 
 
 CHART_MIN_HEIGHT = 180  # pixels at 100 % text
+SENTENCE_LINES = 2.5  # the sentences' box shows two whole lines and a hint of a third
+# The nearest rows sit beside the chart where the tab is this wide at 100 % text (times the text
+# size), under it where not: at 1024 px and 200 % the key took the chart's room and the column
+# beside it was a word a line.
+SIDE_BY_SIDE_WIDTH = 700
+NEIGHBOUR_ROWS = 5  # in sight under the chart before the tab scrolls
+NEIGHBOURS_MIN_WIDTH = 260  # pixels at 100 % text: two columns of tokens, readable beside the chart
 
 
 class WrappedKey(WrappedLabel):
@@ -65,7 +72,6 @@ class DriftPanel(LanguageModelTab):
         self.sentences = QPlainTextEdit()
         self.sentences.setPlaceholderText("Sentences that use the word, one per line")
         style.use_font(self.sentences, style.LABEL_POINT_SIZE + 2)
-        self.sentences.setFixedHeight(96)
         self.layer = QSpinBox()
         self.layer.setRange(-1, MAX_LAYER)
         self.layer.setSpecialValueText("nearest rows at the last block")
@@ -125,17 +131,17 @@ class DriftPanel(LanguageModelTab):
             "vector of a layer shares (a few huge directions), so black means something only above grey.")
         self.caption.setWordWrap(True)
         right = QWidget()
-        right.setMinimumWidth(260)  # two columns of tokens, readable beside the chart at 1024 px
-        right_layout = QVBoxLayout(right)
+        self.right_layout = right_layout = QVBoxLayout(right)
         right_layout.setContentsMargins(0, 0, 0, 0)
-        self.neighbours_heading = QLabel("")
-        self.neighbours_heading.setWordWrap(True)
+        self.neighbours_heading = WrappedLabel("")  # as tall as it wraps: a splitter cut its last line
         right_layout.addWidget(self.neighbours_heading)
         right_layout.addWidget(self.neighbours, 1)
         return right
 
     def _lay_out(self, inputs: QHBoxLayout, right: QWidget) -> None:
+        self.right = right
         self.splitter = side_by_side(self.chart, right, 3, 2)
+        self.splitter.setChildrenCollapsible(False)
         layout = QVBoxLayout(self)
         layout.addLayout(inputs)
         layout.addWidget(self.sentences)
@@ -149,12 +155,33 @@ class DriftPanel(LanguageModelTab):
     def set_text_scale(self, scale: float) -> None:
         # A chart never squashed below reading height: the tab scrolls instead (it sits in a scroll area).
         self.plot.setMinimumHeight(round(CHART_MIN_HEIGHT * scale))
+        # Lines of its own font (a fixed 96 px cut the second sentence at 200 %).
+        box = self.sentences
+        box.setFixedHeight(round(SENTENCE_LINES * box.fontMetrics().lineSpacing() + 2 * box.frameWidth()
+                                 + 2 * box.document().documentMargin()))
+        self._arrange()
         item = self.plot.getPlotItem()
         for name in ("left", "bottom"):
             item.getAxis(name).setTickFont(style.font(style.BASE_POINT_SIZE))
             item.getAxis(name).label.setFont(style.font(style.BASE_POINT_SIZE))
         if self.result is not None:
             self._draw()
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._arrange()
+
+    def _arrange(self) -> None:
+        """The nearest rows beside the chart (two columns of tokens readable at 1024 px), or under
+        it, where the tab is narrow for its text size, with NEIGHBOUR_ROWS of them in sight."""
+        scale = style.text_scale()
+        beside = self.width() >= SIDE_BY_SIDE_WIDTH * scale
+        self.splitter.setOrientation(Qt.Orientation.Horizontal if beside else Qt.Orientation.Vertical)
+        self.right.setMinimumWidth(round(NEIGHBOURS_MIN_WIDTH * scale) if beside else 0)
+        table = self.neighbours
+        rows = table.horizontalHeader().sizeHint().height() + NEIGHBOUR_ROWS * table.verticalHeader().defaultSectionSize()
+        heading = self.neighbours_heading.minimumHeight() + self.right_layout.spacing()
+        self.right.setMinimumHeight(0 if beside else rows + 2 * table.frameWidth() + heading)
 
     def picture(self) -> tuple[QWidget, str]:
         return self.chart, f"{self.heading.text()}\n{self.caption.text()}"
@@ -244,6 +271,7 @@ class DriftPanel(LanguageModelTab):
             for s, hits in enumerate(result.neighbours):
                 if r < len(hits) and (cell := self.neighbours.item(r, s)) is not None:
                     cell.setToolTip(f"{hits[r].token} (id {hits[r].id}): cosine {hits[r].score:.3f}")
+        self._arrange()  # the heading's lines are known now
 
     def on_failed(self, message: str) -> None:
         self._clear()

@@ -52,7 +52,7 @@ from embviz.ui.panels.map_word_sets import WordSetsList
 from embviz.ui.plots import colouring
 from embviz.ui.plots.map_view import MapView
 from embviz.ui.tables import map_rows
-from embviz.ui.widgets import ShownWhenEnabled, flow_row, folding
+from embviz.ui.widgets import ScrollColumn, ShownWhenEnabled, WrappedLabel, flow_row, folding
 
 if TYPE_CHECKING:  # the cache's readers: not needed to show the window
     from embviz.bridge.first_map import FirstMap
@@ -232,10 +232,10 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         row.addWidget(self.substring)
         return self.search_box
 
-    def _side_column(self) -> QWidget:
-        """The hovered token (big, for the back row), the word sets and the selection."""
-        self.hover_label = QLabel(HOVER_HINT)
-        self.hover_label.setWordWrap(True)
+    def _side_column(self) -> ScrollColumn:
+        """The hovered token (big, for the back row), the word sets and the selection, in a
+        column that scrolls where the map is shorter than they are (1024 × 700 at 200 %)."""
+        self.hover_label = WrappedLabel(HOVER_HINT)  # as tall as it wraps: a splitter gave it a line less
         style.use_font(self.hover_label, style.LABEL_POINT_SIZE, bold=True)
         self.sets = WordSetsList(self.word_sets)
         self.sets.toggled.connect(self._set_toggled)
@@ -266,10 +266,11 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         column.addWidget(self.sets, 1)
         column.addWidget(self.sets.add_button)
         column.addWidget(self.selection, 1)
+        self.side = ScrollColumn(side)
         style.follow_scale(self)  # after the list: its width follows the text size
-        return side
+        return self.side
 
-    def _lay_out(self, controls: QLayout, side: QWidget) -> None:
+    def _lay_out(self, controls: QLayout, side: ScrollColumn) -> None:
         progress_row = QHBoxLayout()
         progress_row.addWidget(self.progress)
         progress_row.addWidget(self.cancel_button)
@@ -289,6 +290,8 @@ class MapPanel(ColourByMixin, SelectionMixin, WordSetsMixin, QWidget):
         self.search_box.setMinimumWidth(round(SEARCH_WIDTH * scale))
         self.sets.setMaximumWidth(round(SIDE_WIDTH * scale))
         self.hover_label.setMaximumWidth(round(SIDE_WIDTH * scale))
+        # Four sets in sight before the column scrolls.
+        self.sets.setMinimumHeight(4 * self.sets.fontMetrics().height() + 2 * self.sets.frameWidth())
 
     # --- model and projection ---------------------------------------------------------------
     def show_first_map(self, source: str | None, device: str) -> bool:

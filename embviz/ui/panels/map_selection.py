@@ -4,9 +4,9 @@ can be done with them (a word set, their neighbours, a CSV)."""
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QPushButton, QVBoxLayout, QWidget
 
-from embviz.ui.widgets import ResultsTable, flow_row
+from embviz.ui.widgets import ResultsTable, WrappedLabel, flow_row
 
 
 class SelectionBox(QWidget):
@@ -19,8 +19,7 @@ class SelectionBox(QWidget):
 
     def __init__(self) -> None:
         super().__init__()
-        self.label = QLabel("")
-        self.label.setWordWrap(True)
+        self.label = WrappedLabel("")
         self.table = ResultsTable(["token", "id"])
         self.table.tokenClicked.connect(self.tokenClicked)
         self.save_button = self._button("Word set…", "Save the selected tokens as a word set of your own", self.saveAsSet)

@@ -143,10 +143,7 @@ class BarChart(QWidget):
 
     def _ask_height(self) -> None:
         """Ten bars stay readable, and every row holds its label whole, descenders and all (a
-        short window scrolls the tab instead). A chart made with no least height (in a
-        splitter) keeps none: its labels shrink to their rows."""
-        if not self.min_height:
-            return
+        short window scrolls the tab, or the pane, instead)."""
         _, title_h, axis_h, legend_h = self._chrome()
         rows = self.count * full_height(self.tick_font) * (1 + ROW_GAP)
         self.setMinimumHeight(math.ceil(max(self.min_height * self.scale, title_h + axis_h + legend_h + rows)))

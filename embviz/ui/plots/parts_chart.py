@@ -1,7 +1,7 @@
 """Grouped vertical bars (pyqtgraph): one group per block, a few bars side by side in each,
 up or down from zero, with a key in the title naming each series. Hovering a bar names its
-value; with values printed, each bar's value is written at its end (the largest first where
-thin bars leave no room for all)."""
+value; with values printed, each bar's value is written at its end, or where thin bars' texts
+are in each other's way, further out over its own bar (the largest first, while there is room)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from embviz.ui.plots.titles import shrinkable_title
 
 MIN_HEIGHT = 160  # pixels at 100 % text: the window on a 1024 × 700 screen at 150 % has room for little more
 GROUP_WIDTH = 0.84  # of a group's slot: a gap between blocks keeps them apart
+TEXT_GAP = 2.0  # pixels between a printed value and the bar or text it stands on
 
 
 @dataclass(frozen=True)
@@ -43,12 +44,19 @@ class PartsChart(StillPlot):
         self.printed: list[pg.TextItem] = []  # the values written on the chart
         self.item.addItem(pg.InfiniteLine(0, angle=0, pen=pg.mkPen("k", width=1)))
         self.scene().sigMouseMoved.connect(self._hovered)
+        # The values placed again when the plot's box changes without the widget's size: a new y
+        # range gives the left axis wider numbers, and the texts were placed for the old width.
+        self.item.vb.sigResized.connect(self._plot_resized)
         style.follow_scale(self)
 
     def set_text_scale(self, scale: float) -> None:
         super().set_text_scale(scale)
         self.set_title(self.title)
         self._print()
+
+    def _plot_resized(self, _view: pg.ViewBox) -> None:
+        if self.print_values:
+            self._print()
 
     def set_print_values(self, on: bool) -> None:
         """Write each bar's value at its end, for a class that cannot hover."""
@@ -116,18 +124,17 @@ class PartsChart(StillPlot):
             QToolTip.showText(QCursor.pos(), self.hover_text(*found), self)
 
     def _print(self) -> None:
-        """Each bar's value at its end, turned upright when the bars are narrower than the text;
-        where neighbouring texts would overlap, the larger value keeps its place."""
+        """Each bar's value at its end, turned upright when the bars are narrower than the text.
+        Where thin bars (31 blocks at 150 %) put texts in each other's way, a text stands further
+        out, over the shorter bars beside a long one, as long as the plot has room: the largest
+        values first (every one on hover)."""
         for item in self.printed:
             self.item.removeItem(item)
         self.printed = []
-        if not (self.print_values and self.series):
-            self.item.enableAutoRange(axis="y")
-            return
         font = style.font(style.BASE_POINT_SIZE - 1)
         bars = [(g + -GROUP_WIDTH / 2 + GROUP_WIDTH / len(self.series) * (k + 0.5), float(v), self.value_text(float(v)))
                 for k, s in enumerate(self.series) for g, v in enumerate(s.values)
-                if v is not None and round(abs(v), 2) > 0]  # no "-0.00" over a bar too short to see
+                if v is not None and round(abs(v), 2) > 0] if self.print_values else []  # no "-0.00" on no bar
         if not bars:
             self.item.enableAutoRange(axis="y")
             return
@@ -139,33 +146,35 @@ class PartsChart(StillPlot):
         widest = max(item.textItem.boundingRect().width() for item in items)
         line = max(item.textItem.boundingRect().height() for item in items)
         plot_w = self.item.vb.width() or 0.8 * self.width()
+        plot_h = self.item.vb.height() or 0.6 * self.height()
         slot = plot_w / max(len(self.groups), 1) * GROUP_WIDTH / len(self.series)  # a bar's width, pixels
-        upright = slot < widest
-        across, along = (line, widest) if upright else (widest, line)  # a text's pixels across and along the bars
+        per_x = plot_w / (len(self.groups) + 0.2)  # pixels per group: the x range is -0.6 … n − 0.4
         lo = min(0.0, *(v for _, v, _ in bars))
         hi = max(0.0, *(v for _, v, _ in bars))
-        plot_h = max(self.item.vb.height() or 0.6 * self.height(), 3 * along)
-        # Room above the highest bar and below the lowest for their texts.
-        pad = (hi - lo or 1.0) * along / (plot_h - 2 * along)
-        bottom, top = lo - (pad if lo < 0 else 0.0), hi + (pad if hi > 0 else 0.0)
+        # Upright where the bars are narrower than a text (each text then stands over its own bar).
+        upright = slot < widest
+        across, along = (line, widest) if upright else (widest, line)  # a text's pixels across and along the bars
+        # Room past the longest bars for their texts, the bars the rest but never under a third of
+        # the plot; where a short plot has room past one end only, the longer bar's end has it.
+        text_px = along + TEXT_GAP
+        bars_px = max(plot_h - ((hi > 0) + (lo < 0)) * text_px, plot_h / 3)
+        room = plot_h - bars_px
+        down_px = 0.0 if lo >= 0 else min(text_px, room) if -lo > hi else min(text_px, room - min(text_px, room))
+        per_y = bars_px / ((hi - lo) or 1.0)
+        bottom = lo - down_px / per_y  # the top has the rest
+        top = bottom + plot_h / per_y
         self.item.setYRange(bottom, top, padding=0)
-        per_x = plot_w / (len(self.groups) + 0.2)  # pixels per group: the x range is -0.6 … n − 0.4
-        per_y = plot_h / ((top - bottom) or 1.0)
-        taken: list[QRectF] = []  # the texts placed, in pixels (y up)
-        for (x, v, _), item in sorted(zip(bars, items), key=lambda pair: -abs(pair[0][1])):
-            # Kept inside the plot's sides: the last block's text would be cut at the right.
-            px = min(max((x + 0.6) * per_x, across / 2 + 1), plot_w - across / 2 - 1)
-            py = (v - bottom) * per_y
-            box = QRectF(px - across / 2, py if v >= 0 else py - along, across, along)
-            if any(box.intersects(other) for other in taken):
-                continue  # a larger value's text is there
-            taken.append(box)
+        at = _stacked(bars, [_inside((x + 0.6) * per_x, across, plot_w) for x, _, _ in bars],
+                      [(x + 0.6) * per_x for x, _, _ in bars], slot, across, along, plot_h, per_y, bottom)
+        for (x, v, _), y, item in zip(bars, at, items):
+            if y is None:
+                continue  # no room left: larger values' texts fill the plot over it (its value is on hover)
             if upright:
                 item.setAngle(90)
                 item.setAnchor(pg.Point(0.0 if v >= 0 else 1.0, 0.5))
             else:
                 item.setAnchor(pg.Point(0.5, 1.0 if v >= 0 else 0.0))
-            item.setPos(px / per_x - 0.6, v)
+            item.setPos(_inside((x + 0.6) * per_x, across, plot_w) / per_x - 0.6, y)
             self.item.addItem(item)
             self.printed.append(item)
 
@@ -189,3 +198,34 @@ class PartsChart(StillPlot):
     def printed_values(self) -> list[tuple[float, float, str]]:
         """(x, y, text) of every value written on the chart (for tests)."""
         return [(item.pos().x(), item.pos().y(), item.toPlainText()) for item in self.printed]
+
+
+def _inside(px: float, across: float, width: float) -> float:
+    """A text's middle `px`, moved to keep the text inside the plot's sides (the last block's
+    text was cut at the right)."""
+    return min(max(px, across / 2 + 1), width - across / 2 - 1)
+
+
+def _stacked(bars: list[tuple[float, float, str]], middles: list[float], bar_middles: list[float], slot: float,
+             across: float, along: float, plot_h: float, per_y: float, bottom: float) -> list[float | None]:
+    """Where each value's text starts (plot y), or None where it has no room: the largest value
+    first, each at its bar's end, or where a text placed before it or another bar is in its way,
+    just past that, further from zero, as long as it stays inside the plot (pixels, y up)."""
+    zero = -bottom * per_y
+    ends = [(v - bottom) * per_y for _, v, _ in bars]
+    bar_boxes = [QRectF(m - slot / 2, min(zero, end), slot, abs(end - zero)) for m, end in zip(bar_middles, ends)]
+    taken: list[QRectF] = []
+    at: list[float | None] = [None] * len(bars)
+    for n in sorted(range(len(bars)), key=lambda n: -abs(bars[n][1])):
+        up = bars[n][1] >= 0
+        box = QRectF(middles[n] - across / 2, ends[n] + TEXT_GAP if up else ends[n] - TEXT_GAP - along, across, along)
+        while -0.5 <= box.top() and box.bottom() <= plot_h + 0.5:
+            hits = [o for o in taken if o.intersects(box)] + [b for m, b in enumerate(bar_boxes)
+                                                               if m != n and b.intersects(box)]
+            if not hits:
+                taken.append(box)
+                at[n] = bottom + (box.top() if up else box.bottom()) / per_y
+                break
+            # Past the farthest thing in the way (QRectF's top is its lower edge here: y runs up).
+            box.moveTop(max(h.bottom() for h in hits) + TEXT_GAP if up else min(h.top() for h in hits) - TEXT_GAP - along)
+    return at
