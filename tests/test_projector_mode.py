@@ -223,3 +223,22 @@ def test_a_logits_lesson_at_200_percent_leaves_the_bars_the_screen(qtbot, projec
     window.show_message("Something to say.")
     settle()
     assert window.statusBar().isVisible()
+
+
+@pytest.mark.parametrize("scale", [1.0, 1.5, 2.0, 2.5])
+def test_a_text_box_is_its_lines_high_at_every_text_size(qtbot, scale):
+    """The logits' and the lens's text: two whole lines of their font, never one and a half."""
+    from embviz.ui.widgets import LinesBox
+
+    style.set_text_scale(scale)
+    try:
+        box = LinesBox(2)
+        style.use_font(box, style.LABEL_POINT_SIZE + 4)
+        qtbot.addWidget(box)
+        box.setPlainText("one\ntwo\nthree")
+        box.show()
+        settle()
+        assert box.verticalScrollBar().maximum() == 1  # two of the three lines in sight, whole
+        assert box.height() < 3 * box.fontMetrics().lineSpacing()  # and not a third
+    finally:
+        style.set_text_scale(1.0)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from pathlib import Path
 
 import shiboken6
 from PySide6.QtCore import QEvent, QObject, QPoint, QRect, QSize, QStringListModel, Qt, QTimer, Signal
-from PySide6.QtGui import QKeyEvent, QKeySequence, QMouseEvent
+from PySide6.QtGui import QFontMetricsF, QKeyEvent, QKeySequence, QMouseEvent
 from PySide6.QtWidgets import (
     QAbstractItemView, QApplication, QCheckBox, QComboBox, QCompleter, QFileDialog, QHeaderView, QLabel, QLayout,
     QLayoutItem, QLineEdit, QPlainTextEdit, QProgressBar, QPushButton, QScrollArea, QSizePolicy, QSplitter, QTableWidget,
@@ -300,9 +301,10 @@ class MessageLabel(ElidedLabel):
 
 class LinesBox(QPlainTextEdit):
     """A text box `lines` lines of its own font high, at every text size: a height in pixels
-    held one line at 200 % and cut the second through the middle."""
+    held one line at 200 % and cut the second through the middle. (2.5 lines: two whole ones
+    and a hint of more.)"""
 
-    def __init__(self, lines: int) -> None:
+    def __init__(self, lines: float) -> None:
         super().__init__()
         self.lines = lines
         self._fit()
@@ -315,7 +317,8 @@ class LinesBox(QPlainTextEdit):
     def _fit(self) -> None:
         margins = self.contentsMargins()
         document = 2 * round(self.document().documentMargin())
-        self.setFixedHeight(self.lines * self.fontMetrics().lineSpacing() + document + margins.top() + margins.bottom())
+        line = math.ceil(QFontMetricsF(self.font()).lineSpacing()) + 1  # a block's height, at least
+        self.setFixedHeight(round(self.lines * line) + document + margins.top() + margins.bottom())
 
 
 class ShownWhenEnabled(QPushButton):

@@ -9,7 +9,7 @@ from typing import Any
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPlainTextEdit, QSpinBox, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
 
 from embviz.bridge import requests as rq
 from embviz.bridge.views import ModelSummary
@@ -18,7 +18,7 @@ from embviz.state.tabs import DriftState
 from embviz.ui import style
 from embviz.ui.binding import Bindings
 from embviz.ui.panels.language_model import HIDDEN_SPACE_STRETCH, LanguageModelLoader, LanguageModelTab
-from embviz.ui.widgets import ResultsTable, WordField, WrappedLabel, side_by_side
+from embviz.ui.widgets import LinesBox, ResultsTable, WordField, WrappedLabel, side_by_side
 
 TOP = 1.1  # the y axis ends just past cosine 1, the most a cosine can be, with room for the 1's label
 MAX_LAYER = 200  # the spin box's bound before the model's depth is known
@@ -69,7 +69,7 @@ class DriftPanel(LanguageModelTab):
     def _inputs(self) -> QHBoxLayout:
         """The word, the layer its nearest rows are listed at, and the sentences; a pause sends the request."""
         self.word = WordField("Word, e.g. bank")
-        self.sentences = QPlainTextEdit()
+        self.sentences = LinesBox(SENTENCE_LINES)
         self.sentences.setPlaceholderText("Sentences that use the word, one per line")
         style.use_font(self.sentences, style.LABEL_POINT_SIZE + 2)
         self.layer = QSpinBox()
@@ -155,10 +155,6 @@ class DriftPanel(LanguageModelTab):
     def set_text_scale(self, scale: float) -> None:
         # A chart never squashed below reading height: the tab scrolls instead (it sits in a scroll area).
         self.plot.setMinimumHeight(round(CHART_MIN_HEIGHT * scale))
-        # Lines of its own font (a fixed 96 px cut the second sentence at 200 %).
-        box = self.sentences
-        box.setFixedHeight(round(SENTENCE_LINES * box.fontMetrics().lineSpacing() + 2 * box.frameWidth()
-                                 + 2 * box.document().documentMargin()))
         self._arrange()
         item = self.plot.getPlotItem()
         for name in ("left", "bottom"):
