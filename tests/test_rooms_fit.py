@@ -91,7 +91,12 @@ def on_projector(qtbot, window) -> None:
 def projector_on(qtbot, window) -> None:
     window.set_projector(True)
     on_projector(qtbot, window)
-    assert window.projector and all(widget.isHidden() for widget in getattr(window.tabs.currentWidget(), "controls", ()))
+    assert window.projector
+
+
+def assert_folded(panel: QWidget) -> None:
+    """Projector mode folded the panel's controls: its explanations and choices are not what a class reads."""
+    assert panel.controls and all(widget.isHidden() for widget in panel.controls)
 
 
 @pytest.fixture
@@ -114,7 +119,10 @@ def test_compare_fits_a_projector(qtbot, second, scale, projector):
     on_screen(window, qtbot, 1024, 700, scale)
     if projector:
         projector_on(qtbot, window)
+        assert_folded(panel)
     assert_room_fits(panel)
+    for table in panel.dominoes.columns:  # "A only (20)" whole
+        assert table.horizontalHeader().sectionSize(0) >= table.horizontalHeader().sectionSizeHint(0), table.headers
     if projector or scale < 2:  # at 200 % the sentences and controls take the screen: the tab scrolls down
         assert whole_rows_in_sight(panel.table) >= MIN_ROWS
         assert whole_rows_in_sight(panel.dominoes.columns[1]) >= MIN_ROWS
@@ -133,6 +141,8 @@ def test_similarity_and_odd_one_out_fit_a_projector(qtbot, second, scale, projec
     window.show_tab("similarities")
     wait_for(qtbot, lambda: similarity.shown is not None and similarity.shown_b is not None, 120_000)
     settle(qtbot)
+    if projector:
+        assert_folded(similarity)
     assert_room_fits(similarity)
     for plot in (similarity.plot, similarity.plot_b):
         assert plot.height() >= plot.minimumHeight() and plot.width() >= plot.minimumWidth()  # never squeezed
@@ -146,6 +156,8 @@ def test_similarity_and_odd_one_out_fit_a_projector(qtbot, second, scale, projec
     odd.show_words("breakfast cereal dinner lunch")
     wait_for(qtbot, lambda: odd.shown is not None and odd.chart.count == 4, 60_000)
     settle(qtbot)
+    if projector:
+        assert_folded(odd)
     assert_room_fits(odd)
     assert odd.chart.height() >= odd.chart.minimumHeight()  # every bar's row
     if projector or scale < 2:  # at 200 % the sentences take the screen: the tab scrolls down to them
@@ -169,6 +181,7 @@ def test_the_lesson_steps_show_their_pictures_in_projector_mode(qtbot, window, s
         wait_for(qtbot, lambda: window.summary is not None and not window.load_progress.isVisible() and done(), 300_000)  # noqa: B023
         on_projector(qtbot, window)
         assert window.projector and window.lessons_dock.isVisible()
+        assert_folded(panel)
         assert_room_fits(panel)
         if tab == "compare":  # the dominoes' heading over them: a row fewer at 200 %
             assert whole_rows_in_sight(panel.table) >= MIN_ROWS

@@ -7,7 +7,7 @@ import numpy as np
 from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 
 from embviz.ui import style
-from embviz.ui.widgets import ResultsTable, WrappedLabel
+from embviz.ui.widgets import ResultsTable, RoomWatch, WrappedLabel
 
 LIST_LIMIT = 2000  # rows listed at once: a table of 23,000 rows takes seconds to fill
 TITLES = ("both", "A only", "B only")
@@ -41,7 +41,7 @@ class Dominoes(QWidget):
         self.heading = WrappedLabel("Click a token in the list to see its neighbours in both models.")
         style.use_font(self.heading, style.LABEL_POINT_SIZE, bold=True)
         self.columns = [ResultsTable([title]) for title in TITLES]
-        row = QHBoxLayout()
+        row = self.row = QHBoxLayout()
         for table in self.columns:
             table.setMinimumWidth(90)
             row.addWidget(table)
@@ -49,6 +49,17 @@ class Dominoes(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.heading)
         layout.addLayout(row, 1)
+        RoomWatch(self, self._hold_titles)
+
+    def _hold_titles(self) -> None:
+        """Its least width: every column's title whole ("A only (50)" was cut at 200 %); the
+        list beside it gives way instead."""
+        # The title's own hint leaves its centred text no air against the scroll bar: a letter more.
+        need = sum(table.horizontalHeader().sectionSizeHint(0) + table.horizontalHeader().fontMetrics().averageCharWidth()
+                   + table.verticalScrollBar().sizeHint().width() + 2 * table.frameWidth() for table in self.columns)
+        need += self.row.spacing() * (len(self.columns) - 1)
+        if need != self.minimumWidth():
+            self.setMinimumWidth(need)
 
     def hasHeightForWidth(self) -> bool:
         # Its heading's least height says it. As a height for its width, the box around took
@@ -62,6 +73,7 @@ class Dominoes(QWidget):
             table.headers = [title]
             table.setHorizontalHeaderLabels(table.headers)
             table.fill([], [])
+        self._hold_titles()
 
     def show_view(self, found, k: int) -> None:
         """A DominoesView: the token's score and its three lists, nearest first."""
@@ -72,3 +84,4 @@ class Dominoes(QWidget):
             table.headers = [f"{title} ({len(words)})"]
             table.setHorizontalHeaderLabels(table.headers)
             table.fill([(label,) for _, label in words], [-1] * len(words))  # no ids: a click rings nothing
+        self._hold_titles()
