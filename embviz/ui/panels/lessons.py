@@ -71,7 +71,7 @@ class LessonsPanel(QWidget):
         self.next.clicked.connect(lambda: self.stepChosen.emit(self.tour.index + 1 if self.started else 0))
         self.counter = QLabel("")
         self.counter.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.close_button = QPushButton("✕ Close")
+        self.close_button = QPushButton("✕")  # beside the counter: the band's column keeps three rows
         self.close_button.setToolTip("Close the lessons: your tabs come back as they were")
         self.close_button.clicked.connect(self.closeAsked)
         self.close_button.hide()  # the dock has its own, except as projector mode's band
@@ -79,7 +79,6 @@ class LessonsPanel(QWidget):
         buttons.addWidget(self.back)
         buttons.addStretch(1)
         buttons.addWidget(self.next)
-        buttons.addWidget(self.close_button)
         # The step's words and numbers scroll on a short screen; the list and the buttons stay.
         words = QWidget()
         self._words_column = column = QVBoxLayout(words)
@@ -105,6 +104,9 @@ class LessonsPanel(QWidget):
         self._words = scroll
         # The band's buttons stand in a column right of the words, so the words keep every row.
         self._band_buttons = QVBoxLayout()
+        self._band_top = QHBoxLayout()  # the counter and Close
+        self._band_top.addWidget(self.close_button)
+        self._band_buttons.addLayout(self._band_top)
         self._body = QHBoxLayout()
         words_column = QVBoxLayout()
         words_column.addWidget(scroll, 1)
@@ -144,22 +146,24 @@ class LessonsPanel(QWidget):
 
     def set_band(self, on: bool) -> None:
         """Projector mode's caption band under the picture: the step's words, and right of
-        them a column of the counter, Next, Back and Close; no step list. Or the side column:
-        the list, the words, the counter on its own line, and Back and Next under them."""
-        moved = (self.counter, self.next, self.back, self.close_button)
-        for widget in moved:
-            for layout in (self._column, self._buttons, self._band_buttons):
+        them a column of the counter and Close, Next, and Back; no step list. Or the side
+        column: the list, the words, the counter on its own line, and Back and Next under them."""
+        if on == self._band:
+            return
+        for widget in (self.counter, self.next, self.back):
+            for layout in (self._column, self._buttons, self._band_top, self._band_buttons):
                 layout.removeWidget(widget)
         if on:
-            for widget in moved:
-                self._band_buttons.addWidget(widget)
+            self._band_top.insertWidget(0, self.counter, 1)
+            self._band_buttons.addWidget(self.next)
+            self._band_buttons.addWidget(self.back)
             self._band_buttons.addStretch(1)
         else:
-            self._band_buttons.takeAt(0)  # the stretch
+            self._band_buttons.takeAt(1)  # the stretch, after the counter's row
             self._column.insertWidget(self._column.indexOf(self._body) + 1, self.counter)
             self._buttons.insertWidget(0, self.back)
-            self._buttons.insertWidget(2, self.next)
-            self._buttons.insertWidget(3, self.close_button)
+            self._buttons.addWidget(self.next)
+        self._count()
         self.steps.setVisible(not on)
         self.close_button.setVisible(on)
         # The band's scroll bar always there: one that came and went with whole lines left the
@@ -224,10 +228,16 @@ class LessonsPanel(QWidget):
         self.numbers.setText("")
         self._fit_numbers()
         self.asking.forget()
-        self.counter.setText(f"step {i + 1} of {len(self.tour.steps)}")
+        self._count()
         self.back.setEnabled(not self.tour.at_start)
         self.next.setEnabled(not self.tour.at_end)
         self.bandChanged.emit()
+
+    def _count(self) -> None:
+        """Where the tour stands: "13 / 16" in the band's narrow column, "step 13 of 16" under the words."""
+        i, n = self.tour.index, len(self.tour.steps)
+        if self.started:
+            self.counter.setText(f"{i + 1} / {n}" if self._band else f"step {i + 1} of {n}")
 
     def band_height(self, width: int) -> int:
         """The height a caption band `width` wide needs to show the step's words and its buttons."""
