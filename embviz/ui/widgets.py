@@ -186,6 +186,17 @@ class WrappedLabel(QLabel):
         super().resizeEvent(event)
         self._fit_height()
 
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # another text size: each line taller or shorter
+            self._fit_height()
+
+    def sizeHint(self) -> QSize:
+        # As tall as its lines at its width: QLabel's own hint wraps at a width of its choosing,
+        # and a box with room to spare gave each sentence an empty line under it.
+        hint = super().sizeHint()
+        return QSize(hint.width(), self.minimumHeight()) if self.text() and self.textFormat() == Qt.TextFormat.PlainText else hint
+
     def heightForWidth(self, width: int) -> int:
         """Plain text: the lines the painter draws it in at `width`. (Under X at 200 %, QLabel's
         own answer stopped shrinking past 600 pixels: six lines for four, and empty lines
@@ -421,6 +432,9 @@ class HeldColumn(QWidget):
 
     def hasHeightForWidth(self) -> bool:
         return False  # its least height says it: the box around kept a stale height for its width
+
+    def sizeHint(self) -> QSize:
+        return QSize(super().sizeHint().width(), self.minimumHeight())  # no more: spare room went to empty lines
 
     def event(self, event: QEvent) -> bool:
         handled = super().event(event)
