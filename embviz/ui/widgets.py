@@ -178,6 +178,7 @@ class WrappedLabel(QLabel):
 
     def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
         super().__init__(text, parent)
+        self.setTextFormat(Qt.TextFormat.PlainText)  # a token's "<|im_end|>" as it is
         self.setWordWrap(True)
 
     def setText(self, text: str) -> None:
@@ -188,8 +189,44 @@ class WrappedLabel(QLabel):
         super().resizeEvent(event)
         self._fit_height()
 
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # another text size: each line taller or shorter
+            self._fit_height()
+
+    def sizeHint(self) -> QSize:
+        # As tall as its lines at its width: QLabel's own hint wraps at a width of its choosing,
+        # and a box with room to spare gave each sentence an empty line under it.
+        hint = super().sizeHint()
+        return QSize(hint.width(), self.minimumHeight()) if self.text() and self.textFormat() == Qt.TextFormat.PlainText else hint
+
+    def heightForWidth(self, width: int) -> int:
+        """Plain text: the lines the painter draws it in at `width`. (Under X at 200 %, QLabel's
+        own answer stopped shrinking past 600 pixels: six lines for four, and empty lines
+        stood between the sentences.)"""
+        if self.textFormat() != Qt.TextFormat.PlainText:  # a key of coloured entries
+            return super().heightForWidth(width)
+        margins, margin = self.contentsMargins(), self.margin()
+        inner = max(width - margins.left() - margins.right() - 2 * margin, 1)
+        lines = self.fontMetrics().boundingRect(QRect(0, 0, inner, 1 << 20), int(Qt.TextFlag.TextWordWrap), self.text())
+        return lines.height() + margins.top() + margins.bottom() + 2 * margin
+
     def _fit_height(self) -> None:
-        self.setMinimumHeight(self.heightForWidth(max(self.width(), 1)) if self.text() else 0)
+        need = self.heightForWidth(max(self.width(), 1)) if self.text() else 0
+        if need != self.minimumHeight():
+            self.setMinimumHeight(need)
+            lay_out_again(self)
+
+
+def lay_out_again(widget: QWidget) -> None:
+    """`widget`'s parent lays it out again once this turn is done: a least height set while
+    the parent's layout was placing it is forgotten when that pass ends (a wrapped label kept
+    the height of a narrower width, and stood out of its sentences with empty lines)."""
+    if (parent := widget.parentWidget()) is None:
+        return
+    if (layout := parent.layout()) is not None:
+        layout.invalidate()
+    QApplication.postEvent(parent, QEvent(QEvent.Type.LayoutRequest))
 
 
 class ScrollColumn(QScrollArea):
@@ -444,19 +481,18 @@ class HeldColumn(QWidget):
     def hasHeightForWidth(self) -> bool:
         return False  # its least height says it: the box around kept a stale height for its width
 
+    def sizeHint(self) -> QSize:
+        return QSize(super().sizeHint().width(), self.minimumHeight())  # no more: spare room went to empty lines
+
     def event(self, event: QEvent) -> bool:
         handled = super().event(event)
         if event.type() == QEvent.Type.LayoutRequest and (layout := self.layout()) is not None:
             need = layout.minimumSize().height()
             if layout.hasHeightForWidth():  # a row that wraps (the controls at 200 %)
                 need = max(need, layout.totalHeightForWidth(self.width()))
-            if need != self.minimumHeight() and (parent := self.parentWidget()) is not None:
+            if need != self.minimumHeight():
                 self.setMinimumHeight(need)
-                # Set while the parent's layout was placing it, the new height would be lost
-                # when that pass ends: the parent lays out again once it is done.
-                if (outer := parent.layout()) is not None:
-                    outer.invalidate()
-                QApplication.postEvent(parent, QEvent(QEvent.Type.LayoutRequest))
+                lay_out_again(self)
         return handled
 
     def resizeEvent(self, event) -> None:

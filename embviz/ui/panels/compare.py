@@ -37,8 +37,8 @@ from embviz.ui.panels.compare_parts import LIST_LIMIT, Dominoes, listed_position
 from embviz.ui.plots.score_histogram import ScoreHistogram
 from embviz.ui.widgets import ElidedLabel, HeldColumn, ResultsTable, RoomWatch, WrappedLabel, flow_row
 
-MEANING = ("Score: the share of a word's k nearest neighbours the two models agree on (in both ÷ in either: "
-           "1 = the same neighbours, 0 = none in common).")
+# Short: on a projector at 150 % each line of it is a row of the list.
+MEANING = "Score: the share of a word's k nearest neighbours the two models agree on (in both ÷ in either: 1 = all, 0 = none)."
 ROWS_KEPT = 3  # of the list and the dominoes, in sight before the histogram is
 NO_SECOND = "No second model yet: File ▸ Compare with… opens one beside this model."
 
