@@ -248,3 +248,20 @@ def test_the_command_line_prints_json(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "embviz", "odd-one-out", "cat", "dog", "--model", "toy4"],
                          capture_output=True, text=True, env=env)
     assert bad.returncode != 0 and bad.stderr.strip().count("\n") == 0 and "at least 3 words" in bad.stderr
+
+
+def test_a_scatter_names_no_slur_or_swear_word_on_a_classroom_screen(tmp_path):
+    """WordSim-353 rates "fuck – sex": far from the line, it was named on GloVe's scatter in front
+    of a class. It still counts, is a point and a row of the list; the next pair is named instead."""
+    from embviz.ui.panels.similarities import NAMED, named_pairs
+
+    texts = WORDS + ["fuck", "sex"]
+    rows = np.random.default_rng(5).standard_normal((len(texts), 8)).astype(np.float32)
+    rows[-1] = rows[-2]  # cosine 1, rated 0: the pair furthest from any line
+    model = table_model(texts, rows)
+    pairs = [(a, b, float(i % 10)) for i, (a, b) in enumerate(zip(WORDS, WORDS[1:] + WORDS[:1]))] + [("fuck", "sex", 0.0)]
+    result = score_pairs(model, read_pairs(write_pairs(tmp_path / "p.tsv", pairs)), "p.tsv")
+    assert (result.pairs[0].word1, result.pairs[0].word2) == ("fuck", "sex")
+    named = named_pairs(result)
+    assert len(named) == NAMED and 0 not in named and all("fuck" not in name for name in named.values())
+    assert sorted(named) == list(range(1, NAMED + 1))  # the next furthest, in order
