@@ -34,6 +34,7 @@ PROJECTOR_HINT = "F6: controls · Esc: leave · F1: keys"  # one line at 200 %: 
 
 class ProjectorMixin(WindowHost):
     projector = False  # until the View menu is built: the status bar asks it first
+
     def _build_projector(self, view_menu: QMenu) -> None:
         """The View menu's checkable action (F5), the Controls drawer's (F6) and its button in
         the tab bar's corner, and the mode's own keys (off until the mode is on)."""
