@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 from embviz.core.table.results import BenchmarkResult
 from embviz.ui import style
 from embviz.ui.plots.bar_chart import BarChart
-from embviz.ui.widgets import ResultsTable, ScrollColumn, WrappedLabel, next_frame
+from embviz.ui.widgets import QWIDGETSIZE_MAX, ResultsTable, ScrollColumn, WrappedLabel, next_frame
 
 CHART_MIN_WIDTH = 300  # bars still comparable beside the section names
 # The misses' cells come this many rows a frame, then their columns are sized one a frame: the
@@ -181,7 +181,7 @@ class BenchmarkWindow(QDialog):
             table.setFixedWidth(wide)
         else:
             table.setMinimumWidth(0)
-            table.setMaximumWidth(16777215)
+            table.setMaximumWidth(QWIDGETSIZE_MAX)
         cut = not side and wide > room  # the columns scroll sideways under the rows
         table.setFixedHeight(table.horizontalHeader().height() + table.verticalHeader().length()
                              + 2 * table.frameWidth() + (table.horizontalScrollBar().sizeHint().height() if cut else 0))
