@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+# Each test's peak memory, written where EMBVIZ_MEMORY_LOG says (tests/memory_plugin.py).
+pytest_plugins = ["memory_plugin"]
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 # The tests' caches and settings live and die with this run: a test never reads what a
@@ -119,6 +122,21 @@ def window(qapp, tmp_path):
     for dialog in win.findChildren(QDialog):
         dialog.close()
     win.close()
+    _delete_now(win)
+
+
+def _delete_now(widget) -> None:
+    """Delete a closed top-level window and everything it holds (its worker, the model, the
+    map's arrays) now: a closed window is only hidden, and the signal connections between its
+    parts keep its Python side alive, so without this every test's model stayed resident."""
+    import gc
+
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    widget.deleteLater()
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    del widget
+    gc.collect()
 
 
 @pytest.fixture

@@ -205,6 +205,11 @@ class ComputeWorker(QObject):
         _close_language_model(self._model)
         for lane in self._lanes.values():
             lane.join(timeout)
+        # The window's parts hold this worker through their connections and callbacks, in
+        # cycles that may outlive the window (and the collector's frozen generation): the tables
+        # go now, not with the last of them.
+        with self._lock:
+            self._model = self._comparison = None
 
     def lanes_alive(self) -> dict[str, bool]:
         return {name: lane.is_alive() for name, lane in self._lanes.items()}

@@ -80,6 +80,16 @@ class Bindings:
         for value, button in buttons.items():
             button.toggled.connect(lambda on, v=value: self._choose(on, attr, v))
 
+    def release(self) -> None:
+        """Disconnect everything connected to the state's signals, for a window that is done.
+        psygnal holds those callbacks strongly, and each signal holds itself in an attribute the
+        cycle collector does not see: the callbacks' cycle through the widgets, and with it the
+        whole window, would otherwise never be freed."""
+        events = self.state.events
+        for name in events:
+            events[name].disconnect()
+        events.all.disconnect()
+
     def _choose(self, on: bool, attr: str, value: Any) -> None:
         if on:
             setattr(self.state, attr, value)

@@ -418,4 +418,8 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
         if self._tab_panels is not None and self.analogies.bench_window is not None:
             self.analogies.bench_window.close()  # its own top-level window: it would outlive this one
         self.worker.shutdown()
+        panels = [self.map_panel, *(self._tab_panels or {}).values()]
+        for bindings in (getattr(panel, "bindings", None) for panel in panels):
+            if bindings is not None:
+                bindings.release()
         super().closeEvent(event)
