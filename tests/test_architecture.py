@@ -127,7 +127,7 @@ def test_cycle_finder_finds_a_cycle():
 
 
 def test_a_new_request_type_needs_only_its_request_handler_and_asker(qtbot, monkeypatch):
-    """The README's example: a request and its handler defined here, run by the worker (its
+    """docs/architecture.md's example: a request and its handler defined here, run by the worker (its
     answer reaching the asker's own Reply) and by the command line's `run_request`."""
     from dataclasses import dataclass
 
@@ -167,7 +167,7 @@ def test_a_new_request_type_needs_only_its_request_handler_and_asker(qtbot, monk
 
 
 def test_a_new_tab_needs_only_its_state_request_handler_panel_and_one_entry(qtbot, monkeypatch, tmp_path, request):
-    """The README's recipe: a tab defined here (its state, its request and handler, its panel)
+    """docs/architecture.md's recipe: a tab defined here (its state, its request and handler, its panel)
     and one entry in the tab list is in the tab bar and the View menu, gets every model, keeps
     its state and its place in a session by its key, and is found by the name lessons use."""
     from dataclasses import dataclass
@@ -245,9 +245,9 @@ def test_a_new_tab_needs_only_its_state_request_handler_panel_and_one_entry(qtbo
         qtbot.waitUntil(lambda: window.tabs.currentWidget() is panel and panel.state.token == "dog", timeout=60_000)
     finally:
         window.close()
-    readme = (ROOT.parent / "README.md").read_text(encoding="utf-8")
+    guide = (ROOT.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
     words = {5: "five"}
-    assert f"### Adding a tab: {words[len(pieces)]} files" in readme
+    assert f"### Adding a tab: {words[len(pieces)]} files" in guide
 
 
 def test_result_types_load_without_torch():

@@ -122,13 +122,13 @@ def test_the_screenshot_demo_on_toy4_skips_what_it_cannot_show_and_ends(qtbot, q
     assert all(path.stat().st_size > 0 for path in demo.saved)
 
 
-def test_the_readme_counts_the_lesson_steps_there_are():
+def test_the_guide_counts_the_lesson_steps_there_are():
     from pathlib import Path
 
     from embviz.state.lesson_tour import STEPS
 
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    said = re.search(r"Help ▸ Lessons, F2\): (\w+) guided steps", readme)
+    guide = (Path(__file__).parent.parent / "docs" / "lessons.md").read_text(encoding="utf-8")
+    said = re.search(r"Help ▸ Lessons, F2\): (\w+) guided steps", guide)
     assert said is not None
     assert said.group(1) == NUMBER_WORDS[len(STEPS)]
 
