@@ -175,8 +175,8 @@ def test_pca_subtracts_the_mean_afterwards_unless_the_mean_is_most_of_every_row(
 def test_the_map_panel_asks_before_a_long_tsne_and_sends_the_choice(qapp, monkeypatch):
     from types import SimpleNamespace
 
-    from embviz.ui.panels import map as map_panel
-    from embviz.ui.panels.map_choice import MapChoiceDialog
+    from embviz.ui.panels.map import panel as map_panel
+    from embviz.ui.panels.map.choice import MapChoiceDialog
 
     sent = []
     panel = map_panel.MapPanel(lambda request, reply: sent.append(request) or len(sent), lambda channel: None,

@@ -1,6 +1,6 @@
-"""What the Map panel's parts (map_colour, map_selecting, map_sets) use of the panel and of each
+"""What the Map panel's parts (colour, selecting, sets) use of the panel and of each
 other, declared once: the contract a part is written against. At run time the parts are plain
-mixins of MapPanel (map.py) and this class is `object`; a type checker sees the panel."""
+mixins of MapPanel (panel.py) and this class is `object`; a type checker sees the panel."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ if TYPE_CHECKING:
     from embviz.bridge.latest import Latest
     from embviz.state.settings import Settings
     from embviz.state.tabs import MapState, WordSetsState
-    from embviz.ui.panels.map_selection import SelectionBox
-    from embviz.ui.panels.map_word_sets import WordSetsList
+    from embviz.ui.panels.map.selection import SelectionBox
+    from embviz.ui.panels.map.word_sets import WordSetsList
     from embviz.ui.plots.map_view import MapView
 
     class MapHost(QWidget):

@@ -30,9 +30,9 @@ from embviz.state.tabs import MapState, ProjectionState
 from embviz.state.word_sets import parse_word_list
 from embviz.ui import style
 from embviz.ui.binding import Bindings
-from embviz.ui.panels.map_choice import ask_map_choice
-from embviz.ui.panels.map_colour import ColourByMixin
-from embviz.ui.panels.map_names import (
+from embviz.ui.panels.map.choice import ask_map_choice
+from embviz.ui.panels.map.colour import ColourByMixin
+from embviz.ui.panels.map.names import (
     DRAG_MODES,
     HOVER_HINT,
     INSTANT,
@@ -45,10 +45,10 @@ from embviz.ui.panels.map_names import (
     SUBSETS,
     combo,
 )
-from embviz.ui.panels.map_selecting import SelectionMixin
-from embviz.ui.panels.map_selection import SelectionBox
-from embviz.ui.panels.map_sets import WordSetsMixin
-from embviz.ui.panels.map_word_sets import WordSetsList
+from embviz.ui.panels.map.selecting import SelectionMixin
+from embviz.ui.panels.map.selection import SelectionBox
+from embviz.ui.panels.map.sets import WordSetsMixin
+from embviz.ui.panels.map.word_sets import WordSetsList
 from embviz.ui.plots import colouring
 from embviz.ui.plots.map_view import MapView
 from embviz.ui.tables import map_rows
