@@ -57,6 +57,8 @@ class ColourByMixin(MapHost):
                                      colouring.coarse_centres(codes, self.view.coords, found.coarse, found.coarse_of))
         self.statusMessage.emit(clusters_summary(found))
 
+    def _clusters_progress(self, fraction: float, stage: str, _preview: object) -> None:
+        self.statusMessage.emit(f"Clusters: {stage} — {fraction:.0%}")
 
     def _colours_failed(self, message: str) -> None:
         self.cancel_button.setEnabled(self.progress.isVisible())

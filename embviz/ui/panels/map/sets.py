@@ -45,6 +45,11 @@ class WordSetsMixin(MapHost):
         self._search_said = text
         self.statusMessage.emit(text)
 
+    def _search_failed(self, message: str) -> None:
+        self.view.remove_word_set(SEARCH_SET)  # e.g. a regex that does not parse: its old hits would mislead
+        self.view.set_selected([])
+        self._say_of_search(message)
+
     def _fill_sets(self) -> None:
         self.sets.fill(list(self.presets) + [n for n in self.settings.word_sets if n not in self.presets])
 
