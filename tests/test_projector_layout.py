@@ -12,7 +12,7 @@ from PySide6.QtCore import QEvent, QKeyCombination, QObject, QRect, Qt
 from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QLineEdit, QScrollArea, QWidget
 
 from embviz.ui import style
-from embviz.ui.widgets import layouts
+from embviz.ui.widgets import dialogs
 
 from helpers import wait_for
 
@@ -214,7 +214,7 @@ def test_export_picture_key_works_from_a_spin_box(qtbot, window, monkeypatch, fi
             asked.append(args)
             return "", ""
 
-    monkeypatch.setattr(layouts, "QFileDialog", Dialog)  # where every save dialog is asked
+    monkeypatch.setattr(dialogs, "QFileDialog", Dialog)  # where every save dialog is asked
     window.activateWindow()
     qtbot.waitUntil(window.isActiveWindow)
     window.tabs.setCurrentWidget(window.analogies)
