@@ -126,6 +126,26 @@ def test_cycle_finder_finds_a_cycle():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
 
 
+# A module longer than this does more than one job: it is split by them.
+MOST_LINES = 500
+
+
+def long_modules(paths: dict[str, Path]) -> dict[str, int]:
+    """The modules of `paths` (name → file) over MOST_LINES lines, with their lengths."""
+    lengths = {name: len(path.read_text(encoding="utf-8").splitlines()) for name, path in paths.items()}
+    return {name: n for name, n in sorted(lengths.items()) if n > MOST_LINES}
+
+
+def test_no_module_is_over_500_lines():
+    assert not (long := long_modules(modules())), f"modules over {MOST_LINES} lines: {long}"
+
+
+def test_the_length_rule_finds_a_long_module(tmp_path):
+    (tmp_path / "short.py").write_text("x = 1\n" * MOST_LINES, encoding="utf-8")
+    (tmp_path / "long.py").write_text("x = 1\n" * (MOST_LINES + 1), encoding="utf-8")
+    assert long_modules({"short": tmp_path / "short.py", "long": tmp_path / "long.py"}) == {"long": MOST_LINES + 1}
+
+
 def test_a_new_request_type_needs_only_its_request_handler_and_asker(qtbot, monkeypatch):
     """docs/architecture.md's example: a request and its handler defined here, run by the worker (its
     answer reaching the asker's own Reply) and by the command line's `run_request`."""

@@ -175,12 +175,12 @@ def test_pca_subtracts_the_mean_afterwards_unless_the_mean_is_most_of_every_row(
 def test_the_map_panel_asks_before_a_long_tsne_and_sends_the_choice(qapp, monkeypatch):
     from types import SimpleNamespace
 
-    from embviz.ui.panels import map as map_panel
-    from embviz.ui.panels.map_choice import MapChoiceDialog
+    from embviz.ui.panels.map import MapPanel, drawing
+    from embviz.ui.panels.map.choice import MapChoiceDialog
 
     sent = []
-    panel = map_panel.MapPanel(lambda request, reply: sent.append(request) or len(sent), lambda channel: None,
-                               SimpleNamespace(word_sets={}), {})
+    panel = MapPanel(lambda request, reply: sent.append(request) or len(sent), lambda channel: None,
+                      SimpleNamespace(word_sets={}), {})
     panel.table_shape = (2_000_000, 300, 1_500_000, False)
     panel.state.method = "tsne"
     offered = []
@@ -192,7 +192,7 @@ def test_the_map_panel_asks_before_a_long_tsne_and_sends_the_choice(qapp, monkey
         return ask
 
     for pick in ("placed", "first", "all", None):
-        monkeypatch.setattr(map_panel, "ask_map_choice", answer(pick))
+        monkeypatch.setattr(drawing, "ask_map_choice", answer(pick))
         panel.run_projection()
     assert offered == [("tsne", ["all", "first", "placed"])] * 4
     placed, first, every = sent  # the cancelled question sent nothing

@@ -11,7 +11,8 @@ import pytest
 from PySide6.QtCore import QEvent, QKeyCombination, QObject, QRect, Qt
 from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QLineEdit, QScrollArea, QWidget
 
-from embviz.ui import style, widgets
+from embviz.ui import style
+from embviz.ui.widgets import dialogs
 
 from helpers import wait_for
 
@@ -213,7 +214,7 @@ def test_export_picture_key_works_from_a_spin_box(qtbot, window, monkeypatch, fi
             asked.append(args)
             return "", ""
 
-    monkeypatch.setattr(widgets, "QFileDialog", Dialog)  # where every save dialog is asked
+    monkeypatch.setattr(dialogs, "QFileDialog", Dialog)  # where every save dialog is asked
     window.activateWindow()
     qtbot.waitUntil(window.isActiveWindow)
     window.tabs.setCurrentWidget(window.analogies)

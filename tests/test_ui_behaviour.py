@@ -11,7 +11,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
 from embviz.state.tabs import MapState
-from embviz.ui.panels.map_names import SELECTION_SET
+from embviz.ui.panels.map.names import SELECTION_SET
 from embviz.ui.plots.map_select import rectangle
 from helpers import wait_for
 

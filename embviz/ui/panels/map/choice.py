@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from embviz.state.map_estimate import MapChoice, duration
-from embviz.ui.panels.map_names import METHOD_SHORT
+from embviz.ui.panels.map.names import METHOD_SHORT
 
 WIDTH = (460, 600)  # narrowest and widest: readable lines, inside a 1024 × 700 projector at 150 % text
 

@@ -1,6 +1,6 @@
 """The Map tab's word sets and search: ticked sets and search hits looked up by the worker and marked on the map.
 
-A part of `MapPanel` (see map.py), kept in a room of its own."""
+A part of `MapPanel` (see panel.py), kept in a room of its own."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from embviz.bridge.latest import Latest
 from embviz.bridge.views import WordSetView
 from embviz.state.word_sets import parse_word_list
 from embviz.ui import style
-from embviz.ui.panels.map_host import MapHost
-from embviz.ui.panels.map_names import SEARCH_SET
+from embviz.ui.panels.map.host import MapHost
+from embviz.ui.panels.map.names import SEARCH_SET
 
 
 class WordSetsMixin(MapHost):
@@ -44,6 +44,11 @@ class WordSetsMixin(MapHost):
     def _say_of_search(self, text: str) -> None:
         self._search_said = text
         self.statusMessage.emit(text)
+
+    def _search_failed(self, message: str) -> None:
+        self.view.remove_word_set(SEARCH_SET)  # e.g. a regex that does not parse: its old hits would mislead
+        self.view.set_selected([])
+        self._say_of_search(message)
 
     def _fill_sets(self) -> None:
         self.sets.fill(list(self.presets) + [n for n in self.settings.word_sets if n not in self.presets])

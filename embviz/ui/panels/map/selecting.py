@@ -1,6 +1,6 @@
 """The Map tab's selection: a rectangle or lasso's tokens, cleared by Esc, an empty click or a new map; exported or kept as a word set.
 
-A part of `MapPanel` (see map.py), kept in a room of its own."""
+A part of `MapPanel` (see panel.py), kept in a room of its own."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from PySide6.QtWidgets import QInputDialog
 
 from embviz.state.settings import atomic_write_text
 from embviz.ui import style
-from embviz.ui.panels.map_host import MapHost
-from embviz.ui.panels.map_names import SELECTION_SET
+from embviz.ui.panels.map.host import MapHost
+from embviz.ui.panels.map.names import SELECTION_SET
 from embviz.ui.tables import rows_to_text
 from embviz.ui.widgets import ask_save_path
 

@@ -1,6 +1,6 @@
 """The Map tab's Colour by: a value per point (token kind, id, row length) or clusters, asked of the worker and drawn.
 
-A part of `MapPanel` (see map.py), kept in a room of its own."""
+A part of `MapPanel` (see panel.py), kept in a room of its own."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import numpy as np
 
 from embviz.bridge import requests as rq
 from embviz.bridge.views import ClustersView, PointValuesView
-from embviz.ui.panels.map_host import MapHost
-from embviz.ui.panels.map_names import clusters_summary
+from embviz.ui.panels.map.host import MapHost
+from embviz.ui.panels.map.names import clusters_summary
 from embviz.ui.plots import colouring
 
 
@@ -57,6 +57,8 @@ class ColourByMixin(MapHost):
                                      colouring.coarse_centres(codes, self.view.coords, found.coarse, found.coarse_of))
         self.statusMessage.emit(clusters_summary(found))
 
+    def _clusters_progress(self, fraction: float, stage: str, _preview: object) -> None:
+        self.statusMessage.emit(f"Clusters: {stage} — {fraction:.0%}")
 
     def _colours_failed(self, message: str) -> None:
         self.cancel_button.setEnabled(self.progress.isVisible())
