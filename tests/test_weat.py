@@ -203,7 +203,8 @@ def test_cli_lists_and_sc_weat_on_a_lesson_model(capsys):
 
 @pytest.mark.parametrize("lists, message", [
     ((["cat"], ["dog"], ["car"], []), "Attribute set B is empty"),
-    ((["zebra", "lion"], ["dog"], ["car"], ["truck"]), "Target set X keeps none of its words in lesson:toy4: 'zebra' is not in the vocabulary; 'lion'"),
+    ((["zebra", "lion"], ["dog"], ["car"], ["truck"]),
+     "Target set X keeps none of its words in lesson:toy4: 'zebra' is not in the vocabulary; 'lion'"),
     ((["cat"], [" ", ""], ["car"], ["truck"]), "Target set Y is empty"),
 ])
 def test_bad_lists_are_one_sentence(toy4, lists, message):

@@ -157,7 +157,7 @@ def ranked_rows(model: EmbeddingModel, words_only: bool = True) -> np.ndarray:
     """The rows a direction ranks: those with a direction (not NaN, Inf or all zeros), not
     special tokens, and only whole words unless asked otherwise."""
     finite, zero = row_checks(model.table, row_norms(model))
-    keep = (finite & ~zero).cpu().numpy() & model.vocab.mask(hide_special=True, words_only=words_only)
+    keep: np.ndarray = (finite & ~zero).cpu().numpy() & model.vocab.mask(hide_special=True, words_only=words_only)
     return keep
 
 
