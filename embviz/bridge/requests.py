@@ -163,30 +163,33 @@ class Direction(Request):
 
 
 @dataclass
-class Weat(Request):
+class AssociationTest(Request):
+    """What WEAT and SC-WEAT share: the attribute sets a and b, and what the p-value draws
+    (random partitions, where the exact count would exceed 100,000)."""
+
+    a: list[str] = field(default_factory=list)
+    b: list[str] = field(default_factory=list)
+    permutations: int = 100_000
+    seed: int | None = 0
+
+
+@dataclass
+class Weat(AssociationTest):
     """WEAT: the paper's test `test` (1–10), or the four lists x, y, a, b when `test` is None."""
 
     test: int | None = None
     x: list[str] = field(default_factory=list)
     y: list[str] = field(default_factory=list)
-    a: list[str] = field(default_factory=list)
-    b: list[str] = field(default_factory=list)
-    permutations: int = 100_000  # random partitions, where the exact count would exceed 100,000
-    seed: int | None = 0
     sampling: str = "partitions"  # or "wefe": WEFE 1.0.1's draws with replacement, for comparison
     channel = "weat"
     lane = LONG
 
 
 @dataclass
-class ScWeat(Request):
+class ScWeat(AssociationTest):
     """SC-WEAT: one word against the attribute sets a and b."""
 
     word: str = ""
-    a: list[str] = field(default_factory=list)
-    b: list[str] = field(default_factory=list)
-    permutations: int = 100_000
-    seed: int | None = 0
     channel = "sc-weat"
 
 
