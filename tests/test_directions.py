@@ -87,6 +87,11 @@ def test_pairs_mean_difference_and_sets(glove):
                                                                   - centroid(["he", "man", "king"])), abs=1e-12)
     # the same three pairs: the mean of the differences is the difference of the means
     assert np.asarray(sets.direction) == pytest.approx(expected, abs=1e-12)
+    # "He" is GloVe's "he" too: its pair still counts, though the 'from' set keeps the token once
+    both = concept_direction(glove, pairs=[("he", "she"), ("He", "her")], top=1)
+    two = normalised(unit(glove, "she") + unit(glove, "her") - 2 * unit(glove, "he"))
+    assert np.asarray(both.direction) == pytest.approx(two, abs=1e-12)
+    assert [w.word for w in both.sets[0].kept] == ["he"] and not both.sets[0].dropped
 
 
 @needs_glove
@@ -168,6 +173,7 @@ def test_direction_cli_json(capsys):
 @pytest.mark.parametrize("options, message", [
     ({"start": "cat", "end": "zebra"}, "The 'to' word 'zebra' keeps none of its words in lesson:toy4: 'zebra' is not in the vocabulary."),
     ({"start": "cat", "end": "cat"}, "cat − cat is the zero vector here"),
+    ({"start": "cat", "end": " "}, "needs both: the 'from' word and the 'to' word"),
     ({"a_set": [], "b_set": ["cat"]}, "Set A is empty"),
     ({"a_set": ["lion", "tiger"], "b_set": ["cat"]}, "Set A keeps none of its words"),
     ({"pairs": [("zebra", "cat")]}, "None of the 1 pairs has both words in lesson:toy4: 'zebra' is not in the vocabulary."),

@@ -35,31 +35,42 @@ from embviz.core.table.word_pairs import match_word, matching_rule
 MAX_WORDS = 10_000  # words in one list at most: the published lists hold a few dozen
 
 
+def _clean(word: str) -> str:
+    return word.replace("␣", " ").strip()  # a typed ␣ is the space the rule adds anyway
+
+
+def word_tokens(model: EmbeddingModel, words: Sequence[str]) -> tuple[dict[str, int], dict[str, str]]:
+    """({word: its token} for each word with a token that has a direction, {word: why not} for
+    the others), by the rule, each distinct word once."""
+    found: dict[str, int] = {}
+    why_not: dict[str, str] = {}
+    for word in dict.fromkeys(_clean(w) for w in words):
+        if word:
+            token, why = match_word(model, word)
+            if token is None:
+                why_not[word] = why
+            else:
+                found[word] = int(token)
+    if found:
+        ok = directed_rows(model, np.asarray(list(found.values())))
+        for word, good in zip(list(found), ok):
+            if not good:
+                why_not[word] = "has no direction here (its row is NaN, Inf or all zeros)"
+                del found[word]
+    return found, why_not
+
+
 def match_set(model: EmbeddingModel, words: Sequence[str], name: str) -> WordSet:
     """The words of one list split into kept (each one token with a direction, by the rule) and
     dropped (with why). A word repeated, or naming a token already kept, counts once, as WEFE's
     word → vector dictionaries keep it once."""
     if len(words) > MAX_WORDS:
         raise EmbvizError(f"{name} holds {len(words):,} words; embviz takes at most {MAX_WORDS:,} in one list.")
-    kept: list[MatchedWord] = []
-    dropped: list[SkippedWord] = []
-    seen: set[int] = set()
-    for word in words:
-        word = word.replace("␣", " ").strip()  # a typed ␣ is the space the rule adds anyway
-        if not word:
-            continue
-        token, why = match_word(model, word)
-        if token is None:
-            dropped.append(SkippedWord(word, why))
-        elif token not in seen:
-            seen.add(token)
-            kept.append(MatchedWord(word, int(token), model.vocab.label(int(token))))
-    if kept:
-        ok = directed_rows(model, np.asarray([w.id for w in kept]))
-        dropped += [SkippedWord(w.word, "has no direction here (its row is NaN, Inf or all zeros)")
-                    for w, good in zip(kept, ok) if not good]
-        kept = [w for w, good in zip(kept, ok) if good]
-    return WordSet(name, kept, dropped)
+    found, why_not = word_tokens(model, words)
+    kept: dict[int, MatchedWord] = {}
+    for word, token in found.items():
+        kept.setdefault(token, MatchedWord(word, token, model.vocab.label(token)))
+    return WordSet(name, list(kept.values()), [SkippedWord(w, why) for w, why in why_not.items()])
 
 
 def require_set(model: EmbeddingModel, words: Sequence[str], name: str) -> WordSet:
@@ -104,8 +115,8 @@ def _pair_rows(model: EmbeddingModel, pairs: Sequence[tuple[str, str]]) -> tuple
         raise EmbvizError("Give at least one word pair (from:to).")
     froms = match_set(model, [a for a, _ in pairs], "The pairs' 'from' words")
     tos = match_set(model, [b for _, b in pairs], "The pairs' 'to' words")
-    token = {w.word: w.id for w in froms.kept + tos.kept}
-    clean = [(a.replace("␣", " ").strip(), b.replace("␣", " ").strip()) for a, b in pairs]
+    token = word_tokens(model, [w for pair in pairs for w in pair])[0]  # every word, "Man" beside "man" too
+    clean = [(_clean(a), _clean(b)) for a, b in pairs]
     whole = [(token[a], token[b]) for a, b in clean if a in token and b in token]
     if not whole:
         missing = "; ".join(f"'{visible(s.word)}' {s.reason}" for s in (froms.dropped + tos.dropped)[:3])
@@ -225,6 +236,8 @@ def concept_direction(
     given = [bool(start or end), bool(pairs), bool(a_set or b_set)]
     if sum(given) != 1:
         raise EmbvizError("Give one kind of input: two words (from, to), word pairs, or two word sets (A, B).")
+    if given[0] and not (start.strip() and end.strip()):
+        raise EmbvizError("A direction from two words needs both: the 'from' word and the 'to' word.")
     if pca and not pairs:
         raise EmbvizError("The principal component (Bolukbasi et al.) is taken of word pairs: give pairs.")
     explained = None

@@ -46,7 +46,13 @@ PERMUTATIONS = 100_000  # random partitions drawn by default (WEFE's default is 
 MAX_PERMUTATIONS = 10_000_000
 SAMPLINGS = ("partitions", "wefe")
 WEFE_LOST_SHARE = 0.2  # WEFE answers NaN when a set loses more than this share of its words
-_CHUNK = 10_000  # random partitions drawn at a time: a few MB of indices
+_CHUNK_INDICES = 2_000_000  # indices drawn at a time (16 MB), however long the lists
+
+
+def _chunks(draws: int, width: int) -> list[int]:
+    """How many draws to make at a time, so that each chunk holds about _CHUNK_INDICES indices."""
+    step = max(1, _CHUNK_INDICES // max(width, 1))
+    return [min(step, draws - at) for at in range(0, draws, step)]
 
 
 @cache
@@ -93,8 +99,7 @@ def partition_p_value(values: np.ndarray, first: int, permutations: int = PERMUT
     rng = np.random.default_rng(seed)
     observed = values[np.arange(first)[None, :]].sum(axis=1)[0]
     above = 0
-    for at in range(0, permutations, _CHUNK):
-        m = min(_CHUNK, permutations - at)
+    for m in _chunks(permutations, n):
         picked = rng.permuted(np.tile(np.arange(n), (m, 1)), axis=1)[:, :first]
         picked.sort(axis=1)  # the observed set, drawn again, then sums in the same order: never "above"
         above += int((values[picked].sum(axis=1) > observed).sum())
@@ -108,8 +113,7 @@ def _wefe_p_value(s: np.ndarray, first: int, permutations: int, seed: int | None
     n = len(s)
     observed = np.sum(s[:first]) - np.sum(s[first:])
     above = 0
-    for at in range(0, permutations, _CHUNK):
-        m = min(_CHUNK, permutations - at)
+    for m in _chunks(permutations, n):
         picked = s[rng.integers(0, n, size=(m, n))]
         above += int((picked[:, :first].sum(axis=1) - picked[:, first:].sum(axis=1) > observed).sum())
     return (above + 1) / (permutations + 1)
