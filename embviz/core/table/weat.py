@@ -21,7 +21,8 @@ same way, to compare with it, and is not the default.
 
 SC-WEAT (Caliskan et al. 2017's single-category test, as the Caliskan lab's SC-WEAT code has it):
 s = mean_a cos(w, a) − mean_b cos(w, b), d = s / std_{x ∈ A∪B} cos(w, x) with the sample std
-(ddof = 1), and a p-value over the partitions of A∪B in the same way."""
+(ddof = 1), and a p-value over the partitions of A∪B in the same way (counted, where that code
+fits a normal distribution to its permutations)."""
 
 from __future__ import annotations
 
