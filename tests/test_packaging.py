@@ -35,7 +35,7 @@ def test_the_wheel_carries_its_assets_and_runs_outside_the_checkout(tmp_path):
     (wheel,) = dist.glob("embviz-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     for shipped in ("embviz/assets/wordsets.json", "embviz/assets/lessons/spells.safetensors",
-                    "embviz/assets/analogies/questions-words.txt"):
+                    "embviz/assets/analogies/questions-words.txt", "embviz/assets/weat/weat_tests.json"):
         assert shipped in names
     assert any(n.endswith("licenses/LICENSE") for n in names) and any(n.endswith("licenses/assets/analogies/NOTICE") for n in names)
     site = tmp_path / "site"

@@ -146,6 +146,62 @@ class PairCosine(Request):
 
 
 @dataclass
+class Direction(Request):
+    """A concept direction from one kind of input (two words, word pairs, or two word sets),
+    the vocabulary ranked along it (`top` rows at each end) and `words` placed on it."""
+
+    start: str = ""  # the "from" word
+    end: str = ""  # the "to" word
+    pairs: list[tuple[str, str]] = field(default_factory=list)  # (from, to) pairs
+    a_set: list[str] = field(default_factory=list)
+    b_set: list[str] = field(default_factory=list)
+    pca: bool = False  # the pairs' first principal component (Bolukbasi et al. 2016), not their mean difference
+    top: int = 20
+    words: list[str] = field(default_factory=list)
+    words_only: bool = True
+    channel = "direction"
+
+
+@dataclass
+class AssociationTest(Request):
+    """What WEAT and SC-WEAT share: the attribute sets a and b, and what the p-value draws
+    (random partitions, where the exact count would exceed 100,000)."""
+
+    a: list[str] = field(default_factory=list)
+    b: list[str] = field(default_factory=list)
+    permutations: int = 100_000
+    seed: int | None = 0
+
+
+@dataclass
+class Weat(AssociationTest):
+    """WEAT: the paper's test `test` (1–10), or the four lists x, y, a, b when `test` is None."""
+
+    test: int | None = None
+    x: list[str] = field(default_factory=list)
+    y: list[str] = field(default_factory=list)
+    sampling: str = "partitions"  # or "wefe": WEFE 1.0.1's draws with replacement, for comparison
+    channel = "weat"
+    lane = LONG
+
+
+@dataclass
+class ScWeat(AssociationTest):
+    """SC-WEAT: one word against the attribute sets a and b."""
+
+    word: str = ""
+    channel = "sc-weat"
+
+
+@dataclass
+class CosineBaseline(Request):
+    """The mean cosine over all pairs of distinct rows (one pass over the table)."""
+
+    channel = "cosine-baseline"
+    lane = LONG
+
+
+@dataclass
 class Info(Request):
     """The model's size, width, tying, embedding share, device and dtype."""
 

@@ -7,6 +7,8 @@ import os
 import sys
 from typing import Any, Callable
 
+from embviz.cli.bias_commands import BIAS_COMMANDS
+
 
 def _fmt(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.4f}"
@@ -291,7 +293,7 @@ COMMANDS: dict[str, Callable[[Any, argparse.Namespace, Ask], tuple[Any, str]]] =
     "info": _info, "neighbors": _neighbours, "similarity": _similarity, "analogy": _analogy, "logits": _logits,
     "lens": _lens, "drift": _drift, "attribute": _attribute, "attention": _attention, "pin": _pin,
     "project": _project, "clusters": _clusters, "compare": _compare, "analogies": _benchmark,
-    "similarities": _similarities, "odd-one-out": _odd_one_out,
+    "similarities": _similarities, "odd-one-out": _odd_one_out, **BIAS_COMMANDS,
 }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Callable
 
+from embviz.cli.bias_commands import add_bias_commands
 from embviz.state.tabs import CLUSTERS_K
 
 Add = Callable[..., argparse.ArgumentParser]  # adds one subcommand with the model options and --json
@@ -60,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     _table_commands(add)
     _model_commands(add)
     _map_commands(add)
+    add_bias_commands(add)
     p = sub.add_parser("screenshot", help="open the window, drive each panel, save one PNG per panel")
     _model_options(p)
     p.add_argument("--out", required=True, help="folder for the PNG files")
