@@ -7,20 +7,15 @@ from pathlib import Path
 
 
 def assets_dir() -> Path:
-    # A checkout's own assets/ first: an editable install of another checkout maps embviz.assets
-    # to that checkout's folder, whose files may lag behind (or lack) this one's.
-    own = Path(__file__).resolve().parents[2] / "assets"
-    if (own / "__init__.py").is_file():
-        return own
     try:
         from importlib.resources import files
 
         path = Path(str(files("embviz.assets")))
         if path.is_dir():
             return path
-    except ModuleNotFoundError:
+    except ModuleNotFoundError:  # run from a checkout that was never installed
         pass
-    return own
+    return Path(__file__).resolve().parents[2] / "assets"
 
 
 def asset(*parts: str) -> Path:
