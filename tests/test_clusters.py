@@ -88,14 +88,15 @@ def test_a_name_is_whole_words_fitted_or_fragments():
     # does not fit after two others, so a shorter one further down takes its place.
     assert name([1, 0, 2, 3, 4, 5]) == ("Monday Tuesday Fri", True)
     assert name([3, 1, 0]) == ("extraordinarily Monday", True)
-    assert name([1, 6, 7, 8]) == ("", False)  # a piece, signs and a number share nothing: unnamed
-    assert name([8]) == ("", False)  # nothing readable: unnamed, never a special token
+    # A piece, signs and a number share nothing: named as pieces, by what is readable of them.
+    assert name([1, 6, 7, 8]) == ("pieces: abilistic ~~~~ 7", False)
+    assert name([8]) == ("byte pieces: <s>", False)  # nothing readable: said so, with the token's label
     long = [" Pneumonoultramicroscopicsilicovolcanoconiosis"]
     assert name_of(np.array([0]), np.array([WORD]), long, long) == (long[0].strip(), True)  # longer than the room, but whole
     assert is_whole_word(WORD, " Monday") and not is_whole_word(CONTINUATION, "abilistic") and not is_whole_word(WORD, " don't")
 
 
-def test_a_word_is_a_common_dictionary_word_and_a_cluster_of_pieces_is_unnamed():
+def test_a_word_is_a_common_dictionary_word_and_a_cluster_of_pieces_says_so():
     words = frozenset({"monday", "struggle", "a", "in"})
     assert is_whole_word(WORD, " Monday", words) and is_whole_word(WORD, " a", words)
     assert not is_whole_word(WORD, " strugg", words) and not is_whole_word(WORD, " H", words)
@@ -103,12 +104,12 @@ def test_a_word_is_a_common_dictionary_word_and_a_cluster_of_pieces_is_unnamed()
     labels = ["␣" + t[1:] for t in texts]
     kinds = np.array([WORD] * 5)
     # One word among five central tokens is under a quarter: the cluster is its pieces.
-    assert name_of(np.arange(5), kinds, texts, labels, words) == ("", False)
+    assert name_of(np.arange(5), kinds, texts, labels, words) == ("pieces: strugg dismant advoc", False)
     assert name_of(np.array([4, 0, 1]), kinds, texts, labels, words) == ("Monday", True)
 
 
 @pytest.mark.default_model
-def test_the_largest_smollm2_clusters_are_named_by_dictionary_words_or_left_unnamed(default_model):
+def test_the_largest_smollm2_clusters_are_named_by_dictionary_words_or_as_pieces(default_model):
     words = dictionary()
     assert words is not None and "monday" in words and "strugg" not in words and "amput" not in words
     found = graph_clusters(default_model, 50)
@@ -166,7 +167,7 @@ def test_stop_words_name_no_cluster():
 @pytest.mark.default_model
 def test_smollm2_clusters_at_k20_read_as_topics(default_model):
     """What `embviz clusters --k 20` shows a class: no stop word and no piece of a word in a
-    name, the pieces' clusters named by what they share or unnamed, and every coarse name that
+    name, the pieces' clusters named by what they share or as pieces, and every coarse name that
     holds a cluster's words in that cluster's order."""
     found = graph_clusters(default_model, 20)
     stop, words = stop_words(), dictionary()
@@ -175,7 +176,10 @@ def test_smollm2_clusters_at_k20_read_as_topics(default_model):
         if cluster.readable and cluster.label != FUNCTION_WORDS:
             assert all(w.lower() not in stop and w.lower() in words for w in cluster.label.split(" ")), cluster.label
     labels = [c.label for c in found.clusters]
-    assert {"punctuation: ) \" .", "line breaks and indents", "single letters", "runs of -", "runs of spaces"} <= set(labels)
+    # Two clusters of white space are numbered apart: their examples have nothing to print.
+    assert {"punctuation: ) \" .", "single letters", "runs of -"} <= set(labels)
+    assert any(name.startswith("line breaks and indents") for name in labels)
+    assert any(name.startswith("runs of spaces") for name in labels)
     assert next(c.label for c in found.clusters if default_model.vocab.id_of(" five") in c.examples) == "five eight six"
     for g, group in enumerate(found.coarse):
         for c in np.flatnonzero(found.coarse_of == g):
@@ -357,7 +361,21 @@ def test_a_coarse_name_with_a_clusters_words_reads_as_that_cluster():
 
 
 def test_a_name_given_twice_is_told_apart_by_each_clusters_examples():
-    names = [FUNCTION_WORDS, "Monday Friday", FUNCTION_WORDS, "", "", "numbers"]
-    examples = [[" the", " a", " of"], [" Monday"], ["\n", " in", " on"], [" x"], [" y"], [" 7"]]
+    names = [FUNCTION_WORDS, "Monday Friday", FUNCTION_WORDS, "pieces: ab", "pieces: ab", "numbers", FUNCTION_WORDS]
+    examples = [[" the", " a", " of"], [" Monday"], ["\n", " in", " on"], [" ab"], [" ab"], [" 7"], [" in", " on"]]
+    # Names that show their examples already, or whose examples are alike, are numbered by size.
     assert told_apart(names, examples) == [
-        "function words: the a of", "Monday Friday", "function words: in on", "", "", "numbers"]  # unnamed stay grey
+        "function words: the a of", "Monday Friday", "function words: in on (1)", "pieces: ab (1)", "pieces: ab (2)",
+        "numbers", "function words: in on (2)"]
+
+
+@pytest.mark.default_model
+@pytest.mark.parametrize("k", [20, 50, 100])
+def test_every_smollm2_cluster_has_a_name_of_its_own(default_model, k):
+    """The largest clusters at k = 50 were once left without a name, and two were both
+    "function words": every cluster, fine and coarse, is named, and no name is given twice."""
+    found = graph_clusters(default_model, k)
+    for level in (found.clusters, found.coarse):
+        labels = [c.label for c in level]
+        assert all(label.strip() for label in labels), labels
+        assert len(set(labels)) == len(labels), [name for name in labels if labels.count(name) > 1]

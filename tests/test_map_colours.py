@@ -6,6 +6,7 @@ import csv
 
 import numpy as np
 import pytest
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QApplication
 
 from embviz.core.table.token_kinds import KIND_NAMES
@@ -60,19 +61,19 @@ def test_colour_by_kind_sets_a_brush_per_point_and_a_legend(qtbot, smol):
     assert view.colour_codes() is None and not view.colour_legend.isVisible()
 
 
-def test_unnamed_clusters_are_grey_and_keyed_together():
+def test_every_cluster_has_a_colour_and_the_key_names_the_largest():
     from embviz.core.maps.clusters import Cluster
-    from embviz.ui.plots.colouring import cluster_centres, cluster_colours
+    from embviz.ui.plots.colouring import KEY_CLUSTERS, cluster_centres, cluster_colours
 
-    clusters = [Cluster(50, "", [], False), Cluster(30, "June April July", [], True),
-                Cluster(20, "single letters", [], False), Cluster(5, "", [], False)]
-    codes = np.array([0] * 50 + [1] * 30 + [2] * 20 + [3] * 5)
-    _, table, legend = cluster_colours(codes, clusters, "graph", 4)
-    assert table[0] == table[3] == style.POINT_COLOR and style.POINT_COLOR not in (table[1], table[2])
-    assert [text for _, text in legend] == ["June April July (30)", "single letters (20)",
-                                            "unnamed pieces: 2 clusters (55)"]
+    clusters = [Cluster(50 - c, f"pieces: p{c}", [], False) for c in range(KEY_CLUSTERS)]
+    clusters += [Cluster(30, "June April July", [], True), Cluster(20, "single letters", [], False)]
+    codes = np.repeat(np.arange(len(clusters)), [c.size for c in clusters])
+    _, table, legend = cluster_colours(codes, clusters, "graph", len(clusters))
+    assert style.POINT_COLOR not in table and len(set(map(QColor.name, table[:KEY_CLUSTERS]))) == KEY_CLUSTERS
+    assert [text for _, text in legend] == [f"pieces: p{c} ({50 - c})" for c in range(KEY_CLUSTERS)] + ["… 2 more neighbour-graph clusters"]
     coords = np.arange(len(codes) * 2, dtype=float).reshape(-1, 2)
-    assert [name for name, *_ in cluster_centres(codes, coords, clusters, table)] == ["June April July", "single letters"]
+    names = [name for name, *_ in cluster_centres(codes, coords, clusters, table)]
+    assert names[:2] == ["June April July", "pieces: p0"] and len(names) == len(clusters)  # words first
 
 
 @pytest.mark.default_model
@@ -85,7 +86,7 @@ def test_colour_by_cluster_names_clusters_on_the_map(qtbot, smol):
     wait_for(qtbot, lambda: view.colour_codes() is not None and view._cluster_labels, 120_000)
     codes = view.colour_codes()
     assert set(np.unique(codes)) == set(range(12))
-    assert 1 <= len(view._cluster_labels) <= 12  # unnamed clusters (pieces that share nothing) carry no name
+    assert len(view._cluster_labels) == 12  # every cluster is named
     # Names are placed by a 30 ms timer after the map changes: some fit at this zoom, the others are dropped.
     wait_for(qtbot, lambda: view.placed_cluster_labels, 10_000)
     assert set(view.placed_cluster_labels) <= {label for label, *_ in view._cluster_labels}
@@ -93,7 +94,7 @@ def test_colour_by_cluster_names_clusters_on_the_map(qtbot, smol):
     sizes = np.bincount(codes).tolist()
     entries = view.colour_legend_entries()
     named = [int(e.rsplit("(", 1)[1].rstrip(")").replace(",", "")) for e in entries
-             if not e.startswith(("…", "unnamed pieces"))]
+             if not e.startswith("…")]
     assert len(named) == 6 and named == sorted(named, reverse=True) and set(named) <= set(sizes)
     assert "clusters; the largest: " in smol.message.full_text
     # HDBSCAN of the map's own points: its noise stays grey.

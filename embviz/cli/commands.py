@@ -247,7 +247,7 @@ def _clusters(model, args, ask: Ask) -> tuple[Any, str]:
     method = {"graph": "neighbour graph", "kmeans": "k-means"}[args.method]
     lines = [f"{len(clusters)} clusters ({method}, k = {args.k}) of {model.vocab_size:,} rows, largest first",
              f"{'cluster':>7}  {'size':>6}  central words"]
-    lines += [f"{c['cluster']:>7}  {c['size']:>6,}  {c['label'] or '(unnamed: word pieces)'}" for c in clusters]
+    lines += [f"{c['cluster']:>7}  {c['size']:>6,}  {c['label']}" for c in clusters]
     lines += [f"{model.vocab.label(o['id'])} (id {o['id']}) is in cluster {o['cluster']}: "
               f"{clusters[o['cluster']]['label']}" for o in of]
     return {"k": args.k, "clusters": clusters, "of": of}, "\n".join(lines)

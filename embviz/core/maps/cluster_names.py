@@ -3,8 +3,9 @@
 A cluster of words is named by its most central whole words (see `dictionary`: " strugg" is a
 piece of " struggle", not a word), never by stop words ("the", "in", "more" name no topic).
 A cluster of pieces is named by what its pieces have in common ("line breaks and indents",
-"single letters", "punctuation: ” ) ,") or, when they share nothing a class could read, left
-unnamed (an empty name: the map draws it grey)."""
+"single letters", "punctuation: ” ) ,") or, when they share nothing a class could read, says
+that it is pieces and shows its most central ones ("pieces: strugg dismant advoc"). Every
+cluster has a name, and no two the same."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import numpy as np
 from embviz.core.table.dictionary import dictionary, is_word, stop_words
 from embviz.core.table.token_kinds import NUMBER, PUNCTUATION, UNREADABLE, WORD
 
-__all__ = ["FUNCTION_WORDS", "NAME_CHARS", "dictionary", "is_whole_word", "name_of", "readable", "told_apart", "trait_of"]
+__all__ = ["BYTE_PIECES", "FUNCTION_WORDS", "NAME_CHARS", "PIECES", "dictionary", "is_whole_word", "name_of", "readable", "told_apart", "trait_of"]
 NAME_WORDS = 3
 NAME_CHARS = 28  # a name's length, spaces included: fewer or shorter words are chosen to fit, never a cut one
 NAME_CANDIDATES = 20  # a name's words come from this many most central ones: shorter, but still typical
@@ -28,6 +29,8 @@ WORD_SHARE = 0.25
 # naming it by its few other words ("more Pro high") would hide that.
 STOP_SHARE = 0.5
 FUNCTION_WORDS = "function words"
+PIECES = "pieces"  # a cluster of word pieces that share nothing else, named with its central ones
+BYTE_PIECES = "byte pieces"  # one of tokens that are no text of their own (bytes, special tokens)
 # What pieces have in common counts when this share of the central ones have it.
 TRAIT_SHARE = 0.8
 PUNCTUATION_SIGNS = 3  # the commonest signs a punctuation cluster's name shows
@@ -45,9 +48,10 @@ def name_of(ranked: np.ndarray, kinds: np.ndarray, texts: list[str], labels: lis
     up to NAME_WORDS of the most central whole words other than stop words that fit in
     NAME_CHARS together, without the same word twice in other capitals; FUNCTION_WORDS when
     stop words make up its centre. A cluster with no whole word, or whose centre is mostly
-    pieces of words (under WORD_SHARE), is named by what its pieces share (`trait_of`)."""
-    shown = readable(ranked, kinds, texts) or ranked.tolist()
-    central = shown[:NAME_CANDIDATES]
+    pieces of words (under WORD_SHARE), is named by what its pieces share (`trait_of`), or,
+    failing that, as pieces followed by its most central ones."""
+    shown = readable(ranked, kinds, texts)
+    central = (shown or ranked.tolist())[:NAME_CANDIDATES]
     whole = [texts[i].strip() for i in central if is_whole_word(kinds[i], texts[i], words)]
     if len(whole) >= WORD_SHARE * len(central):
         stop = stop_words()
@@ -57,7 +61,18 @@ def name_of(ranked: np.ndarray, kinds: np.ndarray, texts: list[str], labels: lis
                  if is_whole_word(kinds[i], texts[i], words) and texts[i].strip().lower() not in stop]
         if found:
             return fit(found, NAME_CHARS), True
-    return trait_of([texts[i] for i in central], [int(kinds[i]) for i in central]), False
+    trait = trait_of([texts[i] for i in central], [int(kinds[i]) for i in central])
+    if trait:
+        return trait, False
+    if shown:
+        return _examples_name(PIECES, [texts[i] for i in central]), False
+    return _examples_name(BYTE_PIECES, [labels[i] for i in central]), False  # no text of their own: their labels
+
+
+def _examples_name(kind: str, shown: list[str]) -> str:
+    """"pieces: strugg dismant advoc": what the cluster is, then its most central members."""
+    own = [text.strip() for text in shown if text.strip()]
+    return f"{kind}: {fit(own, max(NAME_CHARS - len(kind) - 2, 1))}" if own else kind
 
 
 def readable(ranked: np.ndarray, kinds: np.ndarray, texts: list[str]) -> list[int]:
@@ -106,12 +121,20 @@ def fit(candidates: list[str], room: int) -> str:
 def told_apart(names: list[str], examples: list[list[str]]) -> list[str]:
     """The names, each one that more than one cluster was given followed by that cluster's own
     most central examples ("function words: the a", "function words: in on"): one name on two
-    clusters reads as one topic drawn in two places. `examples`: each cluster's, most central first."""
-    given = Counter(name for name in names if name)
+    clusters reads as one topic drawn in two places. Names that are still alike (their examples
+    were too, or they already show them) are numbered in order of size: "pieces: ab cd (2)".
+    `examples`: each cluster's, most central first."""
+    given = Counter(names)
     told: list[str] = []
     for name, shown in zip(names, examples):
         own = [text.strip() for text in shown if text.strip()]
-        if given[name] > 1 and own:
+        if given[name] > 1 and own and ": " not in name:
             name = f"{name}: {fit(own, max(NAME_CHARS - len(name) - 2, 1))}"
         told.append(name)
+    still = Counter(told)
+    counted: Counter[str] = Counter()
+    for c, name in enumerate(told):
+        if still[name] > 1:
+            counted[name] += 1
+            told[c] = f"{name} ({counted[name]})"
     return told

@@ -47,7 +47,7 @@ _IGRAPH_RNG = threading.Lock()  # igraph's random generator is global: one seede
 @dataclass
 class Cluster:
     size: int
-    label: str  # its most central whole words ("Monday Friday Tuesday"), what its pieces share ("single letters"), or "" (unnamed)
+    label: str  # its most central whole words ("Monday Friday Tuesday"), what its pieces share ("single letters"), or "pieces: …"
     examples: list[int]  # token ids, most central first
     readable: bool  # named by whole words, not by fragments
 

@@ -39,17 +39,12 @@ def gradient_colours(values: np.ndarray, what: str) -> Colours:
 
 
 def cluster_colours(codes: np.ndarray, clusters: list, method: str, k: int | None) -> Colours:
-    """A colour for each named cluster, grey for the unnamed ones (pieces that share nothing a
-    class could read); the key names the KEY_CLUSTERS largest named ones, then the rest."""
-    named = [c for c, cluster in enumerate(clusters) if cluster.label]
-    palette = {c: style.CLUSTER_COLORS[n % len(style.CLUSTER_COLORS)] for n, c in enumerate(named)}
-    table = [palette.get(c, style.POINT_COLOR) for c in range(len(clusters))]
-    legend = [(table[c], f"{clusters[c].label} ({clusters[c].size:,})") for c in named[:KEY_CLUSTERS]]
-    if len(named) > KEY_CLUSTERS:
-        legend.append((style.POINT_COLOR, f"… {len(named) - KEY_CLUSTERS} more {CLUSTER_METHOD_NAMES[method]} clusters"))
-    unnamed = [cluster.size for cluster in clusters if not cluster.label]
-    if unnamed:
-        legend.append((style.POINT_COLOR, f"unnamed pieces: {len(unnamed)} clusters ({sum(unnamed):,})"))
+    """A colour for each cluster, largest first; the key names the KEY_CLUSTERS largest, then
+    says how many more there are."""
+    table = [style.CLUSTER_COLORS[c % len(style.CLUSTER_COLORS)] for c in range(len(clusters))]
+    legend = [(table[c], f"{cluster.label} ({cluster.size:,})") for c, cluster in enumerate(clusters[:KEY_CLUSTERS])]
+    if len(clusters) > KEY_CLUSTERS:
+        legend.append((style.POINT_COLOR, f"… {len(clusters) - KEY_CLUSTERS} more {CLUSTER_METHOD_NAMES[method]} clusters"))
     noise = int(np.count_nonzero(codes < 0))
     if noise:
         legend.append((style.POINT_COLOR, f"in no cluster ({noise:,})"))
@@ -59,14 +54,14 @@ def cluster_colours(codes: np.ndarray, clusters: list, method: str, k: int | Non
 def cluster_centres(codes: np.ndarray, coords: np.ndarray, clusters: list, table: list[QColor]) -> list[tuple[str, float, float, QColor]]:
     """Each cluster's name at the median of its points on this map, the most important
     first: those named by words, largest first, then those named by what their pieces share,
-    which take room from a word's name only where there is room to spare; unnamed ones have none."""
+    which take room from a word's name only where there is room to spare."""
     out = []
     order = np.argsort(codes, kind="stable")
     bounds = np.searchsorted(codes[order], np.arange(len(clusters) + 1))
     ranked = sorted(range(len(clusters)), key=lambda c: not getattr(clusters[c], "readable", True))
     for c in ranked:
         rows = order[bounds[c]:bounds[c + 1]]
-        if len(rows) and clusters[c].label:
+        if len(rows):
             x, y = np.median(coords[rows], axis=0).tolist()
             out.append((clusters[c].label, x, y, table[c]))
     return out
