@@ -1,5 +1,6 @@
 """gensim's saved KeyedVectors (`.kv`) and Word2Vec / FastText models (`.model`), read
-without gensim and without running the pickle.
+without gensim and without running the pickle, and recognised by their content whatever
+their name (gensim itself puts no suffix on them).
 
 gensim saves with pickle, and `KeyedVectors.load` would run whatever a file asks. Here
 the pickle goes through an unpickler that builds only inert records for gensim's
@@ -8,6 +9,10 @@ anything is called. numpy is never asked to build anything from the pickle: an a
 stays a record of its shape, dtype and bytes until the one array embviz needs is checked
 (plain numbers, no object fields, exactly shape × item size bytes) and made from them. Big arrays that gensim stored beside the pickle
 (`NAME.vectors.npy`, `NAME.wv.vectors.npy`) are read with `allow_pickle=False`.
+
+The one call a pickle may make is `_codecs.encode(text, 'latin1')`: pickle protocol 2 has no
+opcode for bytes, so Python writes every bytes object (an array's data, inline) as that call.
+Any other arguments to it are refused.
 """
 
 from __future__ import annotations
@@ -24,7 +29,6 @@ from embviz.core.errors import EmbvizError, first_line
 from embviz.core.readers.bounded import read_npz_array
 from embviz.core.readers.regular_file import open_regular, plain_dtype, read_bounded, require_regular, shown
 
-SUFFIXES = (".kv", ".model", ".wv", ".w2v")
 MAX_PICKLE_BYTES = 8 << 30
 # numpy's own names for the dtype strings of plain numbers, as a pickled dtype gives them.
 _PLAIN_DTYPES = frozenset(f"{kind}{size}" for kind in "fiu" for size in (1, 2, 4, 8)) - {"f1"} | {"b1"}
@@ -95,13 +99,24 @@ def _reconstruct(cls: object = None, *args: object) -> _PickledArray:
     return _PickledArray()
 
 
-_NUMPY = {
+def _latin1_bytes(*args: object) -> bytes:
+    """`_codecs.encode(text, 'latin1')`, protocol 2's bytes, and nothing else that function does."""
+    if len(args) != 2 or not isinstance(args[0], str) or args[1] != "latin1":
+        raise pickle.UnpicklingError("it calls _codecs.encode other than as pickle writes bytes")
+    try:
+        return args[0].encode("latin1")
+    except UnicodeEncodeError:
+        raise pickle.UnpicklingError("it calls _codecs.encode on text that is not bytes") from None
+
+
+_ALLOWED = {
     ("numpy", "ndarray"): _PickledArray,
     ("numpy", "dtype"): _PickledDtype,
     ("numpy.core.multiarray", "_reconstruct"): _reconstruct,
     ("numpy._core.multiarray", "_reconstruct"): _reconstruct,
     ("numpy.core.multiarray", "scalar"): _PickledScalar,
     ("numpy._core.multiarray", "scalar"): _PickledScalar,
+    ("_codecs", "encode"): _latin1_bytes,
 }
 # Names a gensim model refers to that are read as inert records (nothing is called):
 # a model's random generator, its hash function, its counters.
@@ -116,8 +131,8 @@ class _SafeUnpickler(pickle._Unpickler):
     iterative, so no nesting reaches the stack."""
 
     def find_class(self, module: str, name: str) -> Any:
-        if (module, name) in _NUMPY:
-            return _NUMPY[(module, name)]
+        if (module, name) in _ALLOWED:
+            return _ALLOWED[(module, name)]
         if (module == "gensim" or module.startswith(("gensim.", "numpy.random"))
                 or (module == "builtins" and name in _INERT_BUILTINS)
                 or (module == "collections" and name in _INERT_COLLECTIONS)):
@@ -125,16 +140,19 @@ class _SafeUnpickler(pickle._Unpickler):
         raise pickle.UnpicklingError(f"it asks for {module}.{name}, which a gensim vector file never needs")
 
 
+def is_gensim_pickle(head: bytes) -> bool:
+    """The first kilobytes of a pickle (protocol 2+) that names gensim, whatever the file's name."""
+    return len(head) > 2 and head[0] == 0x80 and b"gensim" in head
+
+
 def is_gensim_file(path: Path) -> bool:
-    """A regular file, a pickle (protocol 2+) that names gensim in its first kilobytes."""
-    if path.suffix.lower() not in SUFFIXES:
-        return False
+    """A regular file whose first kilobytes are a gensim pickle's."""
     try:
         with open_regular(path) as f:
             head = f.read(4096)
     except EmbvizError:
         return False
-    return len(head) > 2 and head[0] == 0x80 and b"gensim" in head
+    return is_gensim_pickle(head)
 
 
 def read_keyed_vectors(path: Path) -> tuple[list[str], np.ndarray, list[str]]:
