@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import _compat_pickle
 import io
 import pickle
 from pathlib import Path
@@ -131,6 +132,12 @@ class _SafeUnpickler(pickle._Unpickler):
     iterative, so no nesting reaches the stack."""
 
     def find_class(self, module: str, name: str) -> Any:
+        # Python 3 writes protocol 2 with Python 2's names (`__builtin__.long`): read as Python 3's, as pickle does.
+        if getattr(self, "proto", 0) < 3:
+            if (module, name) in _compat_pickle.NAME_MAPPING:
+                module, name = _compat_pickle.NAME_MAPPING[(module, name)]
+            else:
+                module = _compat_pickle.IMPORT_MAPPING.get(module, module)
         if (module, name) in _ALLOWED:
             return _ALLOWED[(module, name)]
         if (module == "gensim" or module.startswith(("gensim.", "numpy.random"))
