@@ -203,3 +203,19 @@ def test_a_compressed_fasttext_bin_says_to_decompress_it(tmp_path, fasttext):
     path.write_bytes(gzip.compress(fasttext[0].read_bytes()))
     with pytest.raises(EmbvizError, match="compressed fastText .bin: decompress it first"):
         open_checkpoint(str(path), "cpu")
+
+
+@pytest.mark.parametrize("what, sep_limit", [("model", 1), ("model", 10**9), ("vectors", 1)])
+def test_gensims_own_fasttext_files_compose_as_gensim_loads_them(tmp_path, what, sep_limit):
+    """gensim saves a FastText's word rows and n-gram rows, not its vectors: they are composed here."""
+    from gensim.models import FastText
+    from gensim.models.fasttext import FastTextKeyedVectors
+
+    trained = FastText(SENTENCES, vector_size=8, min_count=1, bucket=500, min_n=2, max_n=5, epochs=2, workers=1, seed=1)
+    path = tmp_path / "ft"  # as gensim names them: no suffix
+    (trained if what == "model" else trained.wv).save(str(path), sep_limit=sep_limit)
+    loaded = FastText.load(str(path)).wv if what == "model" else FastTextKeyedVectors.load(str(path))
+    model = open_checkpoint(str(path), "cpu")
+    assert model.vocab.labels == list(loaded.index_to_key)
+    np.testing.assert_allclose(model.table.numpy(), loaded.vectors, rtol=0, atol=1e-6)
+    assert any("n-grams' rows" in note for note in model.notes)

@@ -28,7 +28,7 @@ import numpy as np
 
 from embviz.core.device import ensure_fits_in_ram
 from embviz.core.errors import EmbvizError
-from embviz.core.readers.fasttext_ngrams import compose, ngram_buckets, oov_vector
+from embviz.core.readers.fasttext_ngrams import MAX_NGRAM, compose, ngram_buckets, oov_vector
 from embviz.core.readers.regular_file import CHUNK_BYTES, file_size, open_regular, shown
 from embviz.core.readers.word2vec_binary import UTF8_NOTE, Allocate, new_table
 from embviz.core.readers.word_text import MAX_DIM, MAX_WORDS, WORD_OVERHEAD_BYTES, duplicate_notes
@@ -42,8 +42,6 @@ _MATRIX = struct.Struct("<?qq")
 HEADER_BYTES = 8 + _ARGS.size + _DICT.size
 # A word is a whitespace-free token; fastText puts no bound on it, this keeps a piece bounded.
 MAX_FT_WORD_BYTES = 1 << 16
-# fastText's n-grams are a few characters (3 to 6 by default); more is not a real model.
-MAX_NGRAM = 64
 MAX_BUCKETS = 1 << 31
 _ENTRY_TAIL = 9  # int64 count, int8 type
 _LOSSES = {1: "hs", 2: "ns", 3: "softmax", 4: "ova"}
@@ -79,7 +77,7 @@ def read_fasttext_bin(path: Path, allocate: Allocate = new_table) -> tuple[list[
                            shape=(layout.nwords + layout.bucket, layout.dim))
         table = allocate(shape)
         try:
-            compose(table, matrix, layout.words, layout.minn, layout.maxn, layout.bucket)
+            compose(table, matrix[:layout.nwords], matrix[layout.nwords:], layout.words, layout.minn, layout.maxn)
         finally:
             del matrix
     text = [w.decode("utf-8", errors="replace") for w in layout.words]

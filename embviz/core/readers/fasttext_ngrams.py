@@ -20,6 +20,8 @@ from typing import Sequence
 
 import numpy as np
 
+# fastText's n-grams are a few characters (3 to 6 by default); more is not a real model.
+MAX_NGRAM = 64
 FNV_OFFSET = np.uint32(2166136261)
 FNV_PRIME = np.uint32(16777619)
 # Words per batch: the batch's n-gram arrays (characters × maxn) stay a few tens of megabytes.
@@ -71,17 +73,17 @@ def ngram_buckets(words: Sequence[bytes], minn: int, maxn: int, bucket: int) -> 
     return char_word[position[order]].astype(np.intp), np.concatenate(found_hash)[order].astype(np.intp)
 
 
-def compose(out: np.ndarray, matrix: np.ndarray, words: Sequence[bytes], minn: int, maxn: int, bucket: int) -> None:
-    """Fill `out` (len(words) × dim float32) with the words' vectors: each word's row of
-    `matrix` plus its n-grams' rows (`matrix[len(words) + bucket index]`), divided by their count."""
-    nwords = len(words)
+def compose(out: np.ndarray, vocab: np.ndarray, ngrams: np.ndarray, words: Sequence[bytes], minn: int, maxn: int) -> None:
+    """Fill `out` (len(words) × dim float32) with the words' vectors: each word's row of `vocab`
+    plus its n-grams' rows of `ngrams` (one a bucket), divided by their count."""
+    nwords, bucket = len(words), len(ngrams)
     for begin in range(0, nwords, BATCH_WORDS):
         stop = min(begin + BATCH_WORDS, nwords)
         part = out[begin:stop]
-        part[:] = matrix[begin:stop]
+        part[:] = vocab[begin:stop]
         owner, buckets = ngram_buckets(words[begin:stop], minn, maxn, bucket)
         counts = np.bincount(owner, minlength=stop - begin)
-        _add_in_order(part, matrix, owner, buckets + nwords, counts)
+        _add_in_order(part, ngrams, owner, buckets, counts)
         part /= (counts + 1).astype(np.float32)[:, None]
 
 

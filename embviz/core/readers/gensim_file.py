@@ -28,6 +28,7 @@ import numpy as np
 
 from embviz.core.errors import EmbvizError, first_line
 from embviz.core.readers.bounded import read_npz_array
+from embviz.core.readers.fasttext_ngrams import MAX_NGRAM, compose
 from embviz.core.readers.regular_file import open_regular, plain_dtype, read_bounded, require_regular, shown
 
 MAX_PICKLE_BYTES = 8 << 30
@@ -178,12 +179,19 @@ def read_keyed_vectors(path: Path) -> tuple[list[str], np.ndarray, list[str]]:
         raise EmbvizError(f"{shown(name)} is a {kind} without a word list and vectors.")
     if not all(isinstance(w, str) for w in words):
         raise EmbvizError(f"{shown(name)} is a {kind} whose word list holds something other than text.")
-    vectors = _stored_beside(kv, prefix, path) if vectors is None else _array(vectors, name)
+    composed = vectors is None and kind == "FastTextKeyedVectors"  # gensim keeps its parts, not its vectors
+    if composed:
+        table = _fasttext_vectors(kv, prefix, path, words)
+    else:
+        table = _stored_beside(kv, prefix, path) if vectors is None else _array(vectors, name)
+    vectors = table
     if vectors.ndim != 2 or not np.issubdtype(vectors.dtype, np.floating) or vectors.shape[0] != len(words):
         raise EmbvizError(f"{shown(name)} holds {len(words):,} words but a {vectors.dtype} table of shape {list(vectors.shape)}.")
     if vectors.shape[0] == 0 or vectors.shape[1] == 0:
         raise EmbvizError(f"{shown(name)} holds an empty table ({vectors.shape[0]} × {vectors.shape[1]}).")
     notes = [f"Read from gensim's {kind} without running its pickle."]
+    if composed:
+        notes.append("Each word's vector is the mean of its own row and its character n-grams' rows, as gensim gives it.")
     return list(words), np.require(vectors, np.float32, ["C", "W", "O"]), notes
 
 
@@ -249,9 +257,29 @@ def _keyed_vectors(root: object, path: Path) -> tuple[GensimRecord, str]:
     raise EmbvizError(f"{shown(path.name)} is a gensim file without word vectors in it.")
 
 
-def _stored_beside(kv: GensimRecord, prefix: str, path: Path) -> np.ndarray:
+def _fasttext_vectors(kv: GensimRecord, prefix: str, path: Path, words: list[str]) -> np.ndarray:
+    """A gensim FastText's word vectors from the parts it saves (`vectors_vocab`, `vectors_ngrams`),
+    composed as its `adjust_vectors` does on loading."""
+    def part(attr: str) -> np.ndarray:
+        inline = kv.__dict__.get(attr)
+        array = _array(inline, path.name) if isinstance(inline, _PickledArray) else _stored_beside(kv, prefix, path, (attr,))
+        return np.require(array, np.float32, ["C"])
+
+    minn, maxn, bucket = (kv.__dict__.get(key) for key in ("min_n", "max_n", "bucket"))
+    vocab, ngrams = part("vectors_vocab"), part("vectors_ngrams")
+    if not all(isinstance(n, int) and 0 <= n <= MAX_NGRAM for n in (minn, maxn)) or not isinstance(bucket, int) \
+            or vocab.ndim != 2 or ngrams.shape != (bucket, vocab.shape[1]) or vocab.shape[0] != len(words):
+        raise EmbvizError(f"{shown(path.name)} is a gensim FastText whose parts do not fit together "
+                          f"(words {vocab.shape}, n-grams {ngrams.shape}, {bucket!r} buckets); it is corrupt.")
+    assert isinstance(minn, int) and isinstance(maxn, int)  # for mypy: checked above
+    out = np.empty(vocab.shape, dtype=np.float32)
+    compose(out, vocab, ngrams, [w.encode("utf-8", errors="surrogatepass") for w in words], minn, maxn)
+    return out
+
+
+def _stored_beside(kv: GensimRecord, prefix: str, path: Path, names: tuple[str, ...] = ("vectors", "syn0")) -> np.ndarray:
     stored = kv.__dict__.get("__numpys")
-    for name in ("vectors", "syn0"):
+    for name in names:
         if not isinstance(stored, list) or name not in stored:
             continue
         npy, npz = Path(f"{prefix}.{name}.npy"), Path(f"{prefix}.{name}.npz")
