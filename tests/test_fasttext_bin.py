@@ -219,3 +219,19 @@ def test_gensims_own_fasttext_files_compose_as_gensim_loads_them(tmp_path, what,
     assert model.vocab.labels == list(loaded.index_to_key)
     np.testing.assert_allclose(model.table.numpy(), loaded.vectors, rtol=0, atol=1e-6)
     assert any("n-grams' rows" in note for note in model.notes)
+
+
+def test_a_model_without_buckets_is_its_word_rows(tmp_path):
+    """bucket 0 (fastText's `-maxn 0`, or word2vec trained by fastText): each word is its own row, and
+    a word outside the vocabulary has no vector, as gensim says too."""
+    from gensim.models.fasttext import load_facebook_model
+
+    from bench.figures.fasttext_open import write_fasttext_bin
+
+    path = tmp_path / "nobuckets.bin"
+    write_fasttext_bin(path, ["one", "two", "three"], dim=4, bucket=0)
+    model = open_checkpoint(str(path), "cpu")
+    assert np.array_equal(model.table.numpy(), load_facebook_model(str(path)).wv.vectors)
+    assert "a model without character n-grams" in model.notes[0]
+    with pytest.raises(EmbvizError, match="no character n-grams, so a word outside its vocabulary has no vector"):
+        model.subwords.vector("four")

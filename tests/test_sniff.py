@@ -51,6 +51,15 @@ def test_a_pytorch_zip_without_a_suffix_is_a_state_dict(tmp_path):
     assert open_checkpoint(str(tmp_path / "weights"), "cpu").kind == "embedding+linear"
 
 
+@pytest.mark.skipif(importlib.util.find_spec("gguf") is None, reason="the gguf package is not installed")
+def test_a_gguf_without_a_suffix_is_a_gguf(tmp_path):
+    from tests.test_hostile import tiny_gguf
+
+    tiny_gguf(tmp_path / "model")
+    model = open_checkpoint(str(tmp_path / "model"), "cpu")
+    assert model.vocab_size == 6 and model.vocab.has_tokenizer
+
+
 def test_what_the_first_bytes_say():
     assert sniff_bytes(b"PK\x03\x04rest") == "torch"
     assert sniff_bytes(b"\x80\x02}q\x00.") == "torch"
