@@ -54,12 +54,13 @@ def ngram_buckets(words: Sequence[bytes], minn: int, maxn: int, bucket: int) -> 
         if alive.size == 0:
             break
         nxt = alive + (n - 1)  # only the characters with n characters left in their word grow
-        first = starts[nxt]
-        width = ends[nxt] - first
-        for b in range(int(width.max())):  # a character is 1 to 4 bytes (more in broken UTF-8)
-            more = np.flatnonzero(width > b)
-            at = alive[more]
-            hashes[at] = (hashes[at] ^ signed[first[more] + b]) * FNV_PRIME
+        at, first, width = alive, starts[nxt], ends[nxt] - starts[nxt]
+        b = 0
+        while at.size:  # byte b of each character that has one: the steps cost bytes, never characters × widest
+            hashes[at] = (hashes[at] ^ signed[first + b]) * FNV_PRIME
+            b += 1
+            wider = width > b  # a character is 1 to 4 bytes (any number in broken UTF-8)
+            at, first, width = at[wider], first[wider], width[wider]
         if n >= minn:
             keep = alive if n > 1 else alive[(local[alive] > 0) & (room[alive] > 1)]  # no lone `<`, `>`
             found_word.append(keep)
