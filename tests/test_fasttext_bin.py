@@ -149,6 +149,7 @@ def test_a_file_cut_anywhere_is_one_line(tmp_path, fasttext):
     (PRUNED_AT, "<q", 3, r"pruned fastText model|input matrix"),
     (LOSS_AT, "<i", 9, r"loss 9"),
     (NLABELS_AT, "<i", 1, r"supervised fastText model"),
+    (NLABELS_AT, "<i", -2, r"header says -2 labels"),
     (4, "<i", 11, r"version 11; embviz reads version 12 only"),
     (0, "<i", 12345, r"magic number"),
 ])

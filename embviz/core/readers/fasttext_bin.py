@@ -104,10 +104,10 @@ def read_layout(f: BinaryIO, name: str) -> FastTextLayout:
     dim, _ws, _epoch, _min_count, _neg, _word_ngrams, loss, model, bucket, minn, maxn, _lr, _t = \
         _ARGS.unpack_from(head, 8)
     n_entries, nwords, nlabels, ntokens, pruned = _DICT.unpack_from(head, 8 + _ARGS.size)
-    if nlabels != 0 or model == 3:
+    if nlabels > 0 or model == 3:
         raise EmbvizError(f"{shown(name)} is a supervised fastText model (it has {nlabels:,} labels); "
                           "embviz reads word vectors, not classifiers.")
-    _check_args(name, dim, bucket, minn, maxn, loss, model, n_entries, nwords, ntokens, pruned)
+    _check_args(name, dim, bucket, minn, maxn, loss, model, (n_entries, nwords, nlabels), ntokens, pruned)
     # The least the dictionary needs (each word a byte, its NUL and tail), before it is read; the
     # matrices are measured once the flag before them shows whether they are floats at all (.ftz).
     least = HEADER_BYTES + nwords * (2 + _ENTRY_TAIL) + max(pruned, 0) * 8 + _MATRIX.size
@@ -130,8 +130,9 @@ def read_layout(f: BinaryIO, name: str) -> FastTextLayout:
 
 
 def _check_args(name: str, dim: int, bucket: int, minn: int, maxn: int, loss: int, model: int,
-                n_entries: int, nwords: int, ntokens: int, pruned: int) -> None:
+                counts: tuple[int, int, int], ntokens: int, pruned: int) -> None:
     """Refuse a header whose numbers no fastText model has, by the first that is off."""
+    n_entries, nwords, nlabels = counts
     problems = [
         (not 1 <= dim <= MAX_DIM, f"{dim:,} numbers per vector"),
         (not 1 <= nwords <= MAX_WORDS, f"{nwords:,} words"),
@@ -139,6 +140,7 @@ def _check_args(name: str, dim: int, bucket: int, minn: int, maxn: int, loss: in
         (not 0 <= bucket < MAX_BUCKETS, f"{bucket:,} n-gram buckets"),
         (not (0 <= minn <= MAX_NGRAM and 0 <= maxn <= MAX_NGRAM), f"n-grams of {minn} to {maxn} characters"),
         (loss not in _LOSSES or model not in (1, 2), f"loss {loss} and model {model}"),
+        (nlabels < 0, f"{nlabels:,} labels"),
         (ntokens < 0 or pruned < -1, f"{ntokens:,} tokens and a pruned index of {pruned:,}"),
     ]
     for bad, what in problems:
