@@ -12,12 +12,12 @@ from embviz.core.model import EmbeddingModel
 from embviz.core.default_model import default_model_path
 from embviz.core.lessons import example_path, lesson_path
 from embviz.core.readers.gguf import open_gguf
-from embviz.core.readers.gensim_file import is_gensim_file
 from embviz.core.readers.hf_folder import is_hf_folder, open_hf_folder
 from embviz.core.readers.hub import looks_like_hub_id, resolve_hub_id
 from embviz.core.readers.regular_file import require_regular, shown
+from embviz.core.readers.sniff import WORD_VECTOR_KINDS, sniff
 from embviz.core.readers.state_dict import open_state_dict
-from embviz.core.readers.word_vectors import BINARY_SUFFIXES, TEXT_SUFFIXES, is_word2vec_binary, open_word_vectors
+from embviz.core.readers.word_vectors import TEXT_SUFFIXES, open_word_vectors
 
 STATE_DICT_SUFFIXES = (".safetensors", ".pt", ".pth", ".bin")
 HF_WEIGHT_NAMES = ("model.safetensors", "pytorch_model.bin")
@@ -80,15 +80,18 @@ def _open_path(path: Path, device: torch.device, progress: ProgressFn) -> Embedd
     if suffix == ".gguf":
         return open_gguf(path, device, progress)
     name = path.name.lower()
-    if (suffix == ".npy" or name.endswith(TEXT_SUFFIXES) or is_gensim_file(path)
-            or (name.endswith(BINARY_SUFFIXES) and is_word2vec_binary(path))):
+    kind = sniff(path)  # the content first: gensim writes no suffix, and .bin is three formats
+    if kind in WORD_VECTOR_KINDS or (kind is None and (suffix == ".npy" or name.endswith(TEXT_SUFFIXES))):
         return open_word_vectors(path, device, progress)
-    if suffix in STATE_DICT_SUFFIXES:
+    if kind == "gguf":
+        return open_gguf(path, device, progress)
+    if suffix in STATE_DICT_SUFFIXES or kind == "torch":
         # A weights file inside a Hugging Face folder opens as the whole folder.
         if path.name in HF_WEIGHT_NAMES and (path.parent / "config.json").is_file():
             return open_hf_folder(path.parent, device, progress=progress)
         return open_state_dict(path, device)
     raise EmbvizError(
         f"{shown(path.name)}: unsupported file type '{suffix or '(none)'}'. embviz opens model folders, "
-        ".gguf, .safetensors, .pt/.bin files, word vectors (.txt, .vec, word2vec .bin, .npy, gensim .kv/.model), hub ids and the lesson models."
+        ".gguf, .safetensors, .pt/.bin files, word vectors (.txt, .vec, word2vec or fastText .bin, .npy, gensim's files), "
+        "hub ids and the lesson models."
     )

@@ -15,6 +15,14 @@ from embviz.core.table.vocab import Vocabulary
 T = TypeVar("T")
 
 
+class SubwordVectors(Protocol):
+    """A vector for any word, from its character n-grams (a fastText model: readers.fasttext_bin)."""
+
+    def vector(self, word: str) -> Any:
+        """(D,) float32 numpy array: the mean of the word's n-gram rows, as gensim's `wv[word]`
+        gives a word outside the vocabulary."""
+
+
 class LanguageModel(Protocol):
     """The full forward pass, as far as embviz needs it (core.lm.causal_lm.HFLanguageModel)."""
 
@@ -55,6 +63,7 @@ class EmbeddingModel:
     notes: list[str] = field(default_factory=list)  # warnings worth showing (NaN rows, …)
     lm_loader: Callable[[], LanguageModel] | None = None
     lm_unavailable_reason: str | None = None
+    subwords: SubwordVectors | None = None  # fastText: vectors for words outside the vocabulary
     cache: dict[str, Any] = field(default_factory=dict, repr=False)  # derived tensors, filled through `derived`
     # Where the window runs the language model: a child process (core.lm.process's host),
     # so that no forward pass holds the window's interpreter lock. None: in this process.

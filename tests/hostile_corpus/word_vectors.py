@@ -197,3 +197,37 @@ def kv_vectors_npy_is_a_fifo(folder: Path) -> Path:
     path.write_bytes(gensim_kv_pickle(["a", "b"]))
     os.mkfifo(folder / "words.kv.vectors.npy")
     return path
+
+
+def _fasttext(folder: Path, name: str, at: int | None = None, value: bytes = b"", cut: int | None = None) -> Path:
+    """A 3-word fastText .bin (4 numbers, 5 buckets), `value` written over its bytes at `at`, cut at `cut`."""
+    from bench.figures.fasttext_open import write_fasttext_bin
+
+    path = folder / name
+    write_fasttext_bin(path, ["one", "two", "three"], dim=4, bucket=5)
+    data = path.read_bytes()
+    if at is not None:
+        data = data[:at] + value + data[at + len(value):]
+    path.write_bytes(data[:cut])
+    return path
+
+
+# The quantized flag before the input matrix: after the header (92 bytes) and 3 entries (13 + 13 + 15).
+@case("wv_fasttext_quantized", r"ft\.ftz is a quantized fastText model \(\.ftz\); embviz reads unquantized \.bin files only")
+def fasttext_quantized(folder: Path) -> Path:
+    return _fasttext(folder, "ft.ftz", 92 + 41, b"\x01")
+
+
+@case("wv_fasttext_claims_two_billion_words", r"its fastText header says 2,147,483,647 words; the file is corrupt")
+def fasttext_huge_vocabulary(folder: Path) -> Path:
+    return _fasttext(folder, "huge.bin", 68, (2**31 - 1).to_bytes(4, "little"))
+
+
+@case("wv_fasttext_cut_in_its_matrix", r"cut\.bin ends inside its input matrix; the file is truncated")
+def fasttext_truncated(folder: Path) -> Path:
+    return _fasttext(folder, "cut.bin", cut=92 + 41 + 17 + 40)
+
+
+@case("wv_fasttext_no_suffix_supervised", r"model is a supervised fastText model \(it has 2 labels\)")
+def fasttext_supervised(folder: Path) -> Path:
+    return _fasttext(folder, "model", 72, (2).to_bytes(4, "little"))

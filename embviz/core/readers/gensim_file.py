@@ -1,5 +1,6 @@
 """gensim's saved KeyedVectors (`.kv`) and Word2Vec / FastText models (`.model`), read
-without gensim and without running the pickle.
+without gensim and without running the pickle, and recognised by their content whatever
+their name (gensim itself puts no suffix on them).
 
 gensim saves with pickle, and `KeyedVectors.load` would run whatever a file asks. Here
 the pickle goes through an unpickler that builds only inert records for gensim's
@@ -8,12 +9,17 @@ anything is called. numpy is never asked to build anything from the pickle: an a
 stays a record of its shape, dtype and bytes until the one array embviz needs is checked
 (plain numbers, no object fields, exactly shape × item size bytes) and made from them. Big arrays that gensim stored beside the pickle
 (`NAME.vectors.npy`, `NAME.wv.vectors.npy`) are read with `allow_pickle=False`.
+
+The one call a pickle may make is `_codecs.encode(text, 'latin1')`: pickle protocol 2 has no
+opcode for bytes, so Python writes every bytes object (an array's data, inline) as that call.
+Any other arguments to it are refused.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import _compat_pickle
 import io
 import pickle
 from pathlib import Path
@@ -22,9 +28,9 @@ import numpy as np
 
 from embviz.core.errors import EmbvizError, first_line
 from embviz.core.readers.bounded import read_npz_array
+from embviz.core.readers.fasttext_ngrams import MAX_NGRAM, compose
 from embviz.core.readers.regular_file import open_regular, plain_dtype, read_bounded, require_regular, shown
 
-SUFFIXES = (".kv", ".model", ".wv", ".w2v")
 MAX_PICKLE_BYTES = 8 << 30
 # numpy's own names for the dtype strings of plain numbers, as a pickled dtype gives them.
 _PLAIN_DTYPES = frozenset(f"{kind}{size}" for kind in "fiu" for size in (1, 2, 4, 8)) - {"f1"} | {"b1"}
@@ -95,13 +101,24 @@ def _reconstruct(cls: object = None, *args: object) -> _PickledArray:
     return _PickledArray()
 
 
-_NUMPY = {
+def _latin1_bytes(*args: object) -> bytes:
+    """`_codecs.encode(text, 'latin1')`, protocol 2's bytes, and nothing else that function does."""
+    if len(args) != 2 or not isinstance(args[0], str) or args[1] != "latin1":
+        raise pickle.UnpicklingError("it calls _codecs.encode other than as pickle writes bytes")
+    try:
+        return args[0].encode("latin1")
+    except UnicodeEncodeError:
+        raise pickle.UnpicklingError("it calls _codecs.encode on text that is not bytes") from None
+
+
+_ALLOWED = {
     ("numpy", "ndarray"): _PickledArray,
     ("numpy", "dtype"): _PickledDtype,
     ("numpy.core.multiarray", "_reconstruct"): _reconstruct,
     ("numpy._core.multiarray", "_reconstruct"): _reconstruct,
     ("numpy.core.multiarray", "scalar"): _PickledScalar,
     ("numpy._core.multiarray", "scalar"): _PickledScalar,
+    ("_codecs", "encode"): _latin1_bytes,
 }
 # Names a gensim model refers to that are read as inert records (nothing is called):
 # a model's random generator, its hash function, its counters.
@@ -116,8 +133,14 @@ class _SafeUnpickler(pickle._Unpickler):
     iterative, so no nesting reaches the stack."""
 
     def find_class(self, module: str, name: str) -> Any:
-        if (module, name) in _NUMPY:
-            return _NUMPY[(module, name)]
+        # Python 3 writes protocol 2 with Python 2's names (`__builtin__.long`): read as Python 3's, as pickle does.
+        if getattr(self, "proto", 0) < 3:
+            if (module, name) in _compat_pickle.NAME_MAPPING:
+                module, name = _compat_pickle.NAME_MAPPING[(module, name)]
+            else:
+                module = _compat_pickle.IMPORT_MAPPING.get(module, module)
+        if (module, name) in _ALLOWED:
+            return _ALLOWED[(module, name)]
         if (module == "gensim" or module.startswith(("gensim.", "numpy.random"))
                 or (module == "builtins" and name in _INERT_BUILTINS)
                 or (module == "collections" and name in _INERT_COLLECTIONS)):
@@ -125,16 +148,19 @@ class _SafeUnpickler(pickle._Unpickler):
         raise pickle.UnpicklingError(f"it asks for {module}.{name}, which a gensim vector file never needs")
 
 
+def is_gensim_pickle(head: bytes) -> bool:
+    """The first kilobytes of a pickle (protocol 2+) that names gensim, whatever the file's name."""
+    return len(head) > 2 and head[0] == 0x80 and b"gensim" in head
+
+
 def is_gensim_file(path: Path) -> bool:
-    """A regular file, a pickle (protocol 2+) that names gensim in its first kilobytes."""
-    if path.suffix.lower() not in SUFFIXES:
-        return False
+    """A regular file whose first kilobytes are a gensim pickle's."""
     try:
         with open_regular(path) as f:
             head = f.read(4096)
     except EmbvizError:
         return False
-    return len(head) > 2 and head[0] == 0x80 and b"gensim" in head
+    return is_gensim_pickle(head)
 
 
 def read_keyed_vectors(path: Path) -> tuple[list[str], np.ndarray, list[str]]:
@@ -153,12 +179,19 @@ def read_keyed_vectors(path: Path) -> tuple[list[str], np.ndarray, list[str]]:
         raise EmbvizError(f"{shown(name)} is a {kind} without a word list and vectors.")
     if not all(isinstance(w, str) for w in words):
         raise EmbvizError(f"{shown(name)} is a {kind} whose word list holds something other than text.")
-    vectors = _stored_beside(kv, prefix, path) if vectors is None else _array(vectors, name)
+    composed = vectors is None and kind == "FastTextKeyedVectors"  # gensim keeps its parts, not its vectors
+    if composed:
+        table = _fasttext_vectors(kv, prefix, path, words)
+    else:
+        table = _stored_beside(kv, prefix, path) if vectors is None else _array(vectors, name)
+    vectors = table
     if vectors.ndim != 2 or not np.issubdtype(vectors.dtype, np.floating) or vectors.shape[0] != len(words):
         raise EmbvizError(f"{shown(name)} holds {len(words):,} words but a {vectors.dtype} table of shape {list(vectors.shape)}.")
     if vectors.shape[0] == 0 or vectors.shape[1] == 0:
         raise EmbvizError(f"{shown(name)} holds an empty table ({vectors.shape[0]} × {vectors.shape[1]}).")
     notes = [f"Read from gensim's {kind} without running its pickle."]
+    if composed:
+        notes.append("Each word's vector is the mean of its own row and its character n-grams' rows, as gensim gives it.")
     return list(words), np.require(vectors, np.float32, ["C", "W", "O"]), notes
 
 
@@ -224,9 +257,29 @@ def _keyed_vectors(root: object, path: Path) -> tuple[GensimRecord, str]:
     raise EmbvizError(f"{shown(path.name)} is a gensim file without word vectors in it.")
 
 
-def _stored_beside(kv: GensimRecord, prefix: str, path: Path) -> np.ndarray:
+def _fasttext_vectors(kv: GensimRecord, prefix: str, path: Path, words: list[str]) -> np.ndarray:
+    """A gensim FastText's word vectors from the parts it saves (`vectors_vocab`, `vectors_ngrams`),
+    composed as its `adjust_vectors` does on loading."""
+    def part(attr: str) -> np.ndarray:
+        inline = kv.__dict__.get(attr)
+        array = _array(inline, path.name) if isinstance(inline, _PickledArray) else _stored_beside(kv, prefix, path, (attr,))
+        return np.require(array, np.float32, ["C"])
+
+    minn, maxn, bucket = (kv.__dict__.get(key) for key in ("min_n", "max_n", "bucket"))
+    vocab, ngrams = part("vectors_vocab"), part("vectors_ngrams")
+    if not all(isinstance(n, int) and 0 <= n <= MAX_NGRAM for n in (minn, maxn)) or not isinstance(bucket, int) \
+            or vocab.ndim != 2 or ngrams.shape != (bucket, vocab.shape[1]) or vocab.shape[0] != len(words):
+        raise EmbvizError(f"{shown(path.name)} is a gensim FastText whose parts do not fit together "
+                          f"(words {vocab.shape}, n-grams {ngrams.shape}, {bucket!r} buckets); it is corrupt.")
+    assert isinstance(minn, int) and isinstance(maxn, int)  # for mypy: checked above
+    out = np.empty(vocab.shape, dtype=np.float32)
+    compose(out, vocab, ngrams, [w.encode("utf-8", errors="surrogatepass") for w in words], minn, maxn)
+    return out
+
+
+def _stored_beside(kv: GensimRecord, prefix: str, path: Path, names: tuple[str, ...] = ("vectors", "syn0")) -> np.ndarray:
     stored = kv.__dict__.get("__numpys")
-    for name in ("vectors", "syn0"):
+    for name in names:
         if not isinstance(stored, list) or name not in stored:
             continue
         npy, npz = Path(f"{prefix}.{name}.npy"), Path(f"{prefix}.{name}.npz")

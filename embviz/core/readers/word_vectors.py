@@ -1,8 +1,10 @@
 """Word vectors: GloVe text (no header), word2vec / fastText text (a `V D` header),
-word2vec binary (.bin, .bin.gz: recognised by content, since .bin is PyTorch's too), a
-.npy table (C or Fortran order) with its vocabulary beside it, and gensim's saved
-KeyedVectors / Word2Vec files (read without running their pickle). They have no output layer,
-so no logits; every other panel works.
+word2vec binary (.bin, .bin.gz: recognised by content, since .bin is PyTorch's too), fastText's
+native .bin (fasttext_bin), a .npy table (C or Fortran order) with its vocabulary beside it, and
+gensim's saved KeyedVectors / Word2Vec files (read without running their pickle). Every format
+but .npy is told by its content (sniff), so a name without a suffix, or with the wrong one, opens
+too. They have no output layer, so no logits; every other panel works. A fastText model also
+gives a vector for a word outside its vocabulary (the model's `subwords`).
 
 Each format has its own module; this one picks it and caches the parsed table (keyed on the
 file's content) as a .npy file that a later open maps instead of parsing or reading. An entry
@@ -30,9 +32,11 @@ from embviz.core.model import EmbeddingModel
 from embviz.core.readers.assemble import assemble
 from embviz.core.readers.bounded import read_whole
 from embviz.core.readers.cached_table import WORDS_FOLDER, WORDS_FORMAT as CACHE_FORMAT, read_words
-from embviz.core.readers.gensim_file import is_gensim_file, read_keyed_vectors
+from embviz.core.readers.fasttext_bin import Subwords, read_fasttext_bin
+from embviz.core.readers.gensim_file import read_keyed_vectors
 from embviz.core.readers.npy_table import read_npy_table
 from embviz.core.readers.regular_file import file_size, npy_from_bytes, open_regular, shown
+from embviz.core.readers.sniff import sniff
 from embviz.core.seal import Sealed
 from embviz.core.readers.word2vec_binary import Allocate, new_table, read_word2vec_binary
 from embviz.core.readers.word_text import HEADER, read_text_vectors
@@ -62,12 +66,19 @@ def is_word2vec_binary(path: Path) -> bool:
 
 
 def _read(path: Path, allocate: Allocate = new_table) -> tuple[list[str], np.ndarray, list[str]]:
-    if is_gensim_file(path):
-        return read_keyed_vectors(path)
+    kind = sniff(path)
     suffix = _suffix(path)
+    if kind == "gensim":
+        return read_keyed_vectors(path)
+    if kind == "fasttext" and suffix.endswith(".gz"):
+        raise EmbvizError(f"{shown(path.name)} is a compressed fastText .bin: decompress it first "
+                          "(embviz maps its matrix from the file rather than reading it all).")
+    if kind == "fasttext":
+        return read_fasttext_bin(path, allocate)
     if suffix == ".npy":
         return read_npy_table(path)
-    read = read_word2vec_binary if suffix in BINARY_SUFFIXES else read_text_vectors
+    binary = kind == "word2vec-binary" or (kind is None and suffix in BINARY_SUFFIXES)
+    read = read_word2vec_binary if binary else read_text_vectors
     if not suffix.endswith(".gz"):  # read a piece at a time, straight into the table
         with open_regular(path) as f:
             return read(f, file_size(f), path.name, allocate)
@@ -169,6 +180,8 @@ def open_word_vectors(path: Path, device: torch.device, progress: ProgressFn = n
     norms = None if entry.norms is None else torch.from_numpy(entry.norms)
     model = assemble(name=path.name, source=str(path), table=torch.from_numpy(np.asarray(entry.table)), vocab=vocab,
                      device=device, kind="table", notes=notes, lm_unavailable_reason=NO_LOGITS, norms=norms)
+    if sniff(path) == "fasttext":  # its header is read again only when an unknown word is first asked for
+        model.subwords = Subwords(path)
     if entry.mapped is not None and model.table.device.type == "cpu" and model.table.data_ptr() == entry.table.ctypes.data:
         try:  # a child process maps this file rather than being sent a copy of the table
             model.cache[MAPPED_TABLE] = MappedFile.of(entry.mapped, entry.table)
