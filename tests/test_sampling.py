@@ -9,7 +9,7 @@ from transformers.generation.logits_process import TemperatureLogitsWarper, TopK
 
 from embviz.core.errors import EmbvizError
 from embviz.core.lm.logits import prompt_logits
-from embviz.core.lm.sampling import (draw, filter_scores, kept_distribution, sample_text, top_k_filter, top_p_filter)
+from embviz.core.lm.sampling import (draw, filter_scores, kept_distribution, grown_text, sample_text, top_k_filter, top_p_filter)
 
 FRANCE = "The capital of France is"
 
@@ -91,6 +91,12 @@ def test_france_at_t07_top_p09(default_model, france):
     assert result.kept_mass >= 0.9 - 1e-6
     assert result.kept_mass - min(t.prob for t in result.kept) < 0.9 + 1e-6
     assert sum(result.kept_probs[i] > 0 for i in range(10)) == min(10, result.kept_count)
+    # ␣Paris alone holds 95.5 % at T = 0.7: top-p 0.9 keeps it only, so every draw is ␣Paris.
+    assert result.kept_count == 1 and result.kept_mass == pytest.approx(0.955, abs=5e-4)
+    assert result.kept_probs[0] == 1.0
+    wider = sample_text(default_model, FRANCE, temperature=1.0, top_p=0.9, list_kept=3)
+    assert wider.kept_count == 10 and wider.kept_mass == pytest.approx(0.9026, abs=5e-4)
+    assert [t.kept_prob for t in wider.kept] == pytest.approx([0.8559, 0.0715, 0.0138], abs=2e-4)
 
 
 def test_seeded_draw_is_reproducible_and_is_torch_multinomial(france):
@@ -104,19 +110,20 @@ def test_seeded_draw_is_reproducible_and_is_torch_multinomial(france):
 
 
 def test_step_grows_the_text_reproducibly(default_model):
-    one = sample_text(default_model, FRANCE, temperature=0.7, top_p=0.9, seed=7, steps=4)
-    two = sample_text(default_model, FRANCE, temperature=0.7, top_p=0.9, seed=7, steps=4)
+    one = sample_text(default_model, FRANCE, temperature=1.0, top_p=0.95, seed=7, steps=4)
+    two = sample_text(default_model, FRANCE, temperature=1.0, top_p=0.95, seed=7, steps=4)
     assert [d.id for d in one.drawn] == [d.id for d in two.drawn] and len(one.drawn) == 4
     assert [d.seed for d in one.drawn] == [7, 8, 9, 10]
     assert one.last is not None and len(one.last.tokens) == len(one.tokens) + 3
     # One step at a time, seed + i each, gives the same text as four steps at once.
     prompt: list[str | int] = [FRANCE]
     for i in range(4):
-        step = sample_text(default_model, prompt, temperature=0.7, top_p=0.9, seed=7 + i, steps=1)
+        step = sample_text(default_model, prompt, temperature=1.0, top_p=0.95, seed=7 + i, steps=1)
         assert step.drawn[0].id == one.drawn[i].id
         assert step.drawn[0].kept_prob == pytest.approx(one.drawn[i].kept_prob, abs=1e-4)  # a cached prefix rounds apart
         prompt.append(step.drawn[0].id)
     assert all(0 < d.kept_prob <= 1 and d.prob <= d.kept_prob for d in one.drawn)
+    assert grown_text(FRANCE, one.drawn) == grown_text(FRANCE, two.drawn) != FRANCE
 
 
 @pytest.mark.parametrize(("kwargs", "words"), [
@@ -135,20 +142,25 @@ def test_empty_text_is_one_sentence(default_model):
         sample_text(default_model, "  ", top_p=0.9, steps=1)
 
 
-def test_draw_in_the_logits_tab(qtbot, smol):
+def test_draw_in_the_logits_tab(qtbot, smol, default_model):
     panel = smol.logits
     smol.tabs.setCurrentWidget(panel)
-    panel.state.temperature = 0.7
+    panel.state.temperature = 1.0  # at 0.7, top-p 0.9 keeps ␣Paris alone
     panel.state.top_p = 0.9
     panel.state.seed = 3
     panel.set_text(FRANCE)
     qtbot.waitUntil(lambda: panel.last is not None and panel.last.kept_count is not None, timeout=180_000)
     shown = panel.last
     kept = shown.kept_count
-    assert 1 <= kept < 49_152
+    assert kept == 10  # ␣Paris 77.3 %, ␣the 6.5 %, … up to 90.3 %
     # The bars mark the kept set: each bar's renormalised probability, 0 for a dropped one.
     assert panel.kept_marks() == [p > 0 for p in shown.kept_probs]
-    assert panel.kept_marks()[0] and "kept" in panel.caption.text()
+    assert panel.kept_marks()[0] and f"{kept:,} tokens are kept" in panel.caption.text()
+    # A second bar a row: the renormalised probability, "dropped" beside a filtered one.
+    assert len(panel.prob_chart.series) == 2
+    after = panel.prob_chart.series[1][2]
+    assert after == pytest.approx([100 * p for p in shown.kept_probs])
+    assert sum(after) <= 100 + 1e-3 and all((a > 0) == m for a, m in zip(after, panel.kept_marks()))
     panel.draw_button.click()
     qtbot.waitUntil(lambda: panel.last is not None and bool(panel.last.drawn), timeout=180_000)
     drawn = panel.last.drawn[0]
@@ -157,5 +169,5 @@ def test_draw_in_the_logits_tab(qtbot, smol):
     assert panel.text.toPlainText() == FRANCE + drawn.text
     assert f"Drew {drawn.token}" in panel.drew.text() and "top-p 0.9" in panel.drew.text()
     assert panel.state.seed == 4  # the next draw uses the next seed
-    expected = sample_text(smol.model, FRANCE, temperature=0.7, top_p=0.9, seed=3, steps=1)
+    expected = sample_text(default_model, FRANCE, temperature=1.0, top_p=0.9, seed=3, steps=1)
     assert drawn.id == expected.drawn[0].id
