@@ -3,6 +3,10 @@ errors, and the logits tab's Draw."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 import pytest
 import torch
 from transformers.generation.logits_process import TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
@@ -171,3 +175,29 @@ def test_draw_in_the_logits_tab(qtbot, smol, default_model):
     assert panel.state.seed == 4  # the next draw uses the next seed
     expected = sample_text(default_model, FRANCE, temperature=1.0, top_p=0.9, seed=3, steps=1)
     assert drawn.id == expected.drawn[0].id
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "embviz", *args], capture_output=True, text=True, timeout=600)
+
+
+def test_cli_steps_json(default_model):
+    proc = _cli("logits", FRANCE, "--top-p", "0.9", "--steps", "3", "--seed", "0", "--k", "5", "--json")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    expected = sample_text(default_model, FRANCE, k=5, top_p=0.9, seed=0, steps=3, list_kept=1000)
+    assert out["kept_count"] == expected.kept_count == 10 and len(out["kept"]) == 10
+    assert [t["id"] for t in out["kept"]] == [t.id for t in expected.kept]
+    assert sum(t["kept_prob"] for t in out["kept"]) == pytest.approx(1.0, abs=1e-5)
+    assert out["kept"][0]["label"] == "␣Paris" and out["kept"][0]["kept_prob"] == pytest.approx(0.8559, abs=2e-4)
+    assert [s["id"] for s in out["steps"]] == [d.id for d in expected.drawn]
+    assert [s["seed"] for s in out["steps"]] == [0, 1, 2] and out["drawn"] == out["steps"][0]
+    assert out["text"] == FRANCE + "".join(s["token"] for s in out["steps"])
+
+
+def test_cli_bad_filter_is_one_line():
+    words = "Top-p must be above 0"  # the other bad inputs are the core's, tested above
+    proc = _cli("--model", "spells", "logits", "I cast", "--top-p", "1.5", "--sample")
+    assert proc.returncode != 0 and proc.stdout == ""
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and words in lines[0] and "Traceback" not in proc.stderr

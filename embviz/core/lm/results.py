@@ -71,7 +71,7 @@ class LogitsResult:
 
     @property
     def filtered(self) -> bool:
-        return self.kept_count is not None
+        return self.kept_count is not None and bool(self.top_k or self.top_p < 1)
 
     def sampling_dict(self) -> dict[str, Any]:
         """The filter, the kept set and the draws, for --json."""
