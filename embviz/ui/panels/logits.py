@@ -112,7 +112,7 @@ class LogitsPanel(LanguageModelTab):
         self.top_p.setPrefix("top-p = ")
         self.top_p.setToolTip("Keep the most likely tokens until their probabilities reach p (nucleus); 1.0 is off.")
         self.seed = QSpinBox()
-        self.seed.setRange(0, 2**31 - 1)
+        self.seed.setRange(0, 999_999)  # a wider box would push Draw off a projector's row
         self.seed.setPrefix("seed = ")
         self.seed.setToolTip("The same seed draws the same token; each draw moves it on by one.")
         self.steps = QSpinBox()
@@ -130,7 +130,7 @@ class LogitsPanel(LanguageModelTab):
         self.step_button.clicked.connect(lambda: self.sample(self.state.steps))
         self.drew = QLabel("")
         self.drew.setWordWrap(True)
-        style.use_font(self.drew, style.LABEL_POINT_SIZE + 2)
+        style.use_font(self.drew, style.LABEL_POINT_SIZE)
         self.drew.hide()
         self._drawing_from: list | None = None  # the prompt a draw on its way will grow
         return flow_row(self.top_k, self.top_p, self.seed, self.draw_button, self.step_button, self.steps)
@@ -156,7 +156,7 @@ class LogitsPanel(LanguageModelTab):
     def _lay_out(self, options: QLayout, display: QLayout, sampling: QLayout) -> None:
         # In a scroll area: on a short screen at a large text size the charts keep their
         # height and the tab scrolls, rather than squashing the bars into each other.
-        content = QWidget()
+        content = self.content = QWidget()  # the whole tab, as a picture grabs it past the scroll
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
@@ -364,7 +364,7 @@ class LogitsPanel(LanguageModelTab):
         order = " Bars in token-id order." if self.state.by_id else ""
         kept_line = ""
         if how and result.kept_count is not None and result.kept_mass is not None:
-            kept_line = (f" {how[0].upper()}{how[1:]} {result.kept_count:,} token{'s are' if result.kept_count > 1 else ' is'}"
+            kept_line = (f" {how[0].upper()}{how[1:]}, {result.kept_count:,} token{'s are' if result.kept_count > 1 else ' is'}"
                          f" kept ({percent_labels([result.kept_mass])[0]} of the probability), renormalised to 100% "
                          "(green): a draw picks only among them.")
         self.caption.setText(
