@@ -146,7 +146,7 @@ def _kept_listed() -> int:
 
 
 def _sampling_lines(result) -> list[str]:
-    from embviz.core.lm.sampling import filter_phrase
+    from embviz.core.lm.results import filter_phrase
 
     how = filter_phrase(result.top_k, result.top_p)
     lines = []

@@ -96,6 +96,12 @@ class LogitsResult:
         }
 
 
+def filter_phrase(top_k: int, top_p: float) -> str:
+    """"after top-k 40 and top-p 0.9", or "" with neither on."""
+    parts = ([f"top-k {top_k}"] if top_k else []) + ([f"top-p {top_p:g}"] if top_p < 1 else [])
+    return f"after {' and '.join(parts)}" if parts else ""
+
+
 class TokenStrings:
     """The labels and exact texts of some vocabulary ids, each kind as one joined string
     with its end offsets: a handful of objects on the pipe, however many tokens, and a

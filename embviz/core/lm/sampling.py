@@ -161,9 +161,3 @@ def mark_kept(model: EmbeddingModel, result: LogitsResult, logits: torch.Tensor,
 def grown_text(text: str, drawn: Sequence[DrawnToken]) -> str:
     """The prompt's text with the drawn tokens' texts after it."""
     return text + "".join(d.text for d in drawn)
-
-
-def filter_phrase(top_k: int, top_p: float) -> str:
-    """"after top-k 40 and top-p 0.9", or "" with neither on."""
-    parts = ([f"top-k {top_k}"] if top_k else []) + ([f"top-p {top_p:g}"] if top_p < 1 else [])
-    return f"after {' and '.join(parts)}" if parts else ""

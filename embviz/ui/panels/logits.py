@@ -26,8 +26,7 @@ from PySide6.QtWidgets import (
 
 from embviz.bridge import requests as rq
 from embviz.bridge.views import ModelSummary
-from embviz.core.lm.results import LogitsResult
-from embviz.core.lm.sampling import filter_phrase
+from embviz.core.lm.results import LogitsResult, filter_phrase
 from embviz.state.tabs import LogitsState
 from embviz.ui import style
 from embviz.ui.binding import Bindings
