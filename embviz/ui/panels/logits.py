@@ -98,7 +98,7 @@ class LogitsPanel(LanguageModelTab):
         return flow_row(self.k, self.temperature, self.full, self.direct), flow_row(self.by_id, self.hold_axis)
 
     def _sampling(self) -> QLayout:
-        """Top-k and top-p filters, the seed, Draw and Step: outside the fold, as a class uses them."""
+        """Top-k and top-p filters, the seed, Draw and Step (projector mode folds them with the rest)."""
         self.top_k = QSpinBox()
         self.top_k.setRange(0, 10_000)
         self.top_k.setPrefix("top-k = ")
@@ -165,10 +165,9 @@ class LogitsPanel(LanguageModelTab):
         outer.addWidget(scroll)
         layout = QVBoxLayout(content)
         layout.addWidget(self.text)
-        self.controls = (folding(options, display),)  # what projector mode folds
+        self.controls = (folding(options, display, sampling),)  # what projector mode folds
         self.inputs = (self.text,)  # and with a lesson's band up: the token line shows the text
         layout.addWidget(self.controls[0])
-        layout.addLayout(sampling)
         layout.addWidget(self.loading)
         layout.addWidget(self.tokens)
         layout.addWidget(self.message)
