@@ -83,6 +83,10 @@ def test_each_step_shows_the_lessons_numbers(qtbot, window):
     assert lg.hold_axis.isChecked()
     at, steps = names.index('Temperature') + 1, len(STEPS)  # the band's short count, or the side column's
     assert window.lessons.counter.text() == (f"{at} / {steps}" if window.projector else f"step {at} of {steps}")
+    qtbot.mouseClick(window.lessons.next, Qt.MouseButton.LeftButton)  # Next: sampling, top-p 0.9 at T = 0.7
+    wait_for(qtbot, lambda: lg.last is not None and lg.last.top_p == 0.9 and lg.last.temperature == 0.7, 60_000)
+    assert lg.last.kept_count == 1 and lg.kept_marks() == [True] + [False] * (len(lg.shown) - 1)  # ␣Paris alone
+    assert lg.last.kept_mass == pytest.approx(0.955, abs=5e-4) and lg.top_p.value() == 0.9
     qtbot.mouseClick(window.lessons.next, Qt.MouseButton.LeftButton)  # Next: weight tying
     wait_for(qtbot, lambda: "tied" in window.lessons.numbers.text(), 60_000)
     assert window.lessons.next.isEnabled() is False  # the last step

@@ -16,7 +16,7 @@ from conftest import make_tiny_model
 from helpers import wait_for
 from test_compare import random_rows, words, write_glove_text
 
-NUMBER_WORDS = {10: "ten", 11: "eleven", 12: "twelve", 13: "thirteen", 14: "fourteen", 15: "fifteen", 16: "sixteen"}
+NUMBER_WORDS = {10: "ten", 11: "eleven", 12: "twelve", 13: "thirteen", 14: "fourteen", 15: "fifteen", 16: "sixteen", 17: "seventeen"}
 
 
 @pytest.mark.parametrize("spec", TABS, ids=lambda spec: spec.key)

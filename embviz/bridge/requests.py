@@ -240,7 +240,18 @@ class Logits(Request):
     k: int = 10
     temperature: float = 1.0
     direct: bool = False
+    # Sampling (embviz.core.lm.sampling): top_k 0 and top_p 1.0 are off; `steps` draws,
+    # each appended before the next, the i-th with seed + i.
+    top_k: int = 0
+    top_p: float = 1.0
+    seed: int = 0
+    steps: int = 0
+    list_kept: int = 0  # how many of the kept set to list (the command line's)
     channel = "logits"
+
+    @property
+    def samples(self) -> bool:
+        return bool(self.top_k or self.top_p < 1 or self.steps or self.list_kept)
 
 
 @dataclass

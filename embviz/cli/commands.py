@@ -115,11 +115,47 @@ def _logits(model, args, ask: Ask) -> tuple[Any, str]:
 
     if not args.direct:
         _with_language_model(model, ask)
-    result = ask(rq.Logits(text=args.text, k=args.k, temperature=args.temperature, direct=args.direct))
+    steps = args.steps or (1 if args.sample else 0)
+    sampling = bool(args.top_k or args.top_p != 1.0 or steps)
+    result = ask(rq.Logits(text=args.text, k=args.k, temperature=args.temperature, direct=args.direct,
+                           top_k=args.top_k, top_p=args.top_p, seed=args.seed, steps=steps,
+                           list_kept=_kept_listed() if sampling else 0))
     lines = ["tokens: " + " | ".join(label for _, label in result.tokens)]
     lines += [f"note: {n}" for n in result.notes]
-    lines += [f"{r.id:>7}  {r.token!s:<20} logit {r.logit:9.3f}   p {r.prob:.4f}" for r in result.results]
-    return result.as_dict(), "\n".join(lines)
+    kept = result.kept_probs or [None] * len(result.results)
+    lines += [f"{r.id:>7}  {r.token!s:<20} logit {r.logit:9.3f}   p {r.prob:.4f}"
+              + ("" if after is None else f"   kept p {after:.4f}" if after else "   dropped")
+              for r, after in zip(result.results, kept)]
+    data = result.as_dict()
+    if sampling:
+        data |= result.sampling_dict()
+        lines += _sampling_lines(result)
+    if args.steps:
+        from embviz.core.lm.sampling import grown_text
+
+        data["steps"] = [d.as_dict() for d in result.drawn]
+        data["text"] = grown_text(args.text, result.drawn)
+        lines.append(f"text: {data['text']}")
+    return data, "\n".join(lines)
+
+
+def _kept_listed() -> int:
+    from embviz.core.lm.sampling import MAX_KEPT_LISTED
+
+    return MAX_KEPT_LISTED
+
+
+def _sampling_lines(result) -> list[str]:
+    from embviz.core.lm.results import filter_phrase
+
+    how = filter_phrase(result.top_k, result.top_p)
+    lines = []
+    if how:
+        lines.append(f"kept {how}: {result.kept_count:,} tokens, {result.kept_mass:.4f} of the probability"
+                     + (f" (the first {len(result.kept):,} in --json)" if len(result.kept) < result.kept_count else ""))
+    lines += [f"drew {d.id} {d.token} (p = {d.kept_prob:.4f}{' ' + how if how else ''}; {d.prob:.4f} before; seed {d.seed})"
+              for d in result.drawn]
+    return lines
 
 
 def _lens(model, args, ask: Ask) -> tuple[Any, str]:

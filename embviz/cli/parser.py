@@ -107,6 +107,14 @@ def _model_commands(add: Add) -> None:
     p.add_argument("--k", type=int, default=10)
     p.add_argument("--temperature", type=float, default=1.0)
     p.add_argument("--direct", action="store_true", help="embedding → output head only, no blocks")
+    p.add_argument("--top-k", type=int, default=0, metavar="K",
+                   help="keep the K most likely tokens, ties at the K-th too (default 0: off)")
+    p.add_argument("--top-p", type=float, default=1.0, metavar="P",
+                   help="keep the most likely tokens until they hold P of the probability (default 1.0: off)")
+    p.add_argument("--sample", action="store_true", help="draw one token from the kept set, renormalised")
+    p.add_argument("--seed", type=int, default=0, help="the draw's seed; draw i of --steps uses SEED + i (default 0)")
+    p.add_argument("--steps", type=int, default=0, metavar="N",
+                   help="draw N tokens, each appended to TEXT before the next (implies --sample)")
     p = add("lens", "the logit lens: every layer's next-token guess at each position of TEXT")
     p.add_argument("text")
     p.add_argument("--k", type=int, default=5)

@@ -98,6 +98,12 @@ STEPS: tuple[LessonStep, ...] = (
                "Dividing the logits by a temperature before the softmax flattens (T > 1) or sharpens (T < 1) the "
                "probabilities; their order never changes. Here T = 2, on a held 0–100 % axis.",
                DEFAULT, "logits", {"logits": "The capital of France is", "temperature": 2.0, "hold_axis": True}),
+    LessonStep("004", "Sampling: top-p 0.9",
+               "Generation draws the next token from the probabilities, after a filter: top-p 0.9 keeps the most "
+               "likely tokens until they hold 90 %, renormalised to 100 % (the green bars); the rest can never be "
+               "drawn. At T = 0.7 ␣Paris alone holds 95.5 %, so it is the whole kept set and every Draw gives "
+               "␣Paris; at T = 1 the same top-p keeps ten tokens.",
+               DEFAULT, "logits", {"logits": "The capital of France is", "temperature": 0.7, "top_p": 0.9}),
     LessonStep("004", "Weight tying",
                "Many models use the same table at both ends: the rows that embed the input also score the output. "
                "Below, whether this model ties them and the share of its parameters they hold.",

@@ -240,6 +240,10 @@ class LogitsState:
     direct: bool = False
     by_id: bool = False
     hold_axis: bool = False
+    top_k: int = ranged(0, 0, 10_000)  # 0: off
+    top_p: float = ranged(1.0, 0.01, 1.0)  # 1.0: off
+    seed: int = ranged(0, 0, 999_999)  # the next draw's; each draw moves it on by one
+    steps: int = ranged(5, 1, 200)  # tokens a Step draws
 
 
 @tab_state("lens")

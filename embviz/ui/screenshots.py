@@ -284,6 +284,7 @@ def _model_tabs(demo: Demo, text_size: float) -> None:
         window.logits.set_text("The capital of France is")
         demo.wait(lambda: window.logits.results or window.logits.message.text(), "the logits")
     demo.save("logits")
+    _sampling(demo)
     window.tabs.setCurrentWidget(window.vectors)
     demo.wait(lambda: window.vectors.shown is not None or window.vectors.message.text(), "the vector strips")
     demo.save("vectors")
@@ -302,6 +303,26 @@ def _model_tabs(demo: Demo, text_size: float) -> None:
     demo.wait(lambda: True, "the larger text")
     demo.save("presentation")
     style.set_text_scale(text_size)
+
+
+def _sampling(demo: Demo) -> None:
+    """sampling.png: top-p 0.9 at T = 1 (ten tokens kept, their green bars, four more dropped),
+    one Draw at seed 0; then the tab as it was, for the pictures after it."""
+    panel = demo.window.logits
+    bars = panel.state.k
+    if panel.text.isEnabled():
+        state = panel.state
+        state.k, state.temperature, state.top_p, state.seed = 14, 1.0, 0.9, 0
+        panel.set_text("The capital of France is")
+        demo.wait(lambda: (panel.last is not None and panel.last.kept_count is not None) or panel.message.text(),
+                  "the kept set")
+        panel.sample(1)
+        demo.wait(lambda: (panel.last is not None and bool(panel.last.drawn)) or panel.message.text(), "the draw")
+    demo.save("sampling", panel.content)  # the whole tab: at 1024 × 700 and 150 % its charts are below the fold
+    if panel.text.isEnabled():
+        panel.state.top_p, panel.state.k = 1.0, bars
+        panel.set_text("The capital of France is")
+        demo.wait(lambda: panel.last is not None and panel.last.kept_count is None or panel.message.text(), "the logits")
 
 
 def _compare_tab(demo: Demo) -> None:

@@ -55,6 +55,7 @@ SEARCH_COLOR = QColor("#CC79A7")
 SELECT_COLOR = QColor("#000000")
 BAR_LOGIT = QColor("#0072B2")
 BAR_PROB = QColor("#E69F00")
+BAR_KEPT = QColor("#009E73")  # after top-k / top-p, renormalised (Okabe–Ito bluish green)
 NOTE_STYLE = "color: #333333;"  # information, not an error
 ERROR_STYLE = "color: #b00020;"
 # Scroll bars drawn from a style sheet: Fusion paints one in about 2 ms, and the lens grid's

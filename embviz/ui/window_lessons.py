@@ -92,6 +92,8 @@ class LessonsMixin(WindowHost):
             state.by_id = setup.get("by_id", False)
             state.hold_axis = setup.get("hold_axis", False)
             state.temperature = setup.get("temperature", 1.0)
+            state.top_k = setup.get("top_k", 0)  # filters off unless the step is about them
+            state.top_p = setup.get("top_p", 1.0)
             self.logits.set_text(setup["logits"])
         if "neighbours" in setup:
             state = self.neighbours.state

@@ -22,10 +22,23 @@ from embviz.core.model import EmbeddingModel
 def logits(model: EmbeddingModel, request: rq.Logits, progress: ProgressFn) -> LogitsResult:
     from embviz.core.lm.logits import next_token_logits
 
+    if request.samples:
+        return _sample(model, request, progress)
     if request.direct or model.kind != "transformer":  # the output head alone: no forward pass to send away
         return next_token_logits(model, request.text, request.k, request.temperature, request.direct, load_lm=False)
     return run_lm(model, next_token_logits, request.text, request.k, request.temperature, request.direct,
                   load_lm=False, progress=progress)
+
+
+def _sample(model: EmbeddingModel, request: rq.Logits, progress: ProgressFn) -> LogitsResult:
+    from embviz.core.lm.sampling import sample_text
+
+    args = (request.text, request.k, request.temperature, request.top_k, request.top_p, request.seed, request.steps,
+            request.direct)
+    kwargs = {"load_lm": False, "list_kept": request.list_kept}
+    if request.direct or model.kind != "transformer":
+        return sample_text(model, *args, progress=progress, **kwargs)  # type: ignore[arg-type]
+    return run_lm(model, sample_text, *args, progress=progress, **kwargs)
 
 
 @handles(rq.Lens)

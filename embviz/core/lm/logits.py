@@ -4,6 +4,7 @@ path (embedding → output head, no blocks); softmax over the whole vocabulary."
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Sequence
 
 import torch
@@ -130,6 +131,23 @@ def next_token_logits(
     With `load_lm=False` a full model that is not loaded yet raises LanguageModelNotLoaded."""
     check_k(k, model.vocab_size)
     temperature = check_temperature(temperature)
+    return logits_result(model, prompt_logits(model, text, direct, load_lm), k, temperature)
+
+
+@dataclass
+class PromptLogits:
+    """One forward pass: the ids seen, what was dropped to fit, notes, the clean logits."""
+
+    ids: list[int]
+    truncated: int
+    notes: list[str]
+    logits: torch.Tensor  # float32, NaN and +Inf already −Inf
+    direct: bool  # the output head alone
+    bad_ids: list[int]  # rows whose logit was NaN or +Inf
+
+
+def prompt_logits(model: EmbeddingModel, text: Prompt, direct: bool = False, load_lm: bool = True) -> PromptLogits:
+    """The last position's logits over the whole vocabulary after `text`."""
     ids, truncated, notes = prompt_ids(model, text, "the model predicts the token that comes after it")
     use_direct = direct or model.kind == "embedding+linear"
     if model.kind == "embedding+linear" and not direct:
@@ -144,18 +162,23 @@ def next_token_logits(
             except torch.OutOfMemoryError as exc:
                 raise EmbvizError("The device ran out of memory running the model on this text; try shorter text.") from exc
             logits = logits.to(model.device)
-    logits, bad_ids, note = drop_bad_logits(logits)
+    logits, bad_ids, note = drop_bad_logits(logits.float())
     if note:
         notes.append(note)
+    return PromptLogits(ids, truncated, notes, logits, use_direct, bad_ids)
+
+
+def logits_result(model: EmbeddingModel, pass_: PromptLogits, k: int, temperature: float) -> LogitsResult:
+    ids = pass_.ids
     return LogitsResult(
         tokens=[(i, model.vocab.label(i)) for i in ids],
-        results=rank_logits(model, logits, k, temperature),
-        path="direct" if use_direct else "full",
+        results=rank_logits(model, pass_.logits, k, temperature),
+        path="direct" if pass_.direct else "full",
         temperature=temperature,
-        truncated=truncated,
-        notes=notes,
+        truncated=pass_.truncated,
+        notes=list(pass_.notes),
         token_texts=[model.vocab.texts[i] for i in ids],
-        bad_ids=bad_ids,
+        bad_ids=list(pass_.bad_ids),
     )
 
 

@@ -25,6 +25,30 @@ class TokenScore:
         return {"id": self.id, "token": self.text, "label": self.token, "logit": self.logit, "prob": self.prob}
 
 
+@dataclass(frozen=True)
+class KeptToken:
+    """A token that survived top-k / top-p: its probability at the temperature, and after
+    the filter renormalised the kept set to sum to 1 (what the draw samples from)."""
+
+    id: int
+    token: str  # readable label
+    text: str
+    prob: float
+    kept_prob: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "token": self.text, "label": self.token, "prob": self.prob, "kept_prob": self.kept_prob}
+
+
+@dataclass(frozen=True)
+class DrawnToken(KeptToken):
+    seed: int = 0  # the generator's seed for this draw
+    kept_count: int = 0  # how many tokens it was drawn from
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**super().as_dict(), "seed": self.seed, "kept_count": self.kept_count}
+
+
 @dataclass
 class LogitsResult:
     tokens: list[tuple[int, str]]  # what the model sees, (id, label)
@@ -35,6 +59,28 @@ class LogitsResult:
     notes: list[str] = field(default_factory=list)
     token_texts: list[str] = field(default_factory=list)  # exact texts of `tokens`
     bad_ids: list[int] = field(default_factory=list)  # rows whose logit was NaN or +Inf
+    # Sampling (embviz.core.lm.sampling): 0 and 1.0 are off; kept_* are None without a filter.
+    top_k: int = 0
+    top_p: float = 1.0
+    kept_probs: list[float] | None = None  # per entry of `results`: renormalised, 0.0 if filtered out
+    kept_count: int | None = None  # the kept set's size
+    kept_mass: float | None = None  # its probability at the temperature, before renormalising
+    kept: list[KeptToken] = field(default_factory=list)  # the kept set, most probable first (the command line's)
+    drawn: list[DrawnToken] = field(default_factory=list)  # draws appended in turn, the first from this distribution
+    last: "LogitsResult | None" = None  # after several draws: the distribution the last one came from
+
+    @property
+    def filtered(self) -> bool:
+        return self.kept_count is not None and bool(self.top_k or self.top_p < 1)
+
+    def sampling_dict(self) -> dict[str, Any]:
+        """The filter, the kept set and the draws, for --json."""
+        out: dict[str, Any] = {"top_k": self.top_k, "top_p": self.top_p}
+        if self.filtered:
+            out |= {"kept_count": self.kept_count, "kept_mass": self.kept_mass, "kept": [t.as_dict() for t in self.kept]}
+        if self.drawn:
+            out["drawn"] = self.drawn[0].as_dict()
+        return out
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -48,6 +94,12 @@ class LogitsResult:
             "truncated": self.truncated,
             "notes": self.notes,
         }
+
+
+def filter_phrase(top_k: int, top_p: float) -> str:
+    """"after top-k 40 and top-p 0.9", or "" with neither on."""
+    parts = ([f"top-k {top_k}"] if top_k else []) + ([f"top-p {top_p:g}"] if top_p < 1 else [])
+    return f"after {' and '.join(parts)}" if parts else ""
 
 
 class TokenStrings:

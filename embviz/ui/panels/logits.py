@@ -1,5 +1,7 @@
 """Next-token logits tab: type text, see the tokens the model sees, the top-k logits
 and their probabilities (softmax over the whole vocabulary); click a bar to append it.
+With top-k / top-p on, a second bar a row gives each token's probability after the
+filter (renormalised over the kept set); Draw samples one token and appends it, Step N.
 
 The full model is built on first use by a job of its own (progress, cancel), never by
 the lookup that asks for logits, so neighbours and search never wait for it."""
@@ -14,6 +16,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLayout,
+    QPushButton,
     QRadioButton,
     QScrollArea,
     QSpinBox,
@@ -23,7 +26,7 @@ from PySide6.QtWidgets import (
 
 from embviz.bridge import requests as rq
 from embviz.bridge.views import ModelSummary
-from embviz.core.lm.results import LogitsResult
+from embviz.core.lm.results import LogitsResult, filter_phrase
 from embviz.state.tabs import LogitsState
 from embviz.ui import style
 from embviz.ui.binding import Bindings
@@ -49,8 +52,9 @@ class LogitsPanel(LanguageModelTab):
         self.prompt = self.state.prompt
         self._prompt_box()
         options, display = self._options()
+        sampling = self._sampling()
         self._answers()
-        self._lay_out(options, display)
+        self._lay_out(options, display, sampling)
 
     def _prompt_box(self) -> None:
         """The text box; a pause in typing sends the request."""
@@ -63,7 +67,8 @@ class LogitsPanel(LanguageModelTab):
         """k, temperature, full model or direct path; the bars' order and axis."""
         self.k = QSpinBox()
         self.k.setRange(1, 50)
-        self.k.setPrefix("top k = ")
+        self.k.setPrefix("bars = ")
+        self.k.setToolTip("How many of the most likely tokens are drawn as bars.")
         self.temperature = QDoubleSpinBox()
         self.temperature.setRange(0.05, 10.0)
         self.temperature.setSingleStep(0.1)
@@ -92,6 +97,43 @@ class LogitsPanel(LanguageModelTab):
         self.full.toggled.connect(self.timer.start)
         return flow_row(self.k, self.temperature, self.full, self.direct), flow_row(self.by_id, self.hold_axis)
 
+    def _sampling(self) -> QLayout:
+        """Top-k and top-p filters, the seed, Draw and Step (projector mode folds them with the rest)."""
+        self.top_k = QSpinBox()
+        self.top_k.setRange(0, 10_000)
+        self.top_k.setPrefix("top-k = ")
+        self.top_k.setSpecialValueText("top-k off")
+        self.top_k.setToolTip("Keep only the k most likely tokens (ties at the k-th kept); 0 keeps every token.")
+        self.top_p = QDoubleSpinBox()
+        self.top_p.setRange(0.01, 1.0)
+        self.top_p.setSingleStep(0.05)
+        self.top_p.setDecimals(2)
+        self.top_p.setPrefix("top-p = ")
+        self.top_p.setToolTip("Keep the most likely tokens until their probabilities reach p (nucleus); 1.0 is off.")
+        self.seed = QSpinBox()
+        self.seed.setRange(0, 999_999)  # a wider box would push Draw off a projector's row
+        self.seed.setPrefix("seed = ")
+        self.seed.setToolTip("The same seed draws the same token; each draw moves it on by one.")
+        self.steps = QSpinBox()
+        self.steps.setRange(1, 200)
+        self.steps.setPrefix("× ")
+        self.draw_button = QPushButton("Draw")
+        self.draw_button.setToolTip("Sample one token from the kept set and append it to the text.")
+        self.step_button = QPushButton("Step")
+        self.step_button.setToolTip("Draw and append, again and again: that many tokens.")
+        for widget, attr in ((self.top_k, "top_k"), (self.top_p, "top_p"), (self.seed, "seed"), (self.steps, "steps")):
+            self.bindings.bind(widget, attr)
+        for w in (self.top_k, self.top_p):
+            w.valueChanged.connect(self.timer.start)
+        self.draw_button.clicked.connect(lambda: self.sample(1))
+        self.step_button.clicked.connect(lambda: self.sample(self.state.steps))
+        self.drew = QLabel("")
+        self.drew.setWordWrap(True)
+        style.use_font(self.drew, style.LABEL_POINT_SIZE)
+        self.drew.hide()
+        self._drawing_from: list | None = None  # the prompt a draw on its way will grow
+        return flow_row(self.top_k, self.top_p, self.seed, self.draw_button, self.step_button, self.steps)
+
     def _answers(self) -> None:
         """The tokens as the model sees them, the two bar charts (hidden until an answer) and the caption."""
         self.tokens = QLabel("")
@@ -110,10 +152,10 @@ class LogitsPanel(LanguageModelTab):
         charts.addWidget(self.prob_chart, 1)
         self.charts.hide()  # no empty axes before the first answer
 
-    def _lay_out(self, options: QLayout, display: QLayout) -> None:
+    def _lay_out(self, options: QLayout, display: QLayout, sampling: QLayout) -> None:
         # In a scroll area: on a short screen at a large text size the charts keep their
         # height and the tab scrolls, rather than squashing the bars into each other.
-        content = QWidget()
+        content = self.content = QWidget()  # the whole tab, as a picture grabs it past the scroll
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
@@ -123,22 +165,28 @@ class LogitsPanel(LanguageModelTab):
         outer.addWidget(scroll)
         layout = QVBoxLayout(content)
         layout.addWidget(self.text)
-        self.controls = (folding(options, display),)  # what projector mode folds
+        self.controls = (folding(options, display, sampling),)  # what projector mode folds
         self.inputs = (self.text,)  # and with a lesson's band up: the token line shows the text
         layout.addWidget(self.controls[0])
         layout.addWidget(self.loading)
         layout.addWidget(self.tokens)
         layout.addWidget(self.message)
+        layout.addWidget(self.drew)
         layout.addWidget(self.charts, 1)
         layout.addWidget(self.caption)
 
     def picture(self) -> tuple[QWidget, str]:
-        return self.charts, f"{self.tokens.text()}\n{self.caption.text()}".strip()
+        drew = self.drew.text() if self.drew.isVisible() else ""
+        return self.charts, "\n".join(t for t in (self.tokens.text(), drew, self.caption.text()) if t)
 
     def table_rows(self) -> tuple[list[str], list[tuple]] | None:
         if not self.shown:
             return None
-        return ["token", "id", "logit", "probability"], [(r.token, r.id, r.logit, r.prob) for r in self.shown]
+        kept = self._kept_by_id()
+        if kept is None:
+            return ["token", "id", "logit", "probability"], [(r.token, r.id, r.logit, r.prob) for r in self.shown]
+        return (["token", "id", "logit", "probability", "after the filter"],
+                [(r.token, r.id, r.logit, r.prob, kept[r.id]) for r in self.shown])
 
     # --- model ------------------------------------------------------------------------------
     def on_model(self, summary: ModelSummary, restore: LogitsState | None = None) -> None:
@@ -151,7 +199,7 @@ class LogitsPanel(LanguageModelTab):
         self._clear_results()
         self.loading.show_loading(False)
         if restore is not None:
-            for name in ("k", "temperature", "direct", "by_id", "hold_axis"):
+            for name in ("k", "temperature", "direct", "by_id", "hold_axis", "top_k", "top_p", "seed", "steps"):
                 setattr(self.state, name, getattr(restore, name))
             self.prompt.parts = list(restore.prompt.parts)
             self._show_prompt()
@@ -176,6 +224,9 @@ class LogitsPanel(LanguageModelTab):
         self.last = None
         self.tokens.setText("")
         self.caption.setText("")
+        self.drew.setText("")
+        self.drew.hide()
+        self._drawing_from = None
         self._say("")
         self.logit_chart.clear_bars()
         self.prob_chart.clear_bars()
@@ -211,12 +262,30 @@ class LogitsPanel(LanguageModelTab):
         if not self.prompt.text.strip():
             self._say("Type some text: the model predicts the token that comes after it.")
             return
-        if self.state.direct or self.language_model_ready():
-            self.asking.ask(rq.Logits(text=self.prompt.request_prompt(), k=self.state.k,
-                                      temperature=self.state.temperature, direct=self.state.direct))
+        self._ask_logits(0)
+
+    def sample(self, steps: int) -> None:
+        """Draw `steps` tokens (Draw: one), each appended before the next."""
+        self.timer.stop()
+        if not self.prompt.text.strip():
+            self._say("Type some text first: a token is drawn from what the model predicts after it.")
+            return
+        self._ask_logits(steps)
+
+    def _ask_logits(self, steps: int) -> None:
+        state = self.state
+        if state.direct or self.language_model_ready():
+            self._drawing_from = list(self.prompt.parts) if steps else None
+            self.asking.ask(rq.Logits(text=self.prompt.request_prompt(), k=state.k, temperature=state.temperature,
+                                      direct=state.direct, top_k=state.top_k, top_p=state.top_p, seed=state.seed,
+                                      steps=steps))
 
     # --- results ------------------------------------------------------------------------------
     def on_result(self, result: LogitsResult) -> None:
+        if result.drawn:
+            result = self._appended(result)
+        else:
+            self.drew.hide()
         self.last = result
         self.shown_id = self.asking.id
         self._say("  ".join(result.notes))
@@ -224,6 +293,41 @@ class LogitsPanel(LanguageModelTab):
         more = f"… ({len(result.tokens):,} tokens) " if len(result.tokens) > 60 else ""
         self.tokens.setText(f"The model sees {len(result.tokens)} token(s): {more}{shown}")
         self._draw()
+
+    def _appended(self, result: LogitsResult) -> LogitsResult:
+        """Append a draw's tokens (unless the text changed meanwhile), say what was drawn,
+        move the seed on; the distribution shown is the one the last token came from."""
+        drawn = result.drawn
+        if self._drawing_from == self.prompt.parts:
+            for token in drawn:
+                self.prompt.append_token(token.id, token.text)
+            self._show_prompt()
+            self.state.seed = min(drawn[-1].seed + 1, self.seed.maximum())
+        self._drawing_from = None
+        shown = result.last or result
+        how = filter_phrase(shown.top_k, shown.top_p) or f"at T = {shown.temperature:g}, no filter"
+        last = drawn[-1]
+        if len(drawn) == 1:
+            text = (f"Drew {last.token} (p = {last.kept_prob:.2f} {how}; {last.prob:.2f} before; "
+                    f"seed {last.seed}, from {last.kept_count:,} kept tokens). It is now appended to the text.")
+        else:
+            text = (f"Drew {len(drawn)} tokens: {' '.join(d.token for d in drawn)} (seeds {drawn[0].seed}–{last.seed}). "
+                    f"The bars: where the last, {last.token}, came from (p = {last.kept_prob:.2f} {how}).")
+        self.drew.setText(text)
+        self.drew.show()
+        return shown
+
+    def _kept_by_id(self) -> dict[int, float] | None:
+        """Each bar's probability after the filter, by id; None with no filter and no draw."""
+        result = self.last
+        if result is None or result.kept_probs is None:
+            return None
+        return {r.id: p for r, p in zip(result.results, result.kept_probs)}
+
+    def kept_marks(self) -> list[bool]:
+        """Whether each bar on screen survived the filter (every bar, with none on)."""
+        kept = self._kept_by_id()
+        return [kept is None or kept[r.id] > 0 for r in self.shown]
 
     def _draw(self) -> None:
         """The bars of the last answer, in the order and scale the switches ask for."""
@@ -235,8 +339,17 @@ class LogitsPanel(LanguageModelTab):
         logits, probs = [r.logit for r in self.shown], [r.prob for r in self.shown]
         self.logit_chart.set_bars(labels, logits, logit_labels(logits))
         # Drawn in percent, so the axis reads as the labels do; held, 0–100 % (long bars carry their labels inside).
-        self.prob_chart.set_bars(labels, [100 * p for p in probs], percent_labels(probs),
-                                 (0.0, 100.0) if self.state.hold_axis else None)
+        held = (0.0, 100.0) if self.state.hold_axis else None
+        kept = self._kept_by_id()
+        how = filter_phrase(result.top_k, result.top_p)
+        if kept is None or not how:
+            self.prob_chart.set_bars(labels, [100 * p for p in probs], percent_labels(probs), held)
+        else:
+            after = [kept[r.id] for r in self.shown]
+            texts = [p if a > 0 else "dropped" for p, a in zip(percent_labels(after), after)]
+            self.prob_chart.set_groups(labels, [(f"at T = {result.temperature:g}", style.BAR_PROB, [100 * p for p in probs]),
+                                                (f"kept, {how}", style.BAR_KEPT, [100 * p for p in after])],
+                                       held, [percent_labels(probs), texts])
         self.prob_chart.set_title(f"Probabilities, T = {result.temperature:g}")
         self.charts.show()
         path = "the full model" if result.path == "full" else "the direct path (embedding → head, no blocks)"
@@ -247,8 +360,13 @@ class LogitsPanel(LanguageModelTab):
             share = (f"These {len(self.shown)} bars hold {percent_labels([total])[0]} of it; "
                      "the other tokens share the rest.")
         order = " Bars in token-id order." if self.state.by_id else ""
+        kept_line = ""
+        if how and result.kept_count is not None and result.kept_mass is not None:
+            kept_line = (f" {how[0].upper()}{how[1:]}, {result.kept_count:,} token{'s are' if result.kept_count > 1 else ' is'}"
+                         f" kept ({percent_labels([result.kept_mass])[0]} of the probability), renormalised to 100% "
+                         "(green): a draw picks only among them.")
         self.caption.setText(
             f"Next-token scores from {path}. Probabilities are a softmax over all {self.vocab_size:,} tokens "
             f"at temperature T = {result.temperature:g}. "
-            f"{share}{order} Click a bar to append that token."
+            f"{share}{order}{kept_line} Click a bar to append that token."
         )

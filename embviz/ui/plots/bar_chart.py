@@ -166,10 +166,11 @@ class BarChart(QWidget):
                   list(texts), x_range)
 
     def set_groups(self, labels: list[str], series: list[tuple[str, QColor, list[float]]],
-                   x_range: tuple[float, float] | None = None) -> None:
-        """A group of bars a row, one of each named series (a legend names their colours)."""
+                   x_range: tuple[float, float] | None = None, texts: list[list[str]] | None = None) -> None:
+        """A group of bars a row, one of each named series (a legend names their colours);
+        `texts`, a list a series, printed beside the bars instead of their values."""
         self._set(list(labels), [(name, QColor(color), [float(v) for v in values]) for name, color, values in series],
-                  [], x_range)
+                  [t for ts in texts for t in ts] if texts else [], x_range)
 
     def _set(self, labels: list[str], series: list, texts: list[str], x_range) -> None:
         self.count = len(labels)
@@ -278,6 +279,8 @@ class BarChart(QWidget):
     def _printed(self) -> list[tuple[int, int, str]]:
         if len(self.series) == 1:
             return [(0, i, text) for i, text in enumerate(self.texts)]
+        if self.texts:  # a group's own texts (a dropped token's "dropped")
+            return [(s, i, self.texts[s * self.count + i]) for s in range(len(self.series)) for i in range(self.count)]
         if not self.print_values:
             return []
         return [(s, i, self.value_text(v)) for s, (_, _, values) in enumerate(self.series) for i, v in enumerate(values)]
