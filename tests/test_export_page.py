@@ -194,3 +194,17 @@ def test_the_page_works_offline_in_chromium(smol_page, default_model, tmp_path):
             assert not errors and not fetched
         finally:
             browser.close()
+
+
+def test_the_window_exports_the_page_off_its_thread(qtbot, window, tmp_path, monkeypatch):
+    from helpers import menu_action, wait_for
+
+    path = tmp_path / "spells.html"
+    monkeypatch.setattr("embviz.ui.window_files.ask_save_path", lambda *args: str(path))
+    window.open_model("spells")
+    wait_for(qtbot, lambda: window.summary is not None and window.map_panel.view.ids.size == 5, 30_000)
+    menu_action(window.menuBar(), "Export interactive page").trigger()
+    assert "Building the interactive page" in window.message.full_text
+    wait_for(qtbot, lambda: "opens in any browser, offline" in window.message.full_text, 60_000)
+    data = page_data(path.read_text(encoding="utf-8"))
+    assert data["map"]["rows"] == 5 and data["model"] == window.summary.info["name"]
