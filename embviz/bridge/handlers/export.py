@@ -11,6 +11,14 @@ from embviz.core.errors import EmbvizError, ProgressFn
 from embviz.core.model import EmbeddingModel
 
 
+def _part(progress: ProgressFn, lo: float, hi: float) -> ProgressFn:
+    """One step's progress as its share of the page's (no previews: the window's map is not redrawn)."""
+    def report(fraction: float, stage: str, _preview: object) -> None:
+        progress(lo + (hi - lo) * fraction, stage, None)
+
+    return report
+
+
 @handles(rq.ExportPage)
 def export_page(model: EmbeddingModel, request: rq.ExportPage, progress: ProgressFn) -> dict[str, Any]:
     """{"path", "bytes", "rows"} of the page written."""
@@ -23,11 +31,9 @@ def export_page(model: EmbeddingModel, request: rq.ExportPage, progress: Progres
     data = PageData(model, views, text=request.text)
     if "map" in views:
         progress(0.0, "the map", None)
-        data.projection = run_request(model, rq.Project(method=request.method, subset="all"),
-                                      lambda f, stage="", _p=None: progress(0.4 * f, stage or "the map", None))
+        data.projection = run_request(model, rq.Project(method=request.method, subset="all"), _part(progress, 0.0, 0.4))
         if "neighbours" in views:
-            data.neighbours = neighbour_table(model, data.projection.ids,
-                                              progress=lambda f, stage="", _p=None: progress(0.4 + 0.4 * f, stage, None))
+            data.neighbours = neighbour_table(model, data.projection.ids, progress=_part(progress, 0.4, 0.8))
         data.faithfulness = run_request(model, rq.Faithfulness(ids=data.projection.ids, coords=data.projection.coords))
     if "logits" in views:
         progress(0.85, "the next-token bars", None)
