@@ -77,6 +77,13 @@ def test_the_page_fetches_nothing(smol_page):
     assert "cdn.plot.ly" not in html.split("<script>", 1)[0]
 
 
+def test_a_label_cannot_end_the_data_script():
+    from embviz.core.export_page import payload_json
+
+    text = payload_json({"labels": ["</script><script>alert(1)</script>", "<!--"]})
+    assert "<" not in text and json.loads(text)["labels"][1] == "<!--"
+
+
 def test_the_size_bound_holds(smol_page):
     path, _, _ = smol_page
     script = len(plotly_script().encode("utf-8"))

@@ -114,10 +114,12 @@ _SCRIPT = r"""
       return -1;
     }
     const status = document.getElementById('search-status');
+    const ids = new Int32Array(bytes(m.ids));
     function search(word) {
-      const i = find(word.trim() === word ? word : word.replace(/^\s+/, ' ').replace(/\s+$/, ''));
+      // A leading space is kept (it is part of the token); one typed after the word is not.
+      const i = find(word.replace(/\s+$/, ''));
       if (i < 0) { status.textContent = 'No token ' + word + ' in this vocabulary.'; return -1; }
-      status.textContent = 'Found ' + labels[i] + ' (id ' + new Int32Array(bytes(m.ids))[i] + ').';
+      status.textContent = 'Found ' + labels[i] + ' (id ' + ids[i] + ').';
       choose(i, true);
       return i;
     }
