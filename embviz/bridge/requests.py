@@ -418,3 +418,16 @@ class ClearCache(Request):
     channel = "clear-cache"
     lane = MODELS
     needs_model = False
+
+
+@dataclass
+class ExportPage(Request):
+    """Write the interactive page (one offline HTML file): the map of every row, each row's
+    nearest neighbours, the next-token bars after `text`, the model's name and fingerprint."""
+
+    path: str = ""
+    views: tuple[str, ...] = ("map", "neighbours", "logits")
+    text: str = "The capital of France is"
+    method: str = "pca"
+    channel = "export-page"
+    lane = LONG

@@ -325,11 +325,21 @@ def _benchmark(model, args, ask: Ask) -> tuple[Any, str]:
     return result.as_dict(), "\n".join(lines)
 
 
+def _export_html(model, args, ask: Ask) -> tuple[Any, str]:
+    from embviz.bridge import requests as rq
+    from embviz.core.export_page import parse_views
+
+    written = ask(rq.ExportPage(path=args.out, views=parse_views(args.views), text=args.text, method=args.method))
+    rows = f" ({written['rows']:,} points)" if written["rows"] else ""
+    return written, f"wrote {written['path']}: {written['bytes'] / 2**20:.1f} MB{rows}, opens offline"
+
+
 COMMANDS: dict[str, Callable[[Any, argparse.Namespace, Ask], tuple[Any, str]]] = {
     "info": _info, "neighbors": _neighbours, "similarity": _similarity, "analogy": _analogy, "logits": _logits,
     "lens": _lens, "drift": _drift, "attribute": _attribute, "attention": _attention, "pin": _pin,
     "project": _project, "clusters": _clusters, "compare": _compare, "analogies": _benchmark,
-    "similarities": _similarities, "odd-one-out": _odd_one_out, **BIAS_COMMANDS,
+    "similarities": _similarities, "odd-one-out": _odd_one_out,
+    "export-html": _export_html, **BIAS_COMMANDS,
 }
 
 

@@ -163,3 +163,9 @@ def _map_commands(add: Add) -> None:
                    help="also list these tokens' neighbours: in both, only in the first model, only in the second")
     p = add("analogies", "the Google analogy benchmark (questions-words.txt)")
     p.add_argument("file", nargs="?", default=None)
+    p = add("export-html", "one offline HTML page for the class: the map of every row (search, zoom, hover), "
+                           "each token's 10 nearest neighbours on a click, the next-token bars after TEXT")
+    p.add_argument("--out", required=True, metavar="FILE", help="the .html file to write")
+    p.add_argument("--views", default="map,neighbours,logits", help="which views, comma-separated (default: all three)")
+    p.add_argument("--text", default="The capital of France is", help="the text whose next token the bars show")
+    p.add_argument("--method", choices=("pca", "tsne", "umap"), default="pca", help="how the map is drawn (default pca)")

@@ -81,6 +81,26 @@ class FilesMixin(WindowHost):
     def export_coordinates_dialog(self) -> None:
         self.export_table_dialog(coordinates=True)
 
+    def export_page_dialog(self) -> None:
+        """The interactive page, built on the worker's long lane: the neighbours of every row take
+        seconds to a minute, and the window stays responsive meanwhile."""
+        if self.summary is None:
+            self.show_message("Open a model first: the page is of its vocabulary.")
+            return
+        path = ask_save_path(self, self.settings, "Export interactive page", "embviz-page.html", "HTML page (*.html)")
+        if not path:
+            return
+        method = self.map_panel.state.method
+        # The Logits tab's prompt as typed (a clicked bar's piece is its text), else the class's usual example.
+        text = "".join(shown for shown, _ in self.panel_named("logits").state.prompt.parts).strip() or rq.ExportPage.text
+        request = rq.ExportPage(path=path, method=method if method in ("pca", "tsne", "umap") else "pca", text=text)
+        self.show_message("Building the interactive page (the map and every token's neighbours)…")
+        self.worker.submit(request, Reply(self._page_written, self._say))
+
+    def _page_written(self, _rid: int, written: dict) -> None:
+        self.show_message(f"Saved {written['path']} ({written['bytes'] / 2**20:.1f} MB, {written['rows']:,} points): "
+                          "it opens in any browser, offline.")
+
     def _fill_recent(self) -> None:
         self.recent_menu.clear()
         for source in self.settings.recent_models:

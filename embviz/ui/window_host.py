@@ -101,6 +101,7 @@ if TYPE_CHECKING:
         export_picture_dialog: Callable[[], None]
         export_table_dialog: Callable[..., None]
         export_coordinates_dialog: Callable[[], None]
+        export_page_dialog: Callable[[], None]
         ask_to_clear_cache: Callable[[], None]
 else:
     WindowHost = object

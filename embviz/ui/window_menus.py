@@ -72,6 +72,7 @@ class MenusMixin(WindowHost):
         export.setShortcutContext(Qt.ShortcutContext.ApplicationShortcut)
         self._action(file_menu, "Export table… (CSV)", None, self.export_table_dialog)
         self._action(file_menu, "Export map coordinates… (CSV)", None, self.export_coordinates_dialog)
+        self._action(file_menu, "Export interactive page… (HTML, opens offline)", None, self.export_page_dialog)
         file_menu.addSeparator()
         clear = QAction("Clear cache…", self)
         clear.triggered.connect(self.ask_to_clear_cache)

@@ -2,7 +2,7 @@
 run the same code as the window). One module per room; importing this package registers
 every handler with `embviz.bridge.registry`."""
 
-from embviz.bridge.handlers import bias, compare, judgements, lm, maps, models, table  # noqa: F401  (registers the handlers)
+from embviz.bridge.handlers import bias, compare, export, judgements, lm, maps, models, table  # noqa: F401  (registers the handlers)
 from embviz.bridge.handlers.compare import summarise_comparison
 from embviz.bridge.handlers.models import open_model, summarise
 from embviz.bridge.handlers.table import resolve_typed
