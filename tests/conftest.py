@@ -19,10 +19,14 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 # The tests' caches and settings live and die with this run: a test never reads what a
 # user's own runs kept (a result must not depend on what ran before) nor writes over it.
 # Child processes and the CLI the tests start inherit both.
-_RUN_FOLDER = Path(tempfile.mkdtemp(prefix="embviz-tests-"))
-atexit.register(shutil.rmtree, _RUN_FOLDER, ignore_errors=True)
-os.environ["EMBVIZ_CACHE_DIR"] = str(_RUN_FOLDER / "cache")
-os.environ["EMBVIZ_CONFIG_DIR"] = str(_RUN_FOLDER / "config")
+# Once a process: a test module that imports this file as tests.conftest runs it again, and
+# must not move the cache from under a test that has pointed it at its own folder.
+if os.environ.get("EMBVIZ_TESTS_PROCESS") != str(os.getpid()):
+    os.environ["EMBVIZ_TESTS_PROCESS"] = str(os.getpid())
+    _RUN_FOLDER = Path(tempfile.mkdtemp(prefix="embviz-tests-"))
+    atexit.register(shutil.rmtree, _RUN_FOLDER, ignore_errors=True)
+    os.environ["EMBVIZ_CACHE_DIR"] = str(_RUN_FOLDER / "cache")
+    os.environ["EMBVIZ_CONFIG_DIR"] = str(_RUN_FOLDER / "config")
 # The window's own setting, before pytest-qt makes the application: its 3-D views share OpenGL objects.
 from embviz.ui.app import share_gl_objects  # noqa: E402
 
