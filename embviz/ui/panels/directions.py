@@ -102,7 +102,7 @@ class DirectionsPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.pages)
-        self.controls = (self.inputs, *self.weat.controls)
+        self.controls = (self.source_rows, *self.weat.controls)
         style.follow_scale(self)
 
     def _direction_page(self) -> QWidget:
@@ -134,8 +134,8 @@ class DirectionsPanel(QWidget):
         # Each kind's fields in a box of their own, so that "he → she" wraps as one piece.
         self.boxes = {"words": _box(self.start, QLabel("→"), self.end), "pairs": _box(self.pairs, self.pca),
                       "sets": _box(self.a_set, QLabel("→"), self.b_set)}
-        self.inputs = QWidget()
-        column = QVBoxLayout(self.inputs)
+        self.source_rows = QWidget()
+        column = QVBoxLayout(self.source_rows)
         column.setContentsMargins(0, 0, 0, 0)
         column.addLayout(flow_row(*self.choice.values(), *self.boxes.values(), go))
         self.headline = WrappedLabel("")
@@ -164,7 +164,7 @@ class DirectionsPanel(QWidget):
         page = QWidget()
         layout = QVBoxLayout(page)
         layout.setContentsMargins(4, 4, 4, 0)  # thin margins: at 1024 × 700 and 150 % the page fits whole
-        for widget in (self.inputs, self.headline, self.bias, self.message):
+        for widget in (self.source_rows, self.headline, self.bias, self.message):
             layout.addWidget(widget)
         layout.addWidget(self.split, 1)
         self._show_inputs()
@@ -195,6 +195,24 @@ class DirectionsPanel(QWidget):
         self.weat.on_model(summary)
         self.run()
         self.weat.run()
+
+    def show_lesson(self, setup: dict) -> None:
+        """A lesson step's part: a direction from two words and the words placed on it, a WEAT
+        test run, or the random baseline, each on its page."""
+        if "direction" in setup:
+            start, end, words = setup["direction"]
+            self.state.second = False
+            self.state.words_only = True
+            self.state.start, self.state.end, self.state.words = start, end, words
+            self.state.source = "words"
+            self.pages.setCurrentIndex(0)
+            self.run()
+        if "weat" in setup:
+            self.state.weat_test = setup["weat"]
+            self.pages.setCurrentWidget(self.weat)
+            self.weat.run()
+        if setup.get("baseline"):
+            self.pages.setCurrentWidget(self.weat)
 
     def request(self) -> rq.Direction:
         state = self.state

@@ -101,7 +101,7 @@ class WeatSection(QWidget):
         self.message = WrappedLabel("")
         self.message.setStyleSheet(style.ERROR_STYLE)
         style.use_font(self.message, style.LABEL_POINT_SIZE)
-        self.chart = BarChart("", style.BAR_LOGIT, axis_name="s(w, A, B) = mean cos to A − to B", min_height=1)
+        self.chart = BarChart("", style.BAR_LOGIT, axis_name="s(w, A, B)", min_height=1)
         self.baseline_line = WrappedLabel("")
         style.use_font(self.baseline_line, style.LABEL_POINT_SIZE)
         permutations = QLabel("permutations:")
