@@ -102,7 +102,8 @@ class DirectionsPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.pages)
-        self.controls = (self.source_rows, *self.weat.controls)
+        # What projector mode folds: the inputs; the answer, its table and its strip keep the screen.
+        self.controls = (self.source_rows, self.options, self.placing, *self.weat.controls)
         style.follow_scale(self)
 
     def _direction_page(self) -> QWidget:
@@ -154,18 +155,20 @@ class DirectionsPanel(QWidget):
         plots = QSplitter(Qt.Orientation.Vertical)
         plots.addWidget(self.strip)
         plots.addWidget(self.scatter)
-        # The words placed and the second direction above the plots they make: at 1024 × 700 and
-        # 150 % three rows of inputs over the whole tab left the strip no room.
-        left = _column(flow_row(self.words_only), self.ends)
-        right = _column(flow_row(self.words), flow_row(self.second, _box(self.second_start, QLabel("→"),
-                                                                          self.second_end)), plots)
+        # The words placed above the strip they make, the options above the table: at 1024 × 700
+        # and 150 % three rows of inputs over the whole tab left the strip no room.
+        self.options = _column(flow_row(self.words_only, self.second,
+                                        _box(self.second_start, QLabel("→"), self.second_end)))
+        self.placing = _column(flow_row(self.words))
+        left = _column(self.options, self.ends)
+        right = _column(self.placing, plots)
         self.split = side_by_side(left, right, 1, 1)
         self.split.setSizes([1000, 1000])  # half each: the plot's own hint took all but a sliver
         page = QWidget()
         layout = QVBoxLayout(page)
         layout.setContentsMargins(4, 4, 4, 0)  # thin margins: at 1024 × 700 and 150 % the page fits whole
-        for widget in (self.source_rows, self.headline, self.bias, self.message):
-            layout.addWidget(widget)
+        for part in (self.source_rows, self.headline, self.bias, self.message):
+            layout.addWidget(part)
         layout.addWidget(self.split, 1)
         self._show_inputs()
         return page
@@ -205,6 +208,7 @@ class DirectionsPanel(QWidget):
             self.state.words_only = True
             self.state.start, self.state.end, self.state.words = start, end, words
             self.state.source = "words"
+            self.words.setCursorPosition(0)  # the first words in sight, not the last
             self.pages.setCurrentIndex(0)
             self.run()
         if "weat" in setup:

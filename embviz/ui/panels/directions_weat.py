@@ -4,7 +4,7 @@ each set kept and dropped; and the random baseline beside ␣Monday–␣Tuesday
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
 
 from embviz.bridge import requests as rq
 from embviz.bridge.latest import Latest
@@ -96,7 +96,7 @@ class WeatSection(QWidget):
         for key, box in self.fields.items():
             self.sets_form.addRow(f"{key.upper()}:", box)
         self.numbers = WrappedLabel("")
-        style.use_font(self.numbers, style.LABEL_POINT_SIZE, bold=True)
+        style.use_font(self.numbers, style.LABEL_POINT_SIZE)
         self.sets_line = WrappedLabel("")
         self.message = WrappedLabel("")
         self.message.setStyleSheet(style.ERROR_STYLE)
@@ -105,21 +105,27 @@ class WeatSection(QWidget):
         self.baseline_line = WrappedLabel("")
         style.use_font(self.baseline_line, style.LABEL_POINT_SIZE)
         permutations = QLabel("permutations:")
+        self.form = QWidget()  # what projector mode folds: the test's lists, not its numbers
+        form = QVBoxLayout(self.form)
+        form.setContentsMargins(0, 0, 0, 0)
+        form.addLayout(flow_row(self.test, go, permutations, self.permutations))
+        form.addLayout(self.sets_form)
         left = QWidget()
         column = QVBoxLayout(left)
         column.setContentsMargins(0, 0, 0, 0)
-        column.addLayout(flow_row(self.test, go, permutations, self.permutations))
-        column.addLayout(self.sets_form)
-        for widget in (self.numbers, self.sets_line, self.message, self.baseline_line):
+        for widget in (self.form, self.numbers, self.sets_line, self.message):
             column.addWidget(widget)
         column.addStretch(1)
         # The bars beside the numbers, scrolling on their own: each bar keeps a whole row, and
         # 16 of them under the numbers made the whole tab scroll at 1024 × 700.
-        layout = QHBoxLayout(self)
         split = side_by_side(ScrollColumn(left), ScrollColumn(self.chart), 1, 1)
-        split.setSizes([1000, 1000])
-        layout.addWidget(split)
-        self.controls: tuple[QWidget, ...] = ()
+        split.setSizes([900, 1100])
+        # The baseline first, across the page: a lesson step shows it in a short band's room.
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 0)
+        layout.addWidget(self.baseline_line)
+        layout.addWidget(split, 1)
+        self.controls: tuple[QWidget, ...] = (self.form,)
         self._show_sets()
 
     def _show_sets(self) -> None:

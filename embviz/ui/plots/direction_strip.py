@@ -14,7 +14,7 @@ from embviz.ui import style
 DOT_COLOR = QColor(0, 114, 178)  # Okabe–Ito blue
 ZERO_COLOR = QColor(120, 120, 120)
 GAP_PX = 10.0  # between two labels on one row
-MAX_ROWS = 4  # label rows at most, above and below together; beyond, labels share the emptiest
+MAX_ROWS = 5  # label rows at most, above and below together; beyond, labels share the emptiest
 
 
 class DirectionStrip(pg.PlotWidget):
@@ -24,6 +24,8 @@ class DirectionStrip(pg.PlotWidget):
         self.cosines: list[float] = []
         self.rows: list[int] = []  # each label's row: 1, 2… above the axis, −1, −2… below
         self.labels: list[pg.TextItem] = []
+        self._widths: list[float] = []  # each label's width in pixels
+        self._drawing = False
         item = self.getPlotItem()
         item.setMenuEnabled(False)
         item.hideButtons()
@@ -33,6 +35,8 @@ class DirectionStrip(pg.PlotWidget):
             item.getAxis(name).setTextPen("k")
             item.getAxis(name).setPen("k")
         self.axis_name = "cosine with the direction"
+        item.getAxis("bottom").enableAutoSIPrefix(False)  # cosines as they are, not "×0.001"
+        item.vb.sigResized.connect(self._draw)  # label rows are worked out in the view's pixels
         style.follow_scale(self)
 
     def set_text_scale(self, scale: float) -> None:
@@ -43,7 +47,7 @@ class DirectionStrip(pg.PlotWidget):
 
     def set_words(self, words: Sequence[str], cosines: Sequence[float], start: str, end: str) -> None:
         self.words, self.cosines = list(words), [float(c) for c in cosines]
-        self.axis_name = f"cosine with the direction   ← {start}   ·   {end} →"
+        self.axis_name = f"cosine   ← {start} · {end} →"
         self.set_text_scale(style.text_scale())
 
     def clear_words(self) -> None:
@@ -62,8 +66,7 @@ class DirectionStrip(pg.PlotWidget):
         lo, hi = min(self.cosines + [0.0]), max(self.cosines + [0.0])
         lo, hi = lo - 0.02, hi + 0.02
         width_px = max(1.0, float(self.getPlotItem().vb.width()))
-        metrics = QFontMetricsF(style.font(style.BASE_POINT_SIZE))
-        half = max(metrics.horizontalAdvance(w) for w in self.words) / 2 + GAP_PX
+        half = max(self._widths) / 2 + GAP_PX
         if width_px <= 2 * half + 20:
             return lo, hi
         per_px = (hi - lo) / (width_px - 2 * half)
@@ -74,11 +77,10 @@ class DirectionStrip(pg.PlotWidget):
         one; rows alternate above (1, 2, …) and below (−1, −2, …) the dots."""
         width_px = max(1.0, float(self.getPlotItem().vb.width()))
         per_px = (hi - lo) / width_px
-        metrics = QFontMetricsF(style.font(style.BASE_POINT_SIZE))
         ends: list[float] = []
         rows = [1] * len(self.words)
         for i in sorted(range(len(self.words)), key=lambda n: self.cosines[n]):
-            half = (metrics.horizontalAdvance(self.words[i]) / 2 + GAP_PX / 2) * per_px
+            half = (self._widths[i] / 2 + GAP_PX / 2) * per_px
             left, right = self.cosines[i] - half, self.cosines[i] + half
             row = next((r for r, end in enumerate(ends) if end <= left), len(ends))
             if row >= MAX_ROWS:
@@ -91,32 +93,47 @@ class DirectionStrip(pg.PlotWidget):
         return rows
 
     def _draw(self) -> None:
+        if self._drawing:  # a new least height resizes the view, which asks for a drawing again
+            return
+        self._drawing = True
+        try:
+            self._draw_now()
+        finally:
+            self._drawing = False
+
+    def _draw_now(self) -> None:
         item = self.getPlotItem()
         item.clear()
+        # The labels first: their own width (text and margins, in pixels) decides their rows.
         self.labels = []
+        for word in self.words:
+            label = pg.TextItem(word, color="k", anchor=(0.5, 0.5))
+            label.setFont(style.font(style.BASE_POINT_SIZE))
+            self.labels.append(label)
+        self._widths = [label.boundingRect().width() for label in self.labels]
         lo, hi = self._span()
         item.setXRange(lo, hi, padding=0)
         self.rows = self._rows(lo, hi)
-        above, below = max([1] + self.rows), max([1] + [-r for r in self.rows])
-        item.setYRange(-below - 0.2, above + 0.2, padding=0)
-        # Each row of labels a line of text high at least, plus the axis: a row less than its
-        # text's height would print one row's labels over the next.
+        # y in pixels (one unit a pixel, 0 the axis): each row of labels a line of text high.
         line = QFontMetricsF(style.font(style.BASE_POINT_SIZE)).height()
-        height = round((above + below + 0.3) * line + 1.4 * line)
-        if height != self.minimumHeight():
-            self.setMinimumHeight(height)
+        above, below = max([1] + self.rows), max([1] + [-r for r in self.rows])
+        height_px = max(1.0, float(item.vb.height()))
+        middle = (above - below) * line * 1.1 / 2  # the axis nearer the side with fewer rows
+        item.setYRange(middle - height_px / 2, middle + height_px / 2, padding=0)
+        least = round((above + below + 0.6) * line * 1.1 + 1.8 * line)
+        if least != self.minimumHeight():
+            self.setMinimumHeight(least)
         item.addItem(pg.InfiniteLine(0.0, angle=90, pen=pg.mkPen(ZERO_COLOR, width=1)))
         item.addItem(pg.InfiniteLine(0.0, angle=0, pen=pg.mkPen(ZERO_COLOR, width=1)))
         if not self.words:
             return
         size = max(8, round(9 * style.text_scale()))
-        for word, x, row in zip(self.words, self.cosines, self.rows):
+        for label, x, row in zip(self.labels, self.cosines, self.rows):
+            centre = (abs(row) - 0.5) * line * 1.1 + line * 0.45
+            y = centre if row > 0 else -centre
             # a thin stalk from the dot to its label, above or below the axis
-            item.plot([x, x], [0.0, row * 0.5], pen=pg.mkPen(ZERO_COLOR, width=1))
-            label = pg.TextItem(word, color="k", anchor=(0.5, 0.5))
-            label.setFont(style.font(style.BASE_POINT_SIZE))
-            label.setPos(x, row * 0.9 - (0.3 if row > 0 else -0.3))
+            item.plot([x, x], [0.0, y - (line / 2 if row > 0 else -line / 2)], pen=pg.mkPen(ZERO_COLOR, width=1))
+            label.setPos(x, y)
             item.addItem(label)
-            self.labels.append(label)
         item.addItem(pg.ScatterPlotItem(self.cosines, [0.0] * len(self.cosines), size=size,
                                         brush=pg.mkBrush(DOT_COLOR), pen=pg.mkPen("w")))
