@@ -15,7 +15,7 @@ from embviz.bridge import requests as rq
 from embviz.bridge.latest import Latest
 from embviz.bridge.views import ModelSummary
 from embviz.core.table.bias_results import DirectionResult
-from embviz.core.table.vocab import visible
+from embviz.ui.formatting import visible_token as visible
 from embviz.state.tabs import DirectionsState, word_list
 from embviz.ui import style
 from embviz.ui.binding import Bindings

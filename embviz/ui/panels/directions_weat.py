@@ -10,8 +10,8 @@ from embviz.bridge import requests as rq
 from embviz.bridge.latest import Latest
 from embviz.bridge.views import ModelSummary
 from embviz.core.table.bias_results import CosineBaseline, WeatResult
-from embviz.core.table.vocab import visible
-from embviz.core.table.weat import paper_tests
+from embviz.ui.formatting import visible_token as visible
+from embviz.core.table.weat_data import paper_tests
 from embviz.state.tab_state import field_range
 from embviz.state.tabs import DirectionsState, word_list
 from embviz.ui import style
