@@ -46,7 +46,7 @@ def test_he_she_ranks_the_vocabulary_as_the_core_does(qtbot, smol, default_model
     wait_for(qtbot, lambda: panel.shown is not None and panel.shown.kind == "pca", 60_000)
     pca = run_request(default_model, rq.Direction(pairs=panel.state.pair_list(), pca=True, top=20,
                                                   words=panel.state.words.split()))
-    assert f"explains {pca.explained:.1%} of the pairs' variance" in panel.headline.text()
+    assert f"3 pairs (first principal component, {pca.explained:.1%} of the variance)" in panel.headline.text()
     assert [h.id for h in panel.shown.toward] == [h.id for h in pca.toward]
 
     # A second direction: the placed words on a scatter, x the first, y the second.

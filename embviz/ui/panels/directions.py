@@ -5,9 +5,9 @@ scatter; and, on a page of its own, WEAT and the random baseline (directions_wea
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
-    QCheckBox, QHBoxLayout, QLabel, QLayout, QPushButton, QRadioButton, QSizePolicy, QSplitter, QTabWidget, QVBoxLayout,
+    QCheckBox, QHBoxLayout, QLabel, QLayout, QPushButton, QRadioButton, QSizePolicy, QTabWidget, QVBoxLayout,
     QWidget,
 )
 
@@ -26,13 +26,15 @@ from embviz.ui.widgets import ResultsTable, WordField, WrappedLabel, flow_row, s
 
 TOP = 20  # rows listed at each end
 KINDS = {"words": "two words", "pairs": "mean of the pairs' differences",
-         "pca": "the pairs' first principal component", "sets": "mean of B − mean of A"}
+         "pca": "first principal component", "sets": "mean of B − mean of A"}
 
 
 def direction_headline(found: DirectionResult) -> str:
-    explained = f"; it explains {found.explained:.1%} of the pairs' variance" if found.explained is not None else ""
+    explained = f", {found.explained:.1%} of the variance" if found.explained is not None else ""
     what = "whole words" if found.words_only else "rows"
-    return f"{found.described} ({KINDS[found.kind]}{explained}): {found.ranked:,} {what} ranked."
+    # Pairs by their count: their words are in the field above, and in braces they took three lines.
+    name = f"{len(found.sets[0].kept)} pairs" if found.kind in ("pairs", "pca") else found.described
+    return f"{name} ({KINDS[found.kind]}{explained}): {found.ranked:,} {what} ranked."
 
 
 def bias_line(found: DirectionResult) -> str:
@@ -68,7 +70,7 @@ def _column(*parts: QWidget | QLayout) -> QWidget:
         if isinstance(part, QLayout):
             column.addLayout(part)
         else:
-            column.addWidget(part, 1 if isinstance(part, (QSplitter, ResultsTable)) else 0)
+            column.addWidget(part, 1 if isinstance(part, (DirectionStrip, ResultsTable, ScatterPlot)) else 0)
     return box
 
 
@@ -152,16 +154,15 @@ class DirectionsPanel(QWidget):
         self.ends.cellDoubleClicked.connect(self._focus)
         self.strip = DirectionStrip()
         self.scatter = ScatterPlot("first direction", "second direction")
-        plots = QSplitter(Qt.Orientation.Vertical)
-        plots.addWidget(self.strip)
-        plots.addWidget(self.scatter)
         # The words placed above the strip they make, the options above the table: at 1024 × 700
         # and 150 % three rows of inputs over the whole tab left the strip no room.
         self.options = _column(flow_row(self.words_only, self.second,
                                         _box(self.second_start, QLabel("→"), self.second_end)))
         self.placing = _column(flow_row(self.words))
-        left = _column(self.options, self.ends)
-        right = _column(self.placing, plots)
+        # The scatter takes the table's place while there is a second direction: under the strip
+        # it made the tab scroll at 1024 × 700.
+        left = _column(self.options, self.ends, self.scatter)
+        right = _column(self.placing, self.strip)
         self.split = side_by_side(left, right, 1, 1)
         self.split.setSizes([1000, 1000])  # half each: the plot's own hint took all but a sliver
         page = QWidget()
@@ -177,6 +178,7 @@ class DirectionsPanel(QWidget):
         # The two-word fields as wide as a long word, not the row: "he → she" and Rank on one line.
         for field in (self.start, self.end, self.second_start, self.second_end):
             field.setMaximumWidth(field.fontMetrics().horizontalAdvance("engineer__") + 24)
+        self.pairs.setMinimumWidth(self.pairs.fontMetrics().horizontalAdvance("man:woman, king:queen, he:she__"))
 
     def _show_inputs(self) -> None:
         source = self.state.source
@@ -185,6 +187,7 @@ class DirectionsPanel(QWidget):
         for widget in (self.second_start, self.second_end):
             widget.setEnabled(self.state.second)
         self.scatter.setVisible(self.state.second)
+        self.ends.setVisible(not self.state.second)
 
     def on_model(self, summary: ModelSummary, restore: DirectionsState | None = None) -> None:
         self.asking.forget()
@@ -254,7 +257,7 @@ class DirectionsPanel(QWidget):
             self.scatter.clear_points()
         if self.isVisible():
             self.highlight.emit([p.id for p in found.placed])
-            self.statusMessage.emit(f"Direction {found.described}: {found.ranked:,} ranked.")
+            self.statusMessage.emit(f"Direction {found.described}.")
 
     def _ends(self, found: DirectionResult) -> tuple[str, str]:
         if found.kind == "words":
@@ -268,8 +271,8 @@ class DirectionsPanel(QWidget):
         self.second_shown = found
         along = {p.id: p.cosine for p in found.placed}
         both = [p for p in first.placed if p.id in along]
-        self.scatter.x_name = f"cosine with {first.described}"
-        self.scatter.y_name = f"cosine with {found.described}"
+        start, end = self._ends(first)
+        self.scatter.x_name, self.scatter.y_name = f"{start} → {end}", found.described  # short: the plot is small
         self.scatter.set_points([p.cosine for p in both], [along[p.id] for p in both],
                                 {i: p.word for i, p in enumerate(both)}, None, "")
 

@@ -26,6 +26,7 @@ class DirectionStrip(pg.PlotWidget):
         self.labels: list[pg.TextItem] = []
         self._widths: list[float] = []  # each label's width in pixels
         self._drawing = False
+        self._again = False
         item = self.getPlotItem()
         item.setMenuEnabled(False)
         item.hideButtons()
@@ -94,10 +95,15 @@ class DirectionStrip(pg.PlotWidget):
 
     def _draw(self) -> None:
         if self._drawing:  # a new least height resizes the view, which asks for a drawing again
+            self._again = True
             return
         self._drawing = True
         try:
-            self._draw_now()
+            for _ in range(3):  # the view's new size, once it settles (rows depend on its width)
+                self._again = False
+                self._draw_now()
+                if not self._again:
+                    break
         finally:
             self._drawing = False
 
