@@ -17,7 +17,7 @@ from embviz.state.tabs import DirectionsState, word_list
 from embviz.ui import style
 from embviz.ui.binding import Bindings
 from embviz.ui.plots.bar_chart import BarChart
-from embviz.ui.widgets import ScrollColumn, WordField, WrappedLabel, flow_row, side_by_side
+from embviz.ui.widgets import HeldColumn, ScrollColumn, WordField, WrappedLabel, flow_row, side_by_side
 
 BASELINE_WORDS = ("Monday", "Tuesday")  # two words any class agrees are alike
 
@@ -43,12 +43,10 @@ def baseline_sentence(model: str, found: CosineBaseline, pair: float | None) -> 
     if found.mean_cosine is None:
         return f"{model} has fewer than two rows with a direction: there is no baseline."
     mean = found.mean_cosine
-    said = (f"Two random rows of {model} have a mean cosine of {mean:.3f} (exact, over all {found.pairs:,} pairs "
-            f"of its {found.rows:,} rows)")
+    said = f"Two random rows of {model} have a mean cosine of {mean:.3f} (exact, all {found.pairs:,} pairs)"
     if pair is None:
-        return said + f"; ␣Monday–␣Tuesday cannot be compared here (not one token each). Read every cosine against {mean:.3f}, not 0."
-    return (said + f"; ␣Monday–␣Tuesday is {pair:.3f}. A cosine means “alike” only well above {mean:.3f}: "
-            f"read every cosine in this model against that, not against 0.")
+        return said + f"; ␣Monday–␣Tuesday is not one token each here. Read every cosine against {mean:.3f}, not 0."
+    return said + f"; ␣Monday–␣Tuesday is {pair:.3f}. Here “alike” means well above {mean:.3f}, not above 0."
 
 
 def _find(labels: list[str], word: str) -> int | None:
@@ -110,7 +108,7 @@ class WeatSection(QWidget):
         form.setContentsMargins(0, 0, 0, 0)
         form.addLayout(flow_row(self.test, go, permutations, self.permutations))
         form.addLayout(self.sets_form)
-        left = QWidget()
+        left = HeldColumn()  # its sentences keep the height their width needs (a plain box let them overlap)
         column = QVBoxLayout(left)
         column.setContentsMargins(0, 0, 0, 0)
         for widget in (self.form, self.numbers, self.sets_line, self.message):
