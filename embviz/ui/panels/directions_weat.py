@@ -72,7 +72,7 @@ class WeatSection(QWidget):
         style.use_font(self.test, style.LABEL_POINT_SIZE)
         # As narrow as a short name: the longest test's name made the tab wider than 1024 pixels.
         self.test.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.test.setMinimumContentsLength(16)
+        self.test.setMinimumContentsLength(22)
         for test in paper_tests()["tests"]:
             self.test.addItem(f"{test['number']}. {test['name']}", int(test["number"]))
         self.test.addItem("My own sets", 0)
@@ -111,7 +111,7 @@ class WeatSection(QWidget):
         left = HeldColumn()  # its sentences keep the height their width needs (a plain box let them overlap)
         column = QVBoxLayout(left)
         column.setContentsMargins(0, 0, 0, 0)
-        for widget in (self.form, self.numbers, self.sets_line, self.message):
+        for widget in (self.numbers, self.sets_line, self.message, self.form):  # the answer first, in sight
             column.addWidget(widget)
         column.addStretch(1)
         # The bars beside the numbers, scrolling on their own: each bar keeps a whole row, and
