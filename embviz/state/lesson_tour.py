@@ -60,6 +60,34 @@ STEPS: tuple[LessonStep, ...] = (
                "arrows man→king and woman→queen that the analogy says are parallel; the Analogies tab lists the "
                "runners-up.",
                DEFAULT, "map", {"analogy": ("king", "man", "woman"), "exclude": True}),
+    LessonStep("004", "man : doctor :: woman : ?, inputs allowed",
+               "doctor − man + woman, with every token allowed: the nearest row is ␣doctor itself (0.778), an "
+               "input. The model's answer to “a woman doctor” is a doctor.",
+               DEFAULT, "analogies", {"analogy": ("doctor", "man", "woman"), "exclude": False}),
+    LessonStep("004", "man : doctor :: woman : ?, inputs excluded",
+               "word2vec's rule forbids the inputs, so the answer must be another word: here ␣physician (0.691). "
+               "Nissim et al. (2020): that rule can force a biased-looking answer (nurse, in some tables) that the "
+               "vectors alone do not give; show both results.",
+               DEFAULT, "analogies", {"analogy": ("doctor", "man", "woman"), "exclude": True}),
+    LessonStep("004", "The random baseline",
+               "Two random rows of SmolLM2's table have a mean cosine of 0.442 (exact, over all 1.2 billion pairs); "
+               "␣Monday–␣Tuesday is 0.894. A cosine here means “alike” only well above 0.442, not above 0.",
+               DEFAULT, "directions", {"baseline": True}),
+    LessonStep("004", "Static and contextual: ␣bank",
+               "The table gives ␣bank one row, so in “river bank” and “paid into the bank” it starts as the same "
+               "vector (cosine 1.000). The blocks pull the two apart: after the last block their cosine is 0.607, "
+               "against 0.550 for any two tokens of the sentences (the grey floor).",
+               DEFAULT, "drift", {"drift": ("bank", ("I sat on the river bank.", "She paid the cash into the bank."))}),
+    LessonStep("004", "A direction: he → she",
+               "unit(␣she − ␣he), and every whole word ranked along it (25,845). The occupations all lean to the she "
+               "side here: ␣nurse 0.200, ␣engineer 0.146, ␣doctor 0.123; their DirectBias (mean |cosine|) is 0.142. "
+               "A direction from two words carries more than gender: ␣he and ␣she also differ in how common they are.",
+               DEFAULT, "directions", {"direction": ("he", "she", "doctor nurse engineer teacher")}),
+    LessonStep("004", "WEAT 8: science vs arts",
+               "Caliskan et al.'s test 8: are science words nearer male terms than arts words are? In SmolLM2 the "
+               "effect size d = 0.951 (population std, as WEFE) and p = 0.0312, exact over all 12,870 partitions of "
+               "the 16 target words.",
+               DEFAULT, "directions", {"weat": 8}),
     LessonStep("004", "Three directions, turning",
                "The map's first three PCA axes, turning slowly (T stops it; drag to turn it yourself): the seven "
                "weekdays stay a tight knot and the twelve months a longer streak beside them, both below the middle "

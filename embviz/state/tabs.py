@@ -334,3 +334,46 @@ class OddOneOutState:
 
     def word_list(self) -> list[str]:
         return [w for w in self.words.replace(",", " ").split() if w]
+
+
+@tab_state("directions")
+@evented
+@dataclass
+class DirectionsState:
+    """The Directions tab: a concept direction from one kind of input, the words placed on it,
+    an optional second direction for a scatter, and one WEAT test."""
+
+    if TYPE_CHECKING:
+        events: ClassVar[SignalGroup]  # psygnal's: a signal per field
+
+    source: str = one_of("words", "pairs", "sets")  # which input makes the direction
+    start: str = "he"
+    end: str = "she"
+    pairs: str = "man:woman, king:queen, he:she"  # from:to, comma-separated
+    pca: bool = False  # the pairs' first principal component (Bolukbasi et al.), not their mean difference
+    a_set: str = "he him his man"
+    b_set: str = "she her hers woman"
+    words: str = "doctor nurse engineer teacher programmer homemaker surgeon receptionist"
+    words_only: bool = True
+    second: bool = False  # a second direction: the words on a scatter, x the first, y the second
+    second_start: str = "small"
+    second_end: str = "big"
+    weat_test: int = ranged(7, 0, 10)  # the paper's test 1–10; 0: the user's own four sets
+    x: str = "math algebra geometry calculus"
+    y: str = "poetry art dance literature"
+    a: str = "male man boy brother he"
+    b: str = "female woman girl sister she"
+    permutations: int = ranged(100_000, 1, 10_000_000)
+
+    def pair_list(self) -> list[tuple[str, str]]:
+        pairs = []
+        for item in self.pairs.split(","):
+            start, _, end = item.partition(":")
+            if start.strip() or end.strip():
+                pairs.append((start.strip(), end.strip()))
+        return pairs
+
+
+def word_list(text: str) -> list[str]:
+    """Space- or comma-separated words."""
+    return [w for w in text.replace(",", " ").split() if w]

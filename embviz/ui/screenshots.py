@@ -38,6 +38,8 @@ def _go_to_step(app, window, i: int) -> None:
             "logits": lambda: bool(window.logits.results) or bool(window.logits.message.text()),
             "attribution": lambda: window.attribution.pattern is not None or bool(window.attribution.message.text()),
             "compare": lambda: window.compare.dominoes.columns[1].rowCount() > 0 or bool(window.compare.message.text()),
+            "drift": lambda: window.drift.result is not None or bool(window.drift.message.text()),
+            "directions": _directions_answered(window.panel_named("directions")),
             **{key: _answered(window.panel_named(key)) for key in ("similarities", "odd-one-out")}}
     window.go_to_step(i)
     asks_numbers = "rows" in step.setup or step.setup.get("shapes")
@@ -346,6 +348,30 @@ def _answered(panel):
     return lambda: panel.shown is not None or bool(panel.message.text())
 
 
+def _directions_answered(panel):
+    """Whether the Directions tab has its direction and its WEAT test answered, or said why not."""
+    return lambda: ((panel.shown is not None or panel.message.isVisible())
+                    and (panel.weat.shown is not None or bool(panel.weat.message.text())))
+
+
+def _directions_tab(demo: Demo) -> None:
+    """directions.png: he → she with occupations placed; directions_weat.png: WEAT 8 and the
+    random baseline."""
+    window, panel = demo.window, demo.window.panel_named("directions")
+    window.show_tab("directions")
+    panel.show_lesson({"direction": ("he", "she", "doctor nurse engineer teacher programmer surgeon"), "weat": 8})
+    panel.pages.setCurrentIndex(0)
+    demo.wait(lambda: _directions_answered(panel)() and (panel.weat.baseline is not None
+                                                         or "baseline" not in panel.weat.baseline_line.text()),
+              "the direction")
+    demo.save("directions")
+    panel.pages.setCurrentWidget(panel.weat)
+    demo.wait(lambda: "Monday" in panel.weat.baseline_line.text() or "no baseline" in panel.weat.baseline_line.text()
+              or panel.weat.pair_ids is None and panel.weat.baseline is not None, "the baseline")
+    demo.save("directions_weat")
+    panel.pages.setCurrentIndex(0)
+
+
 def _judgement_tabs(demo: Demo) -> None:
     """similarities.png: WordSim-353 against both models (after Compare opened GloVe beside the
     first), ␣cup–␣coffee chosen; odd_one_out.png: breakfast cereal dinner lunch."""
@@ -453,6 +479,7 @@ def run_screenshots(out: str, model: str | None = None, device: str = "auto", te
         raise RuntimeError("no model on screen to save a session of")
     _compare_tab(demo)  # after the session, whose restoring is timed without a second model
     _judgement_tabs(demo)  # after Compare: both models' judgements side by side
+    _directions_tab(demo)
     if why := _tsne_live(app, window, demo.save):  # after the session: it keeps the PCA map
         demo.skip(("tsne_live",), why)
     _lesson_model(demo)

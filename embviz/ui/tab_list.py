@@ -20,8 +20,8 @@ from PySide6.QtWidgets import QWidget
 
 from embviz.state.tab_state import key_of
 from embviz.state.tabs import (
-    AnalogyState, AttributionState, CompareState, DriftState, LensState, LogitsState, MapState, NeighboursState,
-    OddOneOutState, SimilaritiesState, VectorsState,
+    AnalogyState, AttributionState, CompareState, DirectionsState, DriftState, LensState, LogitsState, MapState,
+    NeighboursState, OddOneOutState, SimilaritiesState, VectorsState,
 )
 
 PanelClass = Callable[..., QWidget]
@@ -73,6 +73,7 @@ TABS: list[TabSpec] = [
     TabSpec(CompareState, "Compare", "Compare", lazy(_PANELS + "compare", "ComparePanel"), _ASKS),
     TabSpec(SimilaritiesState, "Similarity", "Similarity", lazy(_PANELS + "similarities", "SimilaritiesPanel")),
     TabSpec(OddOneOutState, "Odd one out", "Odd one out", lazy(_PANELS + "odd_one_out", "OddOneOutPanel")),
+    TabSpec(DirectionsState, "Directions", "Directions", lazy(_PANELS + "directions", "DirectionsPanel")),
 ]
 
 

@@ -112,6 +112,11 @@ class LessonsMixin(WindowHost):
             self.panel_named("similarities").show_lesson(setup["similarities"], setup["pair"], setup["pair_focus"])
         if "odd_one_out" in setup:
             self.panel_named("odd-one-out").show_words(setup["odd_one_out"])
+        if "drift" in setup:
+            word, sentences = setup["drift"]
+            self.panel_named("drift").set_inputs(word, list(sentences))
+        if step.tab == "directions":
+            self.panel_named("directions").show_lesson(setup)
         if "attribution" in setup:
             self.attribution.show_lesson(setup["attribution"], setup["pinned"], *setup["head"])
         if step.tab == "map":  # the picture the text describes, whatever the user coloured by

@@ -27,18 +27,16 @@ fits a normal distribution to its permutations)."""
 from __future__ import annotations
 
 import itertools
-import json
 import math
-from functools import cache
 from typing import Any, Sequence
 
 import numpy as np
 
 from embviz.core.errors import EmbvizError
 from embviz.core.model import EmbeddingModel
-from embviz.core.resources import asset
 from embviz.core.table.bias_results import Association, ScWeatResult, WeatResult, WordSet
 from embviz.core.table.directions import require_set, unit_rows64
+from embviz.core.table.weat_data import paper_tests
 from embviz.core.table.vocab import visible
 from embviz.core.table.word_pairs import matching_rule
 
@@ -54,14 +52,6 @@ def _chunks(draws: int, width: int) -> list[int]:
     """How many draws to make at a time, so that each chunk holds about _CHUNK_INDICES indices."""
     step = max(1, _CHUNK_INDICES // max(width, 1))
     return [min(step, draws - at) for at in range(0, draws, step)]
-
-
-@cache
-def paper_tests() -> dict[str, Any]:
-    """assets/weat/weat_tests.json: the ten tests (which four lists each) and the lists."""
-    with asset("weat", "weat_tests.json").open(encoding="utf-8") as f:
-        data: dict[str, Any] = json.load(f)
-    return data
 
 
 def paper_test(number: int) -> tuple[str, list[list[str]]]:
