@@ -131,6 +131,18 @@ class HFLanguageModel:
         assert residuals is not None
         return residuals
 
+    def uncached_pass(self, ids: list[int], hooks: Sequence[Hook] = (),
+                      residuals: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """(last-position logits, the residual stream when asked) of one pass of `ids` from
+        nothing, hooked, that leaves the typing cache as it was: a hook that changes the
+        residual stream (steering) must see every position, and its pass must not be kept."""
+        if not ids:
+            raise EmbvizError("The text produced no tokens.")
+        self.anatomy  # noqa: B018 - probed first: a looped model is then run without its cache
+        with self._lock:
+            _, stream, logits = self._forward(ids, None, residuals, hooks)
+        return logits, stream
+
     def run(self, ids: list[int], residuals: bool = False, hooks: Sequence[Hook] = ()) -> _Prefix:
         """The prefix for `ids`, running only what the kept one lacks. The residual
         stream is kept while the lens asks for it; the logits tab alone never pays for it.
