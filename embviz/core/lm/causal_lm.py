@@ -24,8 +24,9 @@ from embviz.core.lm.anatomy import Anatomy, probe, text_config
 STREAM_TOKENS = 1024  # longest text whose residual stream is kept without the lens asking (73 MB for SmolLM2)
 
 # A hook on one module for one forward pass: "pre" hooks are called as fn(module, args, kwargs),
-# "post" hooks as fn(module, args, output), the way torch calls them.
-Hook = tuple[torch.nn.Module, str, Callable[..., None]]
+# "post" hooks as fn(module, args, output), the way torch calls them; what one returns replaces
+# the block's inputs or output, as in torch (steering's do).
+Hook = tuple[torch.nn.Module, str, Callable[..., Any]]
 
 
 @dataclass

@@ -47,13 +47,13 @@ def direction_layers(model: EmbeddingModel, text: str, start: str, end: str, pos
     """The projection of the residual stream at `position` (default: the last) on the unit
     direction start → end, at every layer."""
     check_has_layers(model)
-    direction, described = _direction(model, start, end)
+    direction, described, _ = _direction(model, start, end)
     ids, notes = _text_ids(model, text, "the direction is read in the residual stream of its tokens")
     p = check_position(position, len(ids))
     lm = model.language_model(load=load_lm)
     blocks = steerable(lm)
     stream = lm.uncached_residual_stream(ids)  # (layers + 1, T, D)
-    _check_width(model, lm, stream.shape[-1])
+    check_width(model, lm, stream.shape[-1])
     rows = stream[:, p].double()
     unit = torch.from_numpy(direction).to(rows.device)
     return DirectionLayersResult(
@@ -70,15 +70,15 @@ def steer(model: EmbeddingModel, text: str, start: str, end: str, layer: int, al
     check_has_layers(model)
     alpha = check_alpha(alpha)
     k = check_k(k, model.vocab_size)
-    direction, described = _direction(model, start, end)
-    watched = _watched(model, start, end, watch)
+    direction, described, own = _direction(model, start, end)
+    watched = _watched(model, own, watch)
     ids, notes = _text_ids(model, text, "steering changes the model's guess for the token after it")
     lm = model.language_model(load=load_lm)
     blocks = steerable(lm)
     layer = check_layer(layer, len(blocks))
     before, stream = lm.uncached_pass(ids, residuals=True)
     assert stream is not None
-    _check_width(model, lm, stream.shape[-1])
+    check_width(model, lm, stream.shape[-1])
     scale = typical_norm(stream[layer])
     vector = torch.from_numpy(direction * (alpha * scale)).to(stream.device)
     after, _ = lm.uncached_pass(ids, hooks=[steering_hook(blocks, layer, vector, lm.anatomy.family_name)])
@@ -119,9 +119,10 @@ def check_layer(layer: int, n_blocks: int) -> int:
     return int(layer)
 
 
-def _direction(model: EmbeddingModel, start: str, end: str) -> tuple[np.ndarray, str]:
+def _direction(model: EmbeddingModel, start: str, end: str) -> tuple[np.ndarray, str, list[int]]:
+    """(the unit direction start → end, how it reads, the two words' tokens)."""
     direction, sets = two_word_direction(model, start, end)
-    return direction, f"{visible(sets[0].kept[0].word)} → {visible(sets[1].kept[0].word)}"
+    return direction, f"{visible(sets[0].kept[0].word)} → {visible(sets[1].kept[0].word)}", [s.ids[0] for s in sets]
 
 
 def _text_ids(model: EmbeddingModel, text: str, why: str) -> tuple[list[int], list[str]]:
@@ -133,14 +134,13 @@ def _text_ids(model: EmbeddingModel, text: str, why: str) -> tuple[list[int], li
     return ids, notes
 
 
-def _watched(model: EmbeddingModel, start: str, end: str, watch: Sequence[str | int] | None) -> list[int]:
+def _watched(model: EmbeddingModel, own: list[int], watch: Sequence[str | int] | None) -> list[int]:
     """The tokens whose probabilities are reported: those asked for, else the two words' own."""
-    if watch:
-        if len(watch) > MAX_WATCHED:
-            raise EmbvizError(f"Watch at most {MAX_WATCHED} tokens at a time (got {len(watch)}).")
-        return list(dict.fromkeys(resolve_token(model, t) for t in watch))
-    _, sets = two_word_direction(model, start, end)
-    return list(dict.fromkeys(s.ids[0] for s in sets))
+    if not watch:
+        return list(dict.fromkeys(own))
+    if len(watch) > MAX_WATCHED:
+        raise EmbvizError(f"Watch at most {MAX_WATCHED} tokens at a time (got {len(watch)}).")
+    return list(dict.fromkeys(resolve_token(model, t) for t in watch))
 
 
 # --- the model ------------------------------------------------------------------------------------
@@ -158,7 +158,7 @@ def steerable(lm: LanguageModel) -> list[torch.nn.Module]:
     return layers
 
 
-def _check_width(model: EmbeddingModel, lm: LanguageModel, width: int) -> None:
+def check_width(model: EmbeddingModel, lm: LanguageModel, width: int) -> None:
     if width != model.dim:
         raise EmbvizError(f"The {lm.anatomy.family_name} model's {model.dim}-wide embedding is projected into its "
                           f"{width}-wide blocks, so a direction of its table is no direction of its residual stream.")
