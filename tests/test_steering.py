@@ -8,8 +8,6 @@ from __future__ import annotations
 import gc
 import json
 import math
-import subprocess
-import sys
 
 import pytest
 import torch
@@ -91,8 +89,7 @@ def check_against_reference(model, hf, text: str, start: str, end: str, layer: i
 
 def test_steering_smollm2_is_its_own_forward_with_a_hook(default_model):
     hf = default_model.language_model().model
-    for layer, alpha in ((10, 2.0), (0, 1.5)):
-        check_against_reference(default_model, hf, DOCTOR, " he", " she", layer, alpha)
+    check_against_reference(default_model, hf, DOCTOR, " he", " she", 10, 2.0)  # layer 0's pre-hook: the zoo
 
 
 def test_steering_toward_she_raises_she_after_the_doctor(default_model):
@@ -151,12 +148,12 @@ def test_bad_input_is_one_sentence(default_model, call, message):
     assert message in text and "\n" not in text and text.endswith("."), text
 
 
-def test_the_command_line_steers_and_reads_the_layers(default_model):
+def test_the_command_line_steers_and_reads_the_layers(default_model, capsys):
+    from embviz.cli import main
+
     def run(*args: str) -> dict:
-        proc = subprocess.run([sys.executable, "-m", "embviz", "--device", "cpu", *args, "--json"],
-                              capture_output=True, text=True, timeout=300)
-        assert proc.returncode == 0, proc.stderr
-        return json.loads(proc.stdout)
+        assert main(["--device", "cpu", *args, "--json"]) == 0
+        return json.loads(capsys.readouterr().out)
 
     found = run("steer", DOCTOR, "--from", "he", "--to", "she", "--layer", "10", "--alpha", "2", "--k", "3",
                 "--watch", " he", " she")
@@ -166,9 +163,8 @@ def test_the_command_line_steers_and_reads_the_layers(default_model):
     assert found["watch"][1]["prob_after"] > found["watch"][1]["prob_before"]
     layers = run("direction-layers", DOCTOR, "--from", "he", "--to", "she", "--position", "1")
     assert layers["position"] == 1 and len(layers["layers"]) == 31
-    proc = subprocess.run([sys.executable, "-m", "embviz", "--device", "cpu", "steer", DOCTOR, "--from", "he", "--to",
-                           "she", "--layer", "99", "--alpha", "1"], capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 2 and proc.stderr.startswith("embviz: Layer 99 does not exist")
+    assert main(["--device", "cpu", "steer", DOCTOR, "--from", "he", "--to", "she", "--layer", "99", "--alpha", "1"]) == 2
+    assert capsys.readouterr().err.startswith("embviz: Layer 99 does not exist")
 
 
 # --- every family of the zoo ------------------------------------------------------------------------
