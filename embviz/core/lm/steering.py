@@ -37,7 +37,7 @@ from embviz.core.table.similarity import check_k
 from embviz.core.table.vocab import visible
 
 MAX_WATCHED = 20
-MAX_ALPHA = 1000.0  # × the residual's norm: far past where any output means anything, short of overflowing float16
+MAX_ALPHA = 1000.0  # × the residual's norm: far past where any output means anything
 
 
 # --- the public calls -----------------------------------------------------------------------------
@@ -54,8 +54,8 @@ def direction_layers(model: EmbeddingModel, text: str, start: str, end: str, pos
     blocks = steerable(lm)
     stream = lm.uncached_residual_stream(ids)  # (layers + 1, T, D)
     check_width(model, lm, stream.shape[-1])
-    rows = stream[:, p].double()
-    unit = torch.from_numpy(direction).to(rows.device)
+    rows = stream[:, p].cpu().double()  # float64 on the CPU: MPS has none
+    unit = torch.from_numpy(direction)
     return DirectionLayersResult(
         tokens=[(i, model.vocab.label(i)) for i in ids], token_texts=[model.vocab.texts[i] for i in ids],
         direction=described, position=p, layer_names=layer_names(len(blocks)), projections=(rows @ unit).tolist(),
@@ -80,8 +80,9 @@ def steer(model: EmbeddingModel, text: str, start: str, end: str, layer: int, al
     assert stream is not None
     check_width(model, lm, stream.shape[-1])
     scale = typical_norm(stream[layer])
-    vector = torch.from_numpy(direction * (alpha * scale)).to(stream.device)
+    vector = torch.from_numpy(direction * (alpha * scale)).float().to(stream.device)  # float32 first: MPS has no float64
     after, _ = lm.uncached_pass(ids, hooks=[steering_hook(blocks, layer, vector, lm.anatomy.family_name)])
+    before, after = before.cpu(), after.cpu()  # a few numbers read one by one: no device sync each
     name = layer_names(len(blocks))[layer]
     units = f"the mean L2 norm of the unsteered residual at {name} over the text's positions"
     if len(ids) > 1:
