@@ -150,18 +150,18 @@ def reference_lens(hf: Any, layers: list[torch.nn.Module], ids: list[int], layer
 
 
 @torch.no_grad()
-def reference_blocks(hf: Any, layers: list[torch.nn.Module], ids: list[int]) -> tuple[list[torch.Tensor], torch.Tensor]:
-    """(each block's input and output at the last position, as [in_0, out_0, out_1, …];
-    the residual at the end)."""
+def reference_stream(hf: Any, layers: list[torch.nn.Module], ids: list[int]) -> torch.Tensor:
+    """(layers + 1, T, D), float32: the first block's input, then every block's output, at
+    every position, caught by hooks on the model's own blocks."""
     rows: list[torch.Tensor] = []
 
     def keep_in(_m: torch.nn.Module, args: tuple, kwargs: dict) -> None:
         given = args[0] if args else kwargs["hidden_states"]
-        rows.append(given[0, -1].float().clone())
+        rows.append(given[0].float().clone())
 
     def keep_out(_m: torch.nn.Module, _args: tuple, output: object) -> None:
         out = output[0] if isinstance(output, (tuple, list)) else output
-        rows.append(out[0, -1].float().clone())
+        rows.append(out[0].float().clone())
 
     handles = [layers[0].register_forward_pre_hook(keep_in, with_kwargs=True)]
     handles += [block.register_forward_hook(keep_out) for block in layers]
@@ -170,6 +170,13 @@ def reference_blocks(hf: Any, layers: list[torch.nn.Module], ids: list[int]) -> 
     finally:
         for handle in handles:
             handle.remove()
+    return torch.stack(rows)
+
+
+def reference_blocks(hf: Any, layers: list[torch.nn.Module], ids: list[int]) -> tuple[list[torch.Tensor], torch.Tensor]:
+    """(each block's input and output at the last position, as [in_0, out_0, out_1, …];
+    the residual at the end)."""
+    rows = list(reference_stream(hf, layers, ids)[:, -1])
     return rows, rows[-1]
 
 

@@ -313,6 +313,34 @@ class PinnedTokens(Request):
 
 
 @dataclass
+class Steer(Request):
+    """The next-token guess before and after α · (a residual norm) · unit(start → end) is added
+    to the residual stream after one layer, at every position."""
+
+    text: str = ""
+    start: str = ""
+    end: str = ""
+    layer: int = 0  # 0: the embedding output; L: after block L
+    alpha: float = 0.0
+    k: int = 10
+    watch: list[str | int] = field(default_factory=list)  # empty: the two words' own tokens
+    channel = "steer"
+    lane = LAYERS
+
+
+@dataclass
+class DirectionLayers(Request):
+    """The residual stream at one position projected on unit(start → end), layer by layer."""
+
+    text: str = ""
+    start: str = ""
+    end: str = ""
+    position: int | None = None  # None: the last token
+    channel = "direction-layers"
+    lane = LAYERS
+
+
+@dataclass
 class Project(Request):
     method: str = "pca"  # or "tsne", "umap", "axes"
     subset: str = "all"  # "all", "first" (the first `limit` ids) or "words"

@@ -8,6 +8,7 @@ import sys
 from typing import Any, Callable
 
 from embviz.cli.bias_commands import BIAS_COMMANDS
+from embviz.cli.steer_commands import STEER_COMMANDS
 
 
 def _fmt(x: float | None) -> str:
@@ -339,7 +340,7 @@ COMMANDS: dict[str, Callable[[Any, argparse.Namespace, Ask], tuple[Any, str]]] =
     "lens": _lens, "drift": _drift, "attribute": _attribute, "attention": _attention, "pin": _pin,
     "project": _project, "clusters": _clusters, "compare": _compare, "analogies": _benchmark,
     "similarities": _similarities, "odd-one-out": _odd_one_out,
-    "export-html": _export_html, **BIAS_COMMANDS,
+    "export-html": _export_html, **BIAS_COMMANDS, **STEER_COMMANDS,
 }
 
 

@@ -6,6 +6,7 @@ import argparse
 from typing import Callable
 
 from embviz.cli.bias_commands import add_bias_commands
+from embviz.cli.steer_commands import add_steer_commands
 from embviz.state.tabs import CLUSTERS_K
 
 Add = Callable[..., argparse.ArgumentParser]  # adds one subcommand with the model options and --json
@@ -62,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     _model_commands(add)
     _map_commands(add)
     add_bias_commands(add)
+    add_steer_commands(add)
     p = sub.add_parser("screenshot", help="open the window, drive each panel, save one PNG per panel")
     _model_options(p)
     p.add_argument("--out", required=True, help="folder for the PNG files")

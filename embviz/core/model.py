@@ -40,6 +40,10 @@ class LanguageModel(Protocol):
     def uncached_residual_stream(self, ids: list[int]) -> torch.Tensor:
         """(layers + 1, T, D) for text that must not replace the typing cache."""
 
+    def uncached_pass(self, ids: list[int], hooks: Sequence[Any] = (),
+                      residuals: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """(logits, residual stream or None) of one hooked pass that leaves the typing cache alone."""
+
     def eager_forward(self, ids: list[int], hooks: Sequence[Any]) -> None:
         """One uncached pass with eager attention, hooked."""
 

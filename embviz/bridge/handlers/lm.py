@@ -1,5 +1,6 @@
 """The full model's forward pass: next-token logits, the logit lens, contextual drift,
-and which blocks and heads wrote a logit (attribution, attention, pinned tokens).
+which blocks and heads wrote a logit (attribution, attention, pinned tokens), and a concept
+direction read from and added to the residual stream (direction layers, steering).
 
 The window's lanes never build the language model here (`load_lm=False`): that is a job
 of its own (LoadLanguageModel), so a lookup never waits seconds for it. `run_lm` runs each
@@ -13,8 +14,8 @@ from embviz.bridge import requests as rq
 from embviz.bridge.registry import handles
 from embviz.core.errors import ProgressFn
 from embviz.core.lm.process import run_lm
-from embviz.core.lm.results import (AttentionResult, AttributionResult, DriftResult, LensResult, LogitsResult,
-                                     PinnedResult)
+from embviz.core.lm.results import (AttentionResult, AttributionResult, DirectionLayersResult, DriftResult, LensResult,
+                                     LogitsResult, PinnedResult, SteerResult)
 from embviz.core.model import EmbeddingModel
 
 
@@ -76,4 +77,20 @@ def pinned(model: EmbeddingModel, request: rq.PinnedTokens, progress: ProgressFn
     from embviz.core.lm.attribution import pinned_tokens
 
     return run_lm(model, pinned_tokens, request.text, request.tokens, request.position, load_lm=False,
+                  progress=progress)
+
+
+@handles(rq.Steer)
+def steer(model: EmbeddingModel, request: rq.Steer, progress: ProgressFn) -> SteerResult:
+    from embviz.core.lm.steering import steer as steer_
+
+    return run_lm(model, steer_, request.text, request.start, request.end, request.layer, request.alpha, request.k,
+                  request.watch, load_lm=False, progress=progress)
+
+
+@handles(rq.DirectionLayers)
+def direction_layers(model: EmbeddingModel, request: rq.DirectionLayers, progress: ProgressFn) -> DirectionLayersResult:
+    from embviz.core.lm.steering import direction_layers as layers_
+
+    return run_lm(model, layers_, request.text, request.start, request.end, request.position, load_lm=False,
                   progress=progress)

@@ -24,8 +24,9 @@ from embviz.core.lm.anatomy import Anatomy, probe, text_config
 STREAM_TOKENS = 1024  # longest text whose residual stream is kept without the lens asking (73 MB for SmolLM2)
 
 # A hook on one module for one forward pass: "pre" hooks are called as fn(module, args, kwargs),
-# "post" hooks as fn(module, args, output), the way torch calls them.
-Hook = tuple[torch.nn.Module, str, Callable[..., None]]
+# "post" hooks as fn(module, args, output), the way torch calls them; what one returns replaces
+# the block's inputs or output, as in torch (steering's do).
+Hook = tuple[torch.nn.Module, str, Callable[..., Any]]
 
 
 @dataclass
@@ -130,6 +131,18 @@ class HFLanguageModel:
             residuals = self._forward(ids, None, True)[1]
         assert residuals is not None
         return residuals
+
+    def uncached_pass(self, ids: list[int], hooks: Sequence[Hook] = (),
+                      residuals: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """(last-position logits, the residual stream when asked) of one pass of `ids` from
+        nothing, hooked, that leaves the typing cache as it was: a hook that changes the
+        residual stream (steering) must see every position, and its pass must not be kept."""
+        if not ids:
+            raise EmbvizError("The text produced no tokens.")
+        self.anatomy  # noqa: B018 - probed first: a looped model is then run without its cache
+        with self._lock:
+            _, stream, logits = self._forward(ids, None, residuals, hooks)
+        return logits, stream
 
     def run(self, ids: list[int], residuals: bool = False, hooks: Sequence[Hook] = ()) -> _Prefix:
         """The prefix for `ids`, running only what the kept one lacks. The residual

@@ -363,3 +363,75 @@ class DriftResult:
                            "of_sentence": [[{"id": h.id, "token": h.text, "label": h.token, "cosine": h.score} for h in hits]
                                            for hits in self.neighbours]},
         }
+
+
+@dataclass(frozen=True)
+class WatchedToken:
+    """One chosen token's probability before and after steering."""
+
+    id: int
+    text: str
+    label: str
+    prob_before: float
+    prob_after: float
+    logit_before: float
+    logit_after: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "token": self.text, "label": self.label, "prob_before": self.prob_before,
+                "prob_after": self.prob_after, "logit_before": self.logit_before, "logit_after": self.logit_after}
+
+
+@dataclass
+class SteerResult:
+    """The next-token guess before and after α · scale · direction is added after one layer."""
+
+    tokens: list[tuple[int, str]]
+    token_texts: list[str]
+    direction: str  # "he → she"
+    layer: int  # 0: the embedding output; L: after block L
+    layer_name: str
+    alpha: float
+    alpha_units: str
+    scale: float  # the norm α is counted in
+    added_norm: float  # |α| · scale: the length of the vector added at every position
+    before: list[TokenScore]
+    after: list[TokenScore]
+    watched: list[WatchedToken]
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "tokens": list(self.token_texts), "token_ids": [i for i, _ in self.tokens], "direction": self.direction,
+            "layer": self.layer, "layer_name": self.layer_name, "alpha": self.alpha, "alpha_units": self.alpha_units,
+            "scale": self.scale, "added_norm": self.added_norm, "positions": "all",
+            "before": [s.as_dict() for s in self.before], "after": [s.as_dict() for s in self.after],
+            "watch": [w.as_dict() for w in self.watched], "notes": list(self.notes),
+        }
+
+
+@dataclass
+class DirectionLayersResult:
+    """A unit direction's projection on the residual stream at one position, per layer."""
+
+    tokens: list[tuple[int, str]]
+    token_texts: list[str]
+    direction: str
+    position: int
+    layer_names: list[str]
+    projections: list[float]  # residual · unit direction, per layer
+    norms: list[float]  # the residual's L2 norm there, per layer
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def cosines(self) -> list[float]:
+        return [p / n if n else 0.0 for p, n in zip(self.projections, self.norms)]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "tokens": list(self.token_texts), "token_ids": [i for i, _ in self.tokens], "direction": self.direction,
+            "position": self.position, "notes": list(self.notes),
+            "layers": [{"layer": n, "name": name, "projection": p, "norm": r, "cosine": c}
+                       for n, (name, p, r, c) in enumerate(zip(self.layer_names, self.projections, self.norms,
+                                                               self.cosines))],
+        }
