@@ -11,6 +11,7 @@ import pytest
 
 import zoo
 from conftest import make_tokenizer
+from steering_reference import check_family_steering
 
 # Every view exact (docs/families.md): a family that stops being exact fails here.
 EXACT = {
@@ -63,6 +64,7 @@ def test_each_view_is_exact_or_one_sentence(family, zoo_folder):
     specimen = built(family, zoo_folder / family)
     try:
         row = zoo.check(specimen, lambda folder: open_checkpoint(str(folder), "cpu"))
+        check_family_steering(family, open_checkpoint(str(specimen.folder), "cpu"), specimen.hf)
     finally:
         del specimen
         gc.collect()
