@@ -71,3 +71,26 @@ def test_the_similarity_list_opens_on_no_swear_word_with_glove(qtbot, window):
     assert not {w.lower() for r in chosen for w in table.item(r, 0).text().split(" – ")} & UNNAMED_WORDS
     # the pair still counts: a row further down, and a point of the scatter
     assert any(set(p.labels) & UNNAMED_WORDS for p in panel.shown.pairs)
+
+
+@pytest.mark.parametrize("scale", [1.0, 1.5, 2.0])
+def test_the_benchmark_windows_section_names_are_no_smaller_than_its_body_text(qtbot, scale):
+    from test_benchmark_window import _benchmark_result
+
+    from embviz.ui.panels.benchmark import BenchmarkWindow
+
+    style.set_text_scale(scale)
+    bench = BenchmarkWindow(lambda: None)
+    qtbot.addWidget(bench)
+    bench.resize(1024, 700)
+    bench.show()
+    bench.started()
+    bench.show_result(_benchmark_result(), "done")
+    qtbot.waitUntil(lambda: bench.misses_settled)
+    chart = bench.chart
+    qtbot.waitUntil(lambda: chart.height() >= chart.minimumHeight())
+    body = QApplication.font().pointSizeF()
+    assert body == style.font(style.BASE_POINT_SIZE).pointSizeF()
+    assert chart.layout_now()["label_font"].pointSizeF() >= body  # the names beside the bars
+    for table in (bench.sections, bench.misses):
+        assert table.font().pointSizeF() >= body and table.horizontalHeader().font().pointSizeF() >= body
