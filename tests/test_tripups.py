@@ -94,3 +94,48 @@ def test_the_benchmark_windows_section_names_are_no_smaller_than_its_body_text(q
     assert chart.layout_now()["label_font"].pointSizeF() >= body  # the names beside the bars
     for table in (bench.sections, bench.misses):
         assert table.font().pointSizeF() >= body and table.horizontalHeader().font().pointSizeF() >= body
+
+
+def _thickness(image, colour, start, end, scale: float) -> float:
+    """The median count of `colour`'s pixels across the line start → end (widget pixels ×
+    `scale`), sampled from 30 % to 70 % of its length (its head and its words kept out)."""
+    import numpy as np
+
+    (x0, y0), (x1, y1) = start, end
+    length = float(np.hypot(x1 - x0, y1 - y0))
+    nx, ny = -(y1 - y0) / length, (x1 - x0) / length
+    counts = []
+    for t in np.linspace(0.3, 0.7, 21):
+        cx, cy = (x0 + t * (x1 - x0)) * scale, (y0 + t * (y1 - y0)) * scale
+        hits = 0
+        for s in np.arange(-12 * scale, 12 * scale + 1):
+            x, y = round(cx + s * nx), round(cy + s * ny)
+            if 0 <= x < image.width() and 0 <= y < image.height():
+                c = image.pixelColor(x, y)
+                hits += abs(c.red() - colour.red()) + abs(c.green() - colour.green()) + abs(c.blue() - colour.blue()) < 90
+        counts.append(hits)
+    return float(np.median(counts))
+
+
+@pytest.mark.default_model
+def test_an_exported_analogy_plane_draws_its_arrows_as_thick_as_on_screen(qtbot, smol, tmp_path):
+    from PySide6.QtCore import QPointF
+    from PySide6.QtGui import QImage
+
+    from embviz.ui.export import PNG_SCALE, export_picture
+
+    panel = smol.analogies
+    smol.tabs.setCurrentWidget(panel)
+    panel.set_words("king", "man", "woman")
+    plane = panel.plane
+    wait_for(qtbot, lambda: plane.ids.size > 4 and len(plane.arrow_ids()) == 2)
+    settle(qtbot, plane)
+    screen = plane.grab().toImage()
+    png = QImage(str(export_picture(plane, "", tmp_path / "plane.png")))
+    assert png.width() == PNG_SCALE * plane.width()
+    for start, end, colour in plane.arrow_ids():
+        ends = [plane.mapFromScene(plane.vb.mapViewToScene(QPointF(*map(float, plane.position_of(i))))) for i in (start, end)]
+        a, b = ((p.x(), p.y()) for p in ends)
+        on_screen = _thickness(screen, colour, a, b, screen.devicePixelRatio())
+        exported = _thickness(png, colour, a, b, PNG_SCALE)
+        assert on_screen >= 2 and exported == pytest.approx(PNG_SCALE * on_screen, rel=0.25), (on_screen, exported)
