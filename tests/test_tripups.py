@@ -147,3 +147,19 @@ def test_an_exported_analogy_plane_draws_its_arrows_as_thick_as_on_screen(qtbot,
         on_screen = _thickness(screen, colour, a, b, screen.devicePixelRatio())
         exported = _thickness(png, colour, a, b, PNG_SCALE)
         assert on_screen >= 2 and exported == pytest.approx(PNG_SCALE * on_screen, rel=0.25), (on_screen, exported)
+
+
+@pytest.mark.default_model
+def test_the_analogy_planes_labels_lie_inside_it_at_200_percent(qtbot, smol):
+    style.set_text_scale(2.0)
+    smol.resize(1024, 700)
+    panel = smol.analogies
+    smol.tabs.setCurrentWidget(panel)
+    panel.set_words("king", "man", "woman")
+    plane = panel.plane
+    wait_for(qtbot, lambda: plane.ids.size > 4 and len(plane.placed_labels) >= 4)
+    settle(qtbot, plane)
+    inside = plane.vb.sceneBoundingRect()
+    for item in plane._label_items:
+        if item.isVisible():
+            assert inside.contains(item.sceneBoundingRect()), (item.toPlainText(), item.sceneBoundingRect(), inside)
