@@ -142,7 +142,7 @@ def test_the_section_names_are_drawn_at_the_windows_text_size_and_whole(qtbot, s
         chart = bench.chart
         qtbot.waitUntil(lambda: chart.height() >= chart.minimumHeight())
         font = chart.layout_now()["label_font"]
-        assert font.pointSizeF() == style.font(style.BASE_POINT_SIZE - 1).pointSizeF()  # never shrunk
+        assert font.pointSizeF() == style.font(style.BASE_POINT_SIZE).pointSizeF()  # the body's, never shrunk
         rects = [chart.label_rect(row) for row in range(chart.count)]
         assert chart.count == 14
         metrics = QFontMetricsF(font)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QPoint, Qt
+from PySide6.QtCore import QPoint, QRectF, Qt
 from PySide6.QtGui import QColor, QImage
 
 from embviz.ui import style
@@ -207,3 +207,32 @@ def test_gl_the_lesson_step_turns_the_default_models_months_and_weekdays(qtbot, 
     explained = panel.status.toolTip()
     assert "5.8%" in explained and "2.2%" in explained and "1.1%" in explained  # the step's numbers
     wait_for(qtbot, lambda: "keeps 0.5% of each token's 10 nearest" in panel.status.text(), 60_000)
+
+
+def test_gl_labels_near_the_edge_lie_wholly_inside_the_view_at_200_percent(qtbot, views, normal_text_size):
+    """A label right of a marker near the right edge went right anyway and was cut there
+    ("␣Saturda" at 200 % in projector mode): it goes left of its marker, or is left out."""
+    flat, view = views
+    style.set_text_scale(2.0)
+    ids, coords = _cloud(150, seed=3)  # few points: every one labelled, some at the edges
+    flat.set_labels([f"␣Saturday{i}" for i in range(2 * len(ids))])
+    flat.set_points(ids, coords[:, :2])
+    view.set_points(ids, coords)
+    view.opts["distance"] *= 0.5  # nearer: some markers lie by the edges, others beyond them
+    view.update()
+    wait_for(qtbot, lambda: len(view.placed_label_boxes) > 3 and any(
+        x > view.width() - 150 for x in view.screen_positions()[:, 0] if x < view.width() - 10), 10_000)
+    sight = QRectF(0, 0, view.width(), view.height())
+    for text, box in view.placed_label_boxes:
+        assert sight.contains(box), (text, box, sight)
+
+
+def test_a_3d_label_that_would_overhang_goes_left_of_its_marker_or_is_moved_inside():
+    from PySide6.QtCore import QPointF, QSizeF
+
+    view = QRectF(0, 0, 800, 600)
+    box = map_view3d.label_box(QPointF(780, 300), QSizeF(200, 40), 10, [], view)
+    assert box is not None and view.contains(box) and box.right() <= 780
+    assert map_view3d.label_box(QPointF(100, 300), QSizeF(200, 40), 10, [], view).left() > 100  # right when it fits
+    hovered = map_view3d.label_box(QPointF(790, 590), QSizeF(900, 40), 10, [], view, hovered=True)
+    assert hovered is not None and hovered.bottom() <= 600 and hovered.top() >= 0

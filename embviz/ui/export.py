@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Iterator
 
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QPoint, QRect, QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QFontMetrics, QFontMetricsF, QImage, QImageWriter, QPainter
+import pyqtgraph as pg
+from PySide6.QtGui import QColor, QFontMetrics, QFontMetricsF, QImage, QImageWriter, QPainter, QPen
 from PySide6.QtOpenGLWidgets import QOpenGLWidget
-from PySide6.QtWidgets import QGraphicsView, QWidget
+from PySide6.QtWidgets import QAbstractGraphicsShapeItem, QGraphicsItem, QGraphicsView, QWidget
 
 from embviz.ui import style
 
@@ -217,6 +218,50 @@ def _vector_markers(widget: QWidget) -> Iterator[None]:
             item.setExportMode(False)
 
 
+def _pen_of(item: QGraphicsItem) -> QPen | None:
+    """The pen a plot's line, shape or label frame is drawn with; None for a scatter, whose
+    markers the 2× painter scales already (they are drawn in the painter's pixels)."""
+    if isinstance(item, pg.PlotCurveItem):
+        pen = item.opts["pen"]
+        return pen if isinstance(pen, QPen) else None
+    if isinstance(item, pg.TextItem):
+        return item.border
+    if isinstance(item, QAbstractGraphicsShapeItem):  # an arrow's head, a key's frame
+        return item.pen()
+    return None
+
+
+def _set_pen(item: QGraphicsItem, pen: QPen) -> None:
+    if isinstance(item, pg.PlotCurveItem):
+        item.setPen(pen)
+    elif isinstance(item, pg.TextItem):
+        item.border = pen
+    elif isinstance(item, QAbstractGraphicsShapeItem):
+        item.setPen(pen)
+
+
+@contextmanager
+def _scaled_pens(widget: QWidget, scale: float) -> Iterator[None]:
+    """A plot's cosmetic pens `scale` times as wide while it is painted at `scale`× (the PNG):
+    a cosmetic width is in the device's pixels, so at 2× the analogy's arrows, the leader
+    lines and the names' frames came out half as thick, against the picture, as on screen."""
+    scene = widget.scene() if isinstance(widget, QGraphicsView) else None
+    kept: list[tuple[QGraphicsItem, QPen]] = []
+    for item in scene.items() if scene is not None else []:
+        pen = _pen_of(item)
+        if pen is None or not pen.isCosmetic() or pen.style() == Qt.PenStyle.NoPen:
+            continue
+        wider = QPen(pen)
+        wider.setWidthF(max(pen.widthF(), 1.0) * scale)  # width 0 is one pixel wide
+        kept.append((item, pen))
+        _set_pen(item, wider)
+    try:
+        yield
+    finally:
+        for item, pen in kept:
+            _set_pen(item, pen)
+
+
 def export_picture(widget: QWidget, caption: str, path: str | Path, key: list[tuple[QColor, str]] | None = None) -> Path:
     """Write `widget` (and under it `key`'s entries, then `caption`) to `path`: .svg as
     vectors, else PNG at 2×."""
@@ -247,7 +292,8 @@ def export_picture(widget: QWidget, caption: str, path: str | Path, key: list[tu
         painter = QPainter(image)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
-        _paint(painter, widget, caption, size, caption_h, key)
+        with _scaled_pens(widget, PNG_SCALE):
+            _paint(painter, widget, caption, size, caption_h, key)
         painter.end()
         if not image.save(str(path)):
             raise OSError(f"could not write {path}")

@@ -55,10 +55,10 @@ class BenchmarkWindow(QDialog):
         for table in (self.sections, self.misses):
             style.use_font(table, style.BASE_POINT_SIZE)  # five and six columns beside a chart: a size smaller
         self.misses.horizontalHeader().setStretchLastSection(True)
-        # A size smaller, as the tables beside it; section names may take most of its width. A row per
-        # section at the names' full height (the chart asks for it, the pane scrolls): a chart squeezed
-        # into a splitter drew them at 60 %, unreadable at 150 % and 200 %.
-        self.chart = BarChart("", style.BAR_LOGIT, axis_name="% correct", point_size=style.BASE_POINT_SIZE - 1,
+        # The section names at the body's size, as the tables beside it (a size smaller read as shrunk
+        # at 150 %); they may take most of its width. A row per section at the names' full height (the
+        # chart asks for it, the pane scrolls): a chart squeezed into a splitter drew them at 60 %.
+        self.chart = BarChart("", style.BAR_LOGIT, axis_name="% correct", point_size=style.BASE_POINT_SIZE,
                               label_share=0.6)
         self.showing: BenchmarkResult | None = None  # being put on screen, a piece a frame
         running = QHBoxLayout()

@@ -6,7 +6,7 @@ cosine; clicking a pair makes its first word the focus and rings both on the map
 
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import fields, replace
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 from embviz.bridge import requests as rq
 from embviz.bridge.latest import Latest
 from embviz.bridge.views import ComparisonSummary, ModelSummary
-from embviz.core.table.results import PairScores, WordPairCosine
+from embviz.core.table.results import PairScores, ScoredPair, WordPairCosine
 from embviz.state.tabs import SimilaritiesState
 from embviz.ui import style
 from embviz.ui.binding import Bindings
@@ -56,10 +56,22 @@ def pair_label(labels: tuple[str, str]) -> str:
     return f"{labels[0]} – {labels[1]}"
 
 
+def unnamed(pair: ScoredPair) -> bool:
+    """Whether a class may not see this pair's words unasked."""
+    return bool({pair.word1.lower(), pair.word2.lower()} & UNNAMED_WORDS)
+
+
 def named_pairs(result: PairScores) -> dict[int, str]:
     """The NAMED pairs furthest from the line that a class may see named, by their index."""
-    fit = [(i, p) for i, p in enumerate(result.pairs) if not {p.word1.lower(), p.word2.lower()} & UNNAMED_WORDS]
+    fit = [(i, p) for i, p in enumerate(result.pairs) if not unnamed(p)]
     return {i: pair_label(p.labels) for i, p in fit[:NAMED]}
+
+
+def classroom_order(result: PairScores) -> PairScores:
+    """The pairs as the tab lists them: furthest from the line first, but those with an
+    UNNAMED_WORDS word last (GloVe's list opened on "fuck – sex" in front of a class); they
+    still count and can be scrolled to."""
+    return replace(result, pairs=[p for p in result.pairs if not unnamed(p)] + [p for p in result.pairs if unnamed(p)])
 
 
 class SimilaritiesPanel(QWidget):
@@ -249,6 +261,7 @@ class SimilaritiesPanel(QWidget):
 
     # --- answers ------------------------------------------------------------------------------
     def on_result(self, result: PairScores) -> None:
+        result = classroom_order(result)
         self.shown = result
         self._say("")
         self.summary.setText(_summary(result))
@@ -284,6 +297,7 @@ class SimilaritiesPanel(QWidget):
         self.summary_b.show()
 
     def _show_b(self, result: PairScores | None) -> None:
+        result = None if result is None else classroom_order(result)
         self.shown_b = result
         self.summary_b.setVisible(result is not None)
         self.plot_b.setVisible(result is not None)

@@ -21,6 +21,7 @@ from embviz.ui.plots.map_view_host import MapViewHost
 LABEL_ALL_BELOW = 200  # with at most this many points in view, every one is labelled
 MAX_LABELS = 300
 LABEL_GAP_PX = 6
+TEXT_MARGIN = 4  # a QGraphicsTextItem's document margin, each side
 # With more fine clusters' centres than this in view, and more than COARSE_SHARE of the map's
 # points, the map is seen whole: the coarse groups' names show (a 1024 × 700 map at 150 % has
 # room for about a dozen names). The share matters on PCA, whose clusters' centres crowd its
@@ -66,6 +67,12 @@ def place_labels(candidates: list[Box], width: float, height: float, taken: list
             break
         out.append(spot)
     return out
+
+
+def label_width(metrics: QFontMetricsF, text: str) -> float:
+    """A token label's width as its TextItem draws it: the text's advance (wider than its ink
+    at 200 %, where "␣woman" overhung the analogy's plane by a pixel), its margins, a pixel spare."""
+    return max(metrics.horizontalAdvance(text), metrics.boundingRect(text).width()) + 2 * TEXT_MARGIN + 1
 
 
 @dataclass
@@ -206,8 +213,7 @@ class LabelsMixin(MapViewHost):
             if frame.holds(px, py):
                 ids.append(token_id)
                 spots.append((px, py))
-        boxes = [(px, py, metrics.boundingRect(self.labels[i]).width() + 8, metrics.height() + 4)
-                 for i, (px, py) in zip(ids, spots)]
+        boxes = [(px, py, label_width(metrics, self.labels[i]), metrics.height() + 4) for i, (px, py) in zip(ids, spots)]
         return ids, boxes
 
     def _name_boxes(self, frame: Frame, much_in_view: bool) -> list[tuple[Name, Box, bool]]:

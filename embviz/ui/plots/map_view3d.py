@@ -20,7 +20,7 @@ from functools import cache
 import numpy as np
 import pyqtgraph as pg
 import pyqtgraph.opengl as gl
-from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
+from PySide6.QtCore import QPointF, QRectF, QSizeF, Qt, QTimer, Signal
 from PySide6.QtOpenGL import QOpenGLPaintDevice
 from PySide6.QtGui import QColor, QFontMetricsF, QGuiApplication, QMatrix4x4, QOffscreenSurface, QOpenGLContext, QPainter, QPen
 
@@ -75,6 +75,23 @@ def _rgba(colour: QColor, alpha: float = 1.0) -> tuple[float, float, float, floa
     return colour.redF(), colour.greenF(), colour.blueF(), alpha
 
 
+def label_box(at: QPointF, size: QSizeF, offset: float, taken: list[QRectF], view: QRectF,
+              hovered: bool = False) -> QRectF | None:
+    """Where a label of `size` goes beside its marker at `at`: right of it, else left, above or
+    below, wholly inside `view` and clear of `taken`; else none (it shows as the cloud turns),
+    but the hovered token's is always shown, moved inside the view. A label right of a point
+    near the edge was cut there ("␣Saturda" at 200 %)."""
+    x, y, w, h = at.x(), at.y(), size.width(), size.height()
+    places = [QRectF(x + offset, y - h / 2, w, h), QRectF(x - offset - w, y - h / 2, w, h),
+              QRectF(x - w / 2, y - offset - h, w, h), QRectF(x - w / 2, y + offset, w, h)]
+    box = next((p for p in places if view.contains(p) and not any(p.intersects(t) for t in taken)), None)
+    if box is None and hovered:
+        box = QRectF(places[0])
+        box.moveLeft(max(view.left(), min(box.left(), view.right() - w)))
+        box.moveTop(max(view.top(), min(box.top(), view.bottom() - h)))
+    return box
+
+
 class MapView3D(gl.GLViewWidget):
     pointHovered = Signal(int)  # row id, or -1
     pointClicked = Signal(int)
@@ -105,6 +122,7 @@ class MapView3D(gl.GLViewWidget):
             item.setDepthValue(depth)
             self.addItem(item)
         self._labelled: list[tuple[int, str, QColor]] = []  # (row, text, colour), most important first
+        self.placed_label_boxes: list[tuple[str, QRectF]] = []  # (text, box) drawn last frame, for tests
         self._key: list[tuple[QColor, str, bool]] = []  # (colour, name, a set's marker), the key's lines
         self._arrow_rows: list[tuple[int, int, QColor]] = []  # (start row, end row, colour): heads drawn on screen
         self._hover_row = -1
@@ -313,18 +331,15 @@ class MapView3D(gl.GLViewWidget):
         key = self._key_rect(metrics)
         if key is not None:
             taken.append(key)  # no label under the key
+        self.placed_label_boxes = []
         for row, text, colour in shown:
-            x, y = screen[row, 0], screen[row, 1]
             size = metrics.boundingRect(text).adjusted(-3, -1, 3, 1).size()
-            w, h = size.width(), size.height()
-            # Right of the marker, else left, above or below; else none (it shows as the cloud turns).
-            places = [QRectF(x + offset, y - h / 2, w, h), QRectF(x - offset - w, y - h / 2, w, h),
-                      QRectF(x - w / 2, y - offset - h, w, h), QRectF(x - w / 2, y + offset, w, h)]
-            box = next((p for p in places if not any(p.intersects(t) for t in taken)),
-                       places[0] if row == self._hover_row else None)
+            box = label_box(QPointF(screen[row, 0], screen[row, 1]), size, offset, taken,
+                            QRectF(0, 0, self.width(), self.height()), row == self._hover_row)
             if box is None:
                 continue
             taken.append(box)
+            self.placed_label_boxes.append((text, box))
             painter.fillRect(box, QColor(255, 255, 255, 215))
             painter.setPen(QPen(colour))
             painter.drawText(box, Qt.AlignmentFlag.AlignCenter, text)
