@@ -59,6 +59,13 @@ def test_the_analogies_tab_draws_the_plane_with_its_arrows_and_caption(qtbot, sm
     panel.run()  # an error clears the plane
     wait_for(qtbot, lambda: panel.message.text())
     assert panel.plane.ids.size == 0 and panel.plane_caption.text() == ""
+    # doctor − man + woman with the inputs allowed answers ␣doctor: three words span no plane,
+    # and the empty box says why (the lesson step on Nissim et al. shows it).
+    panel.state.exclude_inputs = False
+    panel.set_words("doctor", "man", "woman")
+    wait_for(qtbot, lambda: panel.table.rows and panel.table.rows[0][0].startswith("␣doctor"))
+    wait_for(qtbot, lambda: panel.plane_caption.text().startswith("No plane"), 5_000)
+    assert panel.plane.ids.size == 0 and "␣doctor is one of the inputs" in panel.plane_caption.text()
 
 
 @pytest.mark.default_model
