@@ -175,7 +175,6 @@ def test_matrices_that_are_not_as_stated_are_one_line(tmp_path, fasttext):
         "trailing.bin": (data + b"\0" * 12, r"12 bytes after its output matrix"),
         "label.bin": (_patched(data, HEADER_BYTES + first + 9, "<B", 1), r"a label \(a supervised model\)"),
         "count.bin": (_patched(data, HEADER_BYTES + first + 1, "<q", -2), r"negative count"),
-        "empty_word.bin": (data[:HEADER_BYTES] + data[HEADER_BYTES + first:], r"word 1 of its dictionary is empty"),
         "no_nul.bin": (data[:HEADER_BYTES] + b"w" * 70_000 + data[HEADER_BYTES:], r"runs past 65,536 bytes"),
     }
     for name, (content, pattern) in cases.items():

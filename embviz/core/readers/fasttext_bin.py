@@ -231,8 +231,6 @@ def _read_words(f: BinaryIO, nwords: int, pos: int, size: int, name: str) -> tup
             _check_tails(buf, base, tails, name)  # before the bytes they are in are dropped
             base, buf, at, tails = base + at, buf[at:] + piece, 0, []
             continue
-        if end == at:
-            raise EmbvizError(f"{shown(name)}: word {len(words) + 1:,} of its dictionary is empty; the file is corrupt.")
         words.append(buf[at:end])
         tails.append(base + end + 1)
         at = end + 1 + _ENTRY_TAIL
