@@ -27,9 +27,9 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("gensim") is None,
 MAX_BYTES = 50 * 2**20
 # As many as gensim 4.3's test data holds, less a few: fewer means discovery broke, not gensim.
 FLOOR = 20
-# gensim 1.x/2.x Word2Vec pickles (Python 2) whose arrays embviz's safe unpickler does not
-# rebuild yet: refused in one sentence; the test fails once they open, to drop them from here.
-NOT_YET = {"word2vec_old", "word2vec_old_sep"}
+# Files embviz cannot read yet (none today): still refused in one sentence; the test fails
+# once one opens, so the set cannot go stale.
+NOT_YET: set[str] = set()
 OOV = ["qqqzzz", "governmentally", "é", "x"]
 
 def _test_data() -> Path:

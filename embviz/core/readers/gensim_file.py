@@ -234,6 +234,8 @@ def _array(pickled: _PickledArray, name: str) -> np.ndarray:
     if not isinstance(shape, tuple) or not all(isinstance(n, int) and n >= 0 for n in shape):
         raise EmbvizError(f"{shown(name)} holds an array with an impossible shape.")
     dtype = _dtype(dtype, name)
+    if isinstance(data, str):  # a Python 2 pickle's bytes, decoded as latin1 (numpy undoes it the same way)
+        data = data.encode("latin1")
     if not isinstance(data, (bytes, bytearray)):
         raise EmbvizError(f"{shown(name)} holds an array without its data.")
     count = 1
