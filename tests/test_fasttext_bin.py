@@ -16,8 +16,9 @@ import numpy as np
 import pytest
 
 from embviz.core import EmbvizError, open_checkpoint
-from embviz.core.readers.fasttext_bin import HEADER_BYTES, Subwords, read_fasttext_bin, read_layout
+from embviz.core.readers.fasttext_bin import HEADER_BYTES, OLD_HEADER_BYTES, Subwords, read_fasttext_bin, read_layout
 from embviz.core.readers.regular_file import open_regular
+from embviz.core.readers.sniff import sniff
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("gensim") is None,
                                 reason="gensim writes the files these tests read (the dev extra installs it)")
@@ -150,7 +151,7 @@ def test_a_file_cut_anywhere_is_one_line(tmp_path, fasttext):
     (LOSS_AT, "<i", 9, r"loss 9"),
     (NLABELS_AT, "<i", 1, r"supervised fastText model"),
     (NLABELS_AT, "<i", -2, r"header says -2 labels"),
-    (4, "<i", 11, r"version 11; embviz reads version 12 only"),
+    (4, "<i", 10, r"version 10; embviz reads versions 11 and 12"),
     (0, "<i", 12345, r"magic number"),
 ])
 def test_a_header_that_lies_is_one_line(tmp_path, fasttext, at, fmt, value, pattern):
@@ -174,7 +175,6 @@ def test_matrices_that_are_not_as_stated_are_one_line(tmp_path, fasttext):
         "trailing.bin": (data + b"\0" * 12, r"12 bytes after its output matrix"),
         "label.bin": (_patched(data, HEADER_BYTES + first + 9, "<B", 1), r"a label \(a supervised model\)"),
         "count.bin": (_patched(data, HEADER_BYTES + first + 1, "<q", -2), r"negative count"),
-        "empty_word.bin": (data[:HEADER_BYTES] + data[HEADER_BYTES + first:], r"word 1 of its dictionary is empty"),
         "no_nul.bin": (data[:HEADER_BYTES] + b"w" * 70_000 + data[HEADER_BYTES:], r"runs past 65,536 bytes"),
     }
     for name, (content, pattern) in cases.items():
@@ -236,3 +236,65 @@ def test_a_model_without_buckets_is_its_word_rows(tmp_path):
     assert "a model without character n-grams" in model.notes[0]
     with pytest.raises(EmbvizError, match="no character n-grams, so a word outside its vocabulary has no vector"):
         model.subwords.vector("four")
+
+
+# --- version 11 and the old format (no magic number) ------------------------------------------------
+
+def _old_format(path: Path) -> bytes:
+    """The same model in the format before the magic number: no magic and version, no
+    pruneidx_size, no quant flag before either matrix."""
+    data = path.read_bytes()
+    layout = _layout(path)
+    output_at = layout.input_offset + (layout.nwords + layout.bucket) * layout.dim * 4
+    return (data[8:HEADER_BYTES - 8] + data[HEADER_BYTES:layout.input_offset - 17]
+            + data[layout.input_offset - 16:output_at] + data[output_at + 1:])
+
+
+@pytest.fixture(scope="module")
+def old_fasttext(tmp_path_factory, fasttext):
+    path = tmp_path_factory.mktemp("old") / "old.bin"
+    path.write_bytes(_old_format(fasttext[0]))
+    return path
+
+
+def test_version_11_and_the_old_format_open_as_gensim_loads_them(tmp_path, fasttext, old_fasttext):
+    from gensim.models.fasttext import load_facebook_model
+
+    v11 = tmp_path / "v11.bin"
+    v11.write_bytes(_patched(fasttext[0].read_bytes(), 4, "<i", 11))
+    for path in (v11, old_fasttext):
+        assert sniff(path) == "fasttext"
+        _assert_like_gensim(open_checkpoint(str(path), "cpu"), load_facebook_model(str(path)))
+    assert _layout(old_fasttext).input_offset == _layout(fasttext[0]).input_offset - 8 - 8 - 1
+
+
+def test_an_old_format_file_cut_anywhere_is_one_line_and_not_sniffed(tmp_path, old_fasttext):
+    data = old_fasttext.read_bytes()
+    layout = _layout(old_fasttext)
+    for cut in [4, 30, OLD_HEADER_BYTES - 1, OLD_HEADER_BYTES + 3, layout.input_offset - 5,
+                layout.input_offset + 100, len(data) - 10, len(data) - 1]:
+        path = tmp_path / f"cut{cut}.bin"
+        path.write_bytes(data[:cut])
+        assert sniff(path) != "fasttext"
+        _refused(path, r"truncated|ends (before|inside)|neither fastText's magic number")
+
+
+# Offsets in the old header: dim, ws, bucket, minn; then the dictionary's nwords.
+@pytest.mark.parametrize("at, fmt, value, pattern", [
+    (0, "<i", 9, r"input matrix is .* × 8, but the header needs .* × 9"),
+    (0, "<i", 2**31 - 1, r"neither fastText's magic number nor an old fastText header"),
+    (4, "<i", -5, r"neither fastText's magic number nor an old fastText header"),
+    (32, "<i", 2001, r"the header needs 2,0\d\d × 8"),
+    (32, "<i", 2**30, r"the header needs 1,073,7\d\d,\d\d\d × 8"),
+    (36, "<i", 7, r"neither fastText's magic number nor an old fastText header"),  # minn > maxn
+    (60, "<i", 2**20, r"neither fastText's magic number|dictionary entries"),
+    (64, "<i", 1, r"neither fastText's magic number"),  # labels the entries do not count
+])
+def test_an_old_format_header_that_lies_is_one_line_and_not_sniffed(tmp_path, old_fasttext, at, fmt, value, pattern):
+    path = tmp_path / "lies.bin"
+    path.write_bytes(_patched(old_fasttext.read_bytes(), at, fmt, value))
+    assert sniff(path) != "fasttext"
+    _refused(path, pattern)
+    with pytest.raises(EmbvizError) as info:
+        open_checkpoint(str(path), "cpu")
+    assert "\n" not in str(info.value)

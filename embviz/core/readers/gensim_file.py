@@ -200,7 +200,7 @@ def _unpickle(path: Path) -> object:
     data = read_bounded(path, MAX_PICKLE_BYTES, "its pickle", lambda _size: f"{shown(name)} is over "
                         f"{MAX_PICKLE_BYTES >> 30} GB: not a gensim vector file embviz reads.")
     try:
-        return _SafeUnpickler(io.BytesIO(data)).load()
+        return _SafeUnpickler(io.BytesIO(data), encoding="latin1").load()  # gensim's own: Python 2 pickles keep their bytes
     except pickle.UnpicklingError as exc:
         raise EmbvizError(f"{shown(name)} was not read: {first_line(exc)}. embviz never runs code from a file.") from None
     except (EOFError, ValueError, TypeError, KeyError, IndexError, AttributeError, MemoryError, OverflowError) as exc:
@@ -234,6 +234,8 @@ def _array(pickled: _PickledArray, name: str) -> np.ndarray:
     if not isinstance(shape, tuple) or not all(isinstance(n, int) and n >= 0 for n in shape):
         raise EmbvizError(f"{shown(name)} holds an array with an impossible shape.")
     dtype = _dtype(dtype, name)
+    if isinstance(data, str):  # a Python 2 pickle's bytes, decoded as latin1 (numpy undoes it the same way)
+        data = data.encode("latin1")
     if not isinstance(data, (bytes, bytearray)):
         raise EmbvizError(f"{shown(name)} holds an array without its data.")
     count = 1

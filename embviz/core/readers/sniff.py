@@ -1,6 +1,7 @@
 """What a file holds, told by its first bytes, for a name with no suffix or a misleading one.
 
-fastText's magic number, GGUF's, a pickle that names gensim, a zip or another pickle (PyTorch),
+fastText's magic number (or an old fastText header, told by every size in it matching the
+file's), GGUF's, a pickle that names gensim, a zip or another pickle (PyTorch),
 or text: a `V D` header line then either a line of D numbers (word2vec / fastText text) or
 binary floats (word2vec binary), or a first line of a word and numbers (GloVe). None: the
 first bytes say nothing, and the suffix decides.
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Literal
 
 from embviz.core.errors import EmbvizError
-from embviz.core.readers.fasttext_bin import is_fasttext_bin
+from embviz.core.readers.fasttext_bin import is_fasttext_bin, is_old_fasttext_bin
 from embviz.core.readers.gensim_file import is_gensim_pickle
 from embviz.core.readers.regular_file import open_regular
 from embviz.core.readers.word_text import BOM, HEADER
@@ -37,7 +38,10 @@ def sniff(path: Path) -> Kind | None:
                         head = stream.read(HEAD_BYTES)  # a few kilobytes: no bomb expands in them
                 except (OSError, EOFError, zlib.error):
                     return None
+            elif is_old_fasttext_bin(f):  # first: its dim can be any first byte, a pickle's \x80 too
+                return "fasttext"
             else:
+                f.seek(0)
                 head = f.read(HEAD_BYTES)
     except EmbvizError:
         return None
