@@ -55,6 +55,12 @@ def ancestors(widget: QWidget, panel: QWidget) -> list[QWidget]:
     return out
 
 
+def fits_across(qtbot, panel: QWidget) -> None:
+    """Wait for the page to take the panel's width again: a vertical scroll bar that appears
+    narrows the viewport, and the panel follows a layout pass later (seconds, on a busy machine)."""
+    wait_for(qtbot, lambda: panel.width() <= page_of(panel).viewport().width(), 10_000)
+
+
 def assert_room_fits(panel: QWidget) -> None:
     """No text over other text, every wrapped label whole, no sideways scroll bar."""
     shown = texts(panel)
@@ -143,6 +149,7 @@ def test_similarity_and_odd_one_out_fit_a_projector(qtbot, second, scale, projec
     settle(qtbot)
     if projector:
         assert_folded(similarity)
+    fits_across(qtbot, similarity)
     assert_room_fits(similarity)
     for plot in (similarity.plot, similarity.plot_b):
         assert plot.height() >= plot.minimumHeight() and plot.width() >= plot.minimumWidth()  # never squeezed
@@ -158,6 +165,7 @@ def test_similarity_and_odd_one_out_fit_a_projector(qtbot, second, scale, projec
     settle(qtbot)
     if projector:
         assert_folded(odd)
+    fits_across(qtbot, odd)
     assert_room_fits(odd)
     assert odd.chart.height() >= odd.chart.minimumHeight()  # every bar's row
     if projector or scale < 2:  # at 200 % the sentences take the screen: the tab scrolls down to them

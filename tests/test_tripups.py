@@ -146,7 +146,10 @@ def test_an_exported_analogy_plane_draws_its_arrows_as_thick_as_on_screen(qtbot,
         a, b = ((p.x(), p.y()) for p in ends)
         on_screen = _thickness(screen, colour, a, b, screen.devicePixelRatio())
         exported = _thickness(png, colour, a, b, PNG_SCALE)
-        assert on_screen >= 2 and exported == pytest.approx(PNG_SCALE * on_screen, rel=0.25), (on_screen, exported)
+        # Counted in whole pixels, an antialiased 3 px line reads 2 or 3 across: the export must be
+        # clearly wider than the screen's line (it was the same width before), and not past
+        # PNG_SCALE times its widest reading.
+        assert on_screen >= 2 and 0.8 * PNG_SCALE * on_screen <= exported <= PNG_SCALE * (on_screen + 1), (on_screen, exported)
 
 
 @pytest.mark.default_model
