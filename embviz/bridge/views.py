@@ -58,6 +58,7 @@ class AnalogyView:
     input_labels: list[str]
     result: AnalogyResult
     plane: AnalogyPlane | None = None  # of the inputs and the answer, when there is one
+    no_plane: str = ""  # why there is none, in one sentence, when one was asked for
 
 
 @dataclass

@@ -49,11 +49,12 @@ def _digest_open(f: BinaryIO) -> str:
         return xxhash.xxh3_128_hexdigest(b"")
     digest = xxhash.xxh3_128()
     with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+        let_go = hasattr(mapped, "madvise") and hasattr(mmap, "MADV_DONTNEED")
         view = memoryview(mapped)
         try:
             for start in range(0, size, DIGEST_STEP):
                 digest.update(view[start:start + DIGEST_STEP])
-                if hasattr(mapped, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
+                if let_go:
                     mapped.madvise(mmap.MADV_DONTNEED, start, min(DIGEST_STEP, size - start))
         finally:
             view.release()

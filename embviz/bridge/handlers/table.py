@@ -93,13 +93,20 @@ def analogy(model: EmbeddingModel, request: rq.Analogy, _progress: ProgressFn) -
     a, b, c = ids
     result = analogy(model, a, b, c, k=request.k, exclude_inputs=request.exclude_inputs, method=request.method,
                      keep=keep, exclude_variants=request.exclude_variants)
-    plane = None
-    if request.plane and result.results and len({*ids, result.results[0].id}) == 4:  # four distinct words make a plane
-        try:
-            plane = analogy_plane(model, a, b, c, result.results[0].id, keep=keep)
-        except EmbvizError:
-            plane = None  # e.g. two inputs pointing the same way: the table still answers
-    return AnalogyView(ids, [vocab.label(i) for i in ids], result, plane)
+    plane, no_plane = None, ""
+    if request.plane and result.results:  # four distinct words make a plane
+        answer = result.results[0].id
+        if answer in ids:
+            no_plane = (f"No plane: the answer {vocab.label(answer)} is one of the inputs, so there are not four "
+                        "words to draw. Tick “Exclude the inputs” to see one.")
+        elif len(set(ids)) < 3:
+            no_plane = "No plane: two of the inputs are the same word, so there are not four words to draw."
+        else:
+            try:
+                plane = analogy_plane(model, a, b, c, answer, keep=keep)
+            except EmbvizError as exc:  # e.g. two inputs pointing the same way: the table still answers
+                no_plane = f"No plane: {exc}"
+    return AnalogyView(ids, [vocab.label(i) for i in ids], result, plane, no_plane)
 
 
 @handles(rq.VectorStrips)

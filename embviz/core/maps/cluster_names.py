@@ -127,10 +127,7 @@ def told_apart(names: list[str], examples: list[list[str]]) -> list[str]:
     given = Counter(names)
     told: list[str] = []
     for name, shown in zip(names, examples):
-        own = [text.strip() for text in shown if text.strip()]
-        if given[name] > 1 and own and ": " not in name:
-            name = f"{name}: {fit(own, max(NAME_CHARS - len(name) - 2, 1))}"
-        told.append(name)
+        told.append(_examples_name(name, shown) if given[name] > 1 and ": " not in name else name)
     still = Counter(told)
     counted: Counter[str] = Counter()
     for c, name in enumerate(told):

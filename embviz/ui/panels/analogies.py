@@ -270,7 +270,7 @@ class AnalogyPanel(QWidget):
             answer = result.results[0].id
             self.showArrows.emit([(view.input_ids[1], view.input_ids[0]), (view.input_ids[2], answer)])
             self.highlight.emit(list(view.input_ids) + [answer])
-        self._show_plane(view.plane, self._no_plane_because(view))
+        self._show_plane(view.plane, view.no_plane)
 
     def _say(self, message: str) -> None:
         """An error under the heading; with none, the line takes no room from the table."""
@@ -280,16 +280,6 @@ class AnalogyPanel(QWidget):
     def _bench_says(self, text: str) -> None:
         self.bench.setText(text)
         self.bench.setVisible(bool(text))
-
-    def _no_plane_because(self, view) -> str:
-        """Why the plane is empty, for the caption under it: a blank box says nothing to a class."""
-        if view.plane is not None or not view.result.results:
-            return ""
-        answer = view.result.results[0].id
-        if answer in view.input_ids:
-            return (f"No plane: the answer {self.plane.labels[answer]} is one of the inputs, so there are not "
-                    "four words to draw. Tick “Exclude the inputs” to see one.")
-        return "No plane: two of the four words point (almost) the same way, so they span no plane."
 
     def _show_plane(self, plane, why_none: str = "") -> None:
         self.plane.clear_map()
