@@ -115,3 +115,23 @@ def test_axis_ticks_are_round_numbers_within_the_range():
     assert nice_ticks(-3.6, 2.4, 4) == [-2.0, 0.0, 2.0]
     assert nice_ticks(-1.5, 99.4, 2) == [0.0, 50.0]  # not 0 alone, with 100 just past the end
     assert nice_ticks(0.0, 0.0, 5) == [] and nice_ticks(0.0, 1.0, 0) == []
+
+
+def test_a_narrow_chart_wraps_its_legend_and_cuts_no_name(qtbot):
+    from embviz.ui.plots.bar_chart import BarChart
+
+    chart = BarChart("Probabilities", style.BAR_PROB)
+    qtbot.addWidget(chart)
+    names = ["at T = 1", "kept, after top-p 0.9"]
+    chart.set_groups(["a", "b"], [(names[0], style.BAR_PROB, [60.0, 40.0]), (names[1], style.BAR_KEPT, [100.0, 0.0])])
+    chart.resize(900, 400)
+    wide = chart.layout_now()["legend"]
+    assert len({round(text.top()) for _, text, _, _ in wide}) == 1  # room for both on one line
+    chart.set_text_scale(2.0)
+    chart.resize(300, 400)
+    narrow = chart.layout_now()["legend"]
+    assert [name for _, _, name, _ in narrow] == names  # whole, not elided
+    assert len({round(text.top()) for _, text, _, _ in narrow}) == 2  # one line each
+    for _, text, name, _ in narrow:
+        assert text.right() <= chart.width() + 1, name
+        assert text.bottom() <= chart.height() + 1, name

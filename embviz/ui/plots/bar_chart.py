@@ -154,8 +154,28 @@ class BarChart(QWidget):
         pad = ticks_fm.height() / 3
         title_h = title_fm.height() + pad if self.title else pad
         axis_h = TICK + ticks_fm.height() + pad / 2 + (ticks_fm.height() if self.axis_name else 0.0)
-        legend_h = max(ticks_fm.height(), self.swatch) + pad if any(name for name, _, _ in self.series) else 0.0
+        lines = len(self._legend_lines(ticks_fm, pad, float(self.width())))
+        legend_h = lines * (max(ticks_fm.height(), self.swatch) + pad) if lines else 0.0
         return pad, title_h, axis_h, legend_h
+
+    def _legend_lines(self, ticks_fm: QFontMetricsF, pad: float, width: float) -> list[list[tuple[str, QColor, float]]]:
+        """The named series' (name, colour, entry width), in lines that fit the width: a narrow
+        chart at a large text size wraps its legend rather than cutting the last name off."""
+        lines: list[list[tuple[str, QColor, float]]] = []
+        used = 0.0
+        for name, color, _ in self.series:
+            if not name:
+                continue
+            room = max(width - self.swatch - pad / 2, 1.0)
+            name = ticks_fm.elidedText(name, Qt.TextElideMode.ElideRight, room)
+            w = self.swatch + pad / 2 + ticks_fm.horizontalAdvance(name)
+            if lines and used + 2 * pad + w <= width:
+                lines[-1].append((name, color, w))
+                used += 2 * pad + w
+            else:
+                lines.append([(name, color, w)])
+                used = w
+        return lines
 
     def set_bars(self, labels: list[str], values: list[float], texts: list[str],
                  x_range: tuple[float, float] | None = None) -> None:
@@ -189,6 +209,8 @@ class BarChart(QWidget):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self._layout = None
+        if event.size().width() != event.oldSize().width():
+            self._ask_height()  # the legend may wrap onto another line
 
     # --- layout -------------------------------------------------------------------------------
     def layout_now(self) -> dict:
@@ -201,7 +223,6 @@ class BarChart(QWidget):
     def _work_out(self) -> dict:
         ticks_fm, title_fm = QFontMetricsF(self.tick_font), QFontMetricsF(self.title_font)
         width, height = float(self.width()), float(self.height())
-        named = [(name, color) for name, color, _ in self.series if name]
         pad, title_h, axis_h, legend_h = self._chrome()
         plot_h = max(height - title_h - axis_h - legend_h, 1.0)
         pitch = plot_h / max(self.count, 1)
@@ -255,16 +276,17 @@ class BarChart(QWidget):
             w = ticks_fm.horizontalAdvance(text)
             ticks.append((x, QRectF(min(max(x - w / 2, 0.0), width - w), plot.bottom() + TICK, w + 1,
                                     ticks_fm.height()), text))
-        legend = []  # (swatch, text rect, name, colour), centred in a row under the axis
-        if named:
-            widths = [self.swatch + pad / 2 + ticks_fm.horizontalAdvance(name) for name, _ in named]
-            x = max((width - sum(widths) - 2 * pad * (len(named) - 1)) / 2, 0.0)
-            y = height - legend_h + pad / 2
-            for (name, color), w in zip(named, widths):
+        legend = []  # (swatch, text rect, name, colour), each line centred under the axis
+        row_h = max(ticks_fm.height(), self.swatch) + pad
+        y = height - legend_h + pad / 2
+        for line in self._legend_lines(ticks_fm, pad, width):
+            x = max((width - sum(w for _, _, w in line) - 2 * pad * (len(line) - 1)) / 2, 0.0)
+            for name, color, w in line:
                 swatch = QRectF(x, y + (ticks_fm.height() - self.swatch) / 2, self.swatch, self.swatch)
                 legend.append((swatch, QRectF(x + self.swatch + pad / 2, y, w - self.swatch - pad / 2 + 1,
                                               ticks_fm.height()), name, color))
                 x += w + 2 * pad
+            y += row_h
         # Elided here, once per change, not at every paint.
         labels = [labels_fm.elidedText(label, Qt.TextElideMode.ElideRight, max(label_w - pad, 0.0)) for label in self.labels]
         label_h = full_height(label_font)
