@@ -96,7 +96,7 @@ def test_colour_by_cluster_names_clusters_on_the_map(qtbot, smol):
     named = [int(e.rsplit("(", 1)[1].rstrip(")").replace(",", "")) for e in entries
              if not e.startswith("…")]
     assert len(named) == 6 and named == sorted(named, reverse=True) and set(named) <= set(sizes)
-    assert "clusters; the largest: " in smol.message.full_text
+    assert "clusters; the largest named by whole words: " in smol.message.full_text
     # HDBSCAN of the map's own points: its noise stays grey.
     choose(panel.cluster_method, "hdbscan")
     assert panel.clusters_k.isHidden()

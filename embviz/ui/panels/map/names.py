@@ -24,7 +24,7 @@ def clusters_summary(found) -> str:
     if not found.clusters:
         return "No clusters found on this map."
     named = [f"{found.clusters[c].label} ({found.clusters[c].size:,})" for c in found.largest_readable]
-    return f"{len(found.clusters)} clusters; the largest: " + "; ".join(named) if named else \
+    return f"{len(found.clusters)} clusters; the largest named by whole words: " + "; ".join(named) if named else \
         f"{len(found.clusters)} clusters, none named by whole words."
 
 
