@@ -24,7 +24,7 @@ def test_quick_benchmark_reports_every_figure(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     report = json.loads(proc.stdout)
     figures = report["figures"]
-    assert {f["figure"] for f in figures} == set(range(1, 11)) | {12, 13, 14, 15, 16, 17, 18, 20, 21, 22}
+    assert {f["figure"] for f in figures} == set(range(1, 11)) | {12, 13, 14, 15, 16, 17, 18, 20, 21, 22, 23}
     for f in figures:
         assert f["value"] is not None and f["value"] > 0, f
     with_baseline = [f for f in figures if f["baseline"] is not None]
@@ -138,7 +138,7 @@ def test_the_registry_finds_one_module_per_figure_and_what_each_run_measures():
     from bench.figures import figures
 
     found = figures()
-    assert {f.number for f in found} == set(range(1, 23))
+    assert {f.number for f in found} == set(range(1, 24))
     orders = [f.order for f in found]
     assert orders == sorted(orders) and len(set(orders)) == len(orders)
 
@@ -146,10 +146,10 @@ def test_the_registry_finds_one_module_per_figure_and_what_each_run_measures():
         args = argparse.Namespace(**{"only_figures": set(), "no_gui": False, "quick": False, **options})
         return sorted({f.number for f in found if f.wanted(args)})
 
-    assert measured() == list(range(1, 23))
+    assert measured() == list(range(1, 24))
     # A full run's alone: the GloVe text file (11), the 1.7 GB half-precision checkpoint (19).
-    assert measured(quick=True) == [n for n in range(1, 23) if n not in (11, 19)]
-    assert measured(no_gui=True) == [2, 3, 4, 5, 7, 8, 12, 13, 15, 16, 17, 18, 19, 21, 22]  # 7: its core call alone
+    assert measured(quick=True) == [n for n in range(1, 24) if n not in (11, 19)]
+    assert measured(no_gui=True) == [2, 3, 4, 5, 7, 8, 12, 13, 15, 16, 17, 18, 19, 21, 22, 23]  # 7: its core call alone
     assert measured(only_figures={9, 10}) == [9, 10]
     window = [f for f in found if f.window]
     assert {f.number for f in window} == {7, 9, 10, 15} and all(not f.wanted(argparse.Namespace(
