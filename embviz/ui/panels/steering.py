@@ -7,7 +7,8 @@ shown before and after, side by side, with the watched tokens' probabilities (br
 from __future__ import annotations
 
 from PySide6.QtWidgets import (
-    QDoubleSpinBox, QFrame, QHBoxLayout, QLabel, QScrollArea, QSpinBox, QTabWidget, QVBoxLayout, QWidget,
+    QDoubleSpinBox, QFrame, QHBoxLayout, QLabel, QLineEdit, QScrollArea, QSizePolicy, QSpinBox, QTabWidget, QVBoxLayout,
+    QWidget,
 )
 
 from embviz.bridge import requests as rq
@@ -21,7 +22,7 @@ from embviz.ui.formatting import percent_labels, visible_token
 from embviz.ui.panels.language_model import LanguageModelLoader, LanguageModelTab
 from embviz.ui.panels.steering_layers import DirectionLayersView
 from embviz.ui.plots.bar_chart import BarChart
-from embviz.ui.widgets import LinesBox, WordField, WrappedLabel, flow_row, folding
+from embviz.ui.widgets import WordField, WrappedLabel, flow_row, folding
 
 K = 10  # bars a chart
 MAX_LAYER = 200  # the spin box's bound until an answer says how deep the model is
@@ -63,14 +64,15 @@ class SteeringPanel(LanguageModelTab):
         style.follow_scale(self)
 
     def _inputs(self) -> QWidget:
-        self.text = LinesBox(1.5)
+        self.text = QLineEdit()  # one line: the bars, not the prompt, need the height
         style.use_font(self.text, style.LABEL_POINT_SIZE + 2)
         self.text.setPlaceholderText("Text; the model guesses the token after it")
+        self.text.setToolTip("The text the model reads; the bars are its guesses for the token after it.")
         self.start, self.end = WordField("from, e.g. he"), WordField("to, e.g. she")
         self.layer = QSpinBox()
         self.layer.setRange(0, MAX_LAYER)
         self.layer.setPrefix("after layer ")
-        self.layer.setSpecialValueText("after layer 0 (the embedding)")
+        self.layer.setSpecialValueText("after the embedding")
         self.layer.setToolTip("0: added to the embedding output, before block 1; L: after block L.")
         self.alpha = QDoubleSpinBox()
         self.alpha.setRange(-ALPHA_RANGE, ALPHA_RANGE)
@@ -87,16 +89,15 @@ class SteeringPanel(LanguageModelTab):
             getattr(self.state.events, name).connect(lambda *_: self.timer.start())
         self.state.events.layer.connect(lambda *_: self.curve.mark(self.state.layer))
         words = QWidget()
+        words.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Preferred)  # "he → she" as one piece
         row = QHBoxLayout(words)
         row.setContentsMargins(0, 0, 0, 0)
         for part in (QLabel("Direction"), self.start, QLabel("→"), self.end):
             row.addWidget(part)
         self.inputs = (self.text,)
-        return folding(flow_row(words, self.layer, self.alpha))
+        return folding(flow_row(self.text, words, self.layer, self.alpha))
 
     def _answers(self) -> None:
-        self.heading = WrappedLabel("")
-        style.use_font(self.heading, style.LABEL_POINT_SIZE + 2, bold=True)
         self.watched = WrappedLabel("")
         style.use_font(self.watched, style.LABEL_POINT_SIZE + 2, bold=True)
         self.added = WrappedLabel("")
@@ -118,8 +119,7 @@ class SteeringPanel(LanguageModelTab):
         self.content = QWidget()
         page = QVBoxLayout(self.content)
         page.setContentsMargins(4, 4, 4, 0)
-        for part in (self.heading, self.watched):
-            page.addWidget(part)
+        page.addWidget(self.watched)
         page.addWidget(self.charts, 1)
         page.addWidget(self.added)
         page.addWidget(self.notes)
@@ -132,7 +132,6 @@ class SteeringPanel(LanguageModelTab):
         self.pages.addTab(self.curve, "The direction through the layers")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(self.text)
         self.controls = (inputs,)  # what projector mode folds
         layout.addWidget(inputs)
         layout.addWidget(self.loading)
@@ -140,6 +139,7 @@ class SteeringPanel(LanguageModelTab):
         layout.addWidget(self.pages, 1)
 
     def set_text_scale(self, _scale: float) -> None:
+        self.text.setMinimumWidth(self.text.fontMetrics().horizontalAdvance("The doctor said that___"))
         for field in (self.start, self.end):
             field.setMaximumWidth(field.fontMetrics().horizontalAdvance("engineer__") + 24)
 
@@ -189,13 +189,13 @@ class SteeringPanel(LanguageModelTab):
         after = [100 * s.prob for s in result.after]
         # One axis for both: a bar's length compares across the two charts.
         held = (0.0, min(100.0, 1.35 * max(before + after + [1.0])))
-        self.before_chart.set_bars([s.token for s in result.before], before,
-                                   percent_labels([s.prob for s in result.before]), held)
-        self.after_chart.set_bars([s.token for s in result.after], after,
-                                  percent_labels([s.prob for s in result.after]), held)
-        self.before_chart.set_title("Before: the model as it is")
-        self.after_chart.set_title(f"After: {result.direction}, α = {result.alpha:g}, after {result.layer_name}")
-        self.heading.setText(f"The next token after “{''.join(result.token_texts)}”, steered {result.direction}")
+        # Labelled together: the same decimals on both sides, so 13.5% never sits beside 12.90%.
+        texts = percent_labels([s.prob for s in result.before] + [s.prob for s in result.after])
+        self.before_chart.set_bars([s.token for s in result.before], before, texts[:len(before)], held)
+        self.after_chart.set_bars([s.token for s in result.after], after, texts[len(before):], held)
+        # Short titles: at 200 % on 1024 pixels a chart is 480 wide; the layer is in its box above.
+        self.before_chart.set_title("Before")
+        self.after_chart.set_title(f"After, α = {result.alpha:g}")
         self.watched.setText(watched_line(result))
         self.added.setText(added_line(result))
         self.notes.setText("  ".join(result.notes))
@@ -226,7 +226,7 @@ class SteeringPanel(LanguageModelTab):
         for chart in (self.before_chart, self.after_chart):
             chart.clear_bars()
         self.charts.hide()
-        for label in (self.heading, self.watched, self.added, self.notes):
+        for label in (self.watched, self.added, self.notes):
             label.setText("")
         self.curve.clear()
         self._say("")
@@ -235,7 +235,7 @@ class SteeringPanel(LanguageModelTab):
     def picture(self) -> tuple[QWidget, str]:
         if self.pages.currentIndex() == 1:
             return self.curve, self.curve.heading.text()
-        return self.content, "\n".join(t for t in (self.heading.text(), self.watched.text(), self.added.text()) if t)
+        return self.content, "\n".join(t for t in (self.watched.text(), self.added.text()) if t)
 
     def table_rows(self) -> tuple[list[str], list[tuple]] | None:
         if self.pages.currentIndex() == 1 and self.layers_result is not None:

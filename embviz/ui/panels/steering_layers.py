@@ -41,14 +41,15 @@ class DirectionLayersView(QWidget):
         self.result: DirectionLayersResult | None = None
         self.marked: int | None = None  # the layer steered after, marked with a vertical line
         self.heading = WrappedLabel("")
-        style.use_font(self.heading, style.LABEL_POINT_SIZE + 2, bold=True)
+        style.use_font(self.heading, style.LABEL_POINT_SIZE, bold=True)
         self.plot = pg.PlotWidget(background=style.BACKGROUND, enableMenu=False)
         item = self.plot.getPlotItem()
         item.setMenuEnabled(False)
         item.hideButtons()
         item.setMouseEnabled(x=False, y=False)
-        item.setLabel("left", "cosine with the direction")
+        item.setLabel("left", "cosine")
         item.showGrid(x=True, y=True, alpha=0.25)
+        item.getAxis("left").enableAutoSIPrefix(False)  # cosines as they are, not "× 0.01"
         for name in ("left", "bottom"):
             item.getAxis(name).setTextPen("k")
             item.getAxis(name).setPen("k")
