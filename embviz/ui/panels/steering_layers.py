@@ -15,7 +15,7 @@ from embviz.ui.widgets import WrappedLabel
 
 CURVE_COLOR = style.SET_COLORS[6]
 MARK_COLOR = style.BAR_PROB
-CURVE_MIN_HEIGHT = 200  # pixels at 100 % text
+CURVE_MIN_HEIGHT = 130  # pixels at 100 % text: at 1024 × 700 and 200 % the axis names stay above the fold
 TICK_ROOM = 7  # characters a layer's name takes under the axis ("block 30")
 
 
@@ -121,8 +121,8 @@ class DirectionLayersView(QWidget):
         item.setYRange(low - 0.08 * span, high + 0.08 * span, padding=0)
         item.setXRange(0, layers[-1], padding=0.03)
         token = result.tokens[result.position][1] if result.tokens else ""
-        self.heading.setText(f"{result.direction} in the residual stream at “{token}”, through "
-                             f"{len(layers) - 1} blocks")
+        # One line at 200 % on 1024 pixels: the plot needs the height.
+        self.heading.setText(f"{result.direction} at “{token}”, layer by layer")
         self._ticks()
 
     def _ticks(self) -> None:
