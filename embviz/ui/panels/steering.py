@@ -47,6 +47,14 @@ def added_line(result: SteerResult) -> str:
             f"α is in units of s, {result.alpha_units}.")
 
 
+class _Pages(QTabWidget):
+    """The two pages, whose least height is their minimum's (as the Directions tab's): a
+    QTabWidget's height for its width comes from its pages' preferred sizes, and scrolled the tab."""
+
+    def hasHeightForWidth(self) -> bool:
+        return False
+
+
 class SteeringPanel(LanguageModelTab):
     CANCELLED = "Loading the language model was cancelled. Edit the text to try again."
 
@@ -127,7 +135,7 @@ class SteeringPanel(LanguageModelTab):
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         scroll.setWidget(self.content)
-        self.pages = QTabWidget()
+        self.pages = _Pages()
         self.pages.addTab(scroll, "Before and after")
         self.pages.addTab(self.curve, "The direction through the layers")
         layout = QVBoxLayout(self)

@@ -16,7 +16,7 @@ from embviz.ui.widgets import WrappedLabel
 CURVE_COLOR = style.SET_COLORS[6]
 MARK_COLOR = style.BAR_PROB
 CURVE_MIN_HEIGHT = 130  # pixels at 100 % text: at 1024 × 700 and 200 % the axis names stay above the fold
-TICK_ROOM = 7  # characters a layer's name takes under the axis ("block 30")
+TICK_ROOM = 9  # characters a layer's name takes under the axis ("embedding")
 
 
 def layer_ticks(names: list[str], width: int, char_width: float) -> list[tuple[int, str]]:
@@ -119,7 +119,6 @@ class DirectionLayersView(QWidget):
         low, high = min(cosines + [0.0]), max(cosines + [0.0])
         span = (high - low) or 0.1
         item.setYRange(low - 0.08 * span, high + 0.08 * span, padding=0)
-        item.setXRange(0, layers[-1], padding=0.03)
         token = result.tokens[result.position][1] if result.tokens else ""
         # One line at 200 % on 1024 pixels: the plot needs the height.
         self.heading.setText(f"{result.direction} at “{token}”, layer by layer")
@@ -128,6 +127,15 @@ class DirectionLayersView(QWidget):
     def _ticks(self) -> None:
         if self.result is None:
             return
-        axis = self.plot.getPlotItem().getAxis("bottom")
+        item = self.plot.getPlotItem()
         char = QFontMetricsF(style.font(style.BASE_POINT_SIZE)).averageCharWidth()
-        axis.setTicks([layer_ticks(self.result.layer_names, self.plot.width(), char)])
+        ticks = layer_ticks(self.result.layer_names, self.plot.width(), char)
+        item.getAxis("bottom").setTicks([ticks])
+        # Room left of layer 0 for half its name: pyqtgraph drops a tick label that would cross the axis's end.
+        last = len(self.result.layer_names) - 1
+        per_layer = max(item.vb.width() or self.plot.width() * 0.9, 1) / (last + 3)
+        def room(name: str) -> float:
+            return min(len(name) * char * 0.6 / per_layer + 0.3, 5.0)
+
+        left, right = (room(ticks[0][1]), room(ticks[-1][1])) if ticks else (0.5, 0.5)
+        item.setXRange(-left, last + right, padding=0)
