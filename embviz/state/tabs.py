@@ -374,6 +374,23 @@ class DirectionsState:
         return pairs
 
 
+@tab_state("steering")
+@evented
+@dataclass
+class SteeringState:
+    """The Steering tab: a text, the direction from → to, the layer after which α · s_L · the
+    direction is added, and α (in units of s_L, the residual's mean length there)."""
+
+    if TYPE_CHECKING:
+        events: ClassVar[SignalGroup]  # psygnal's: a signal per field
+
+    text: str = "The doctor said that"
+    start: str = "he"
+    end: str = "she"
+    layer: int = ranged(10, 0, 100_000)  # 0: the embedding output; L: after block L
+    alpha: float = ranged(2.0, -1000.0, 1000.0)
+
+
 def word_list(text: str) -> list[str]:
     """Space- or comma-separated words."""
     return [w for w in text.replace(",", " ").split() if w]

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from embviz.core.errors import EmbvizError
+from embviz.ui.screenshots_rooms import _answered, _directions_answered, directions_tab, judgement_tabs, steering_tab
 
 DEMO_SETS = ("weekdays", "months", "numbers")
 TSNE_ROWS = 3000  # t-SNE's live picture on the first ids: a preview in seconds, not the minutes of every row
@@ -343,52 +344,6 @@ def _compare_tab(demo: Demo) -> None:
     panel.state.low = 0.0
 
 
-def _answered(panel):
-    """Whether a tab with a `shown` answer and a `message` has one or the other."""
-    return lambda: panel.shown is not None or bool(panel.message.text())
-
-
-def _directions_answered(panel):
-    """Whether the Directions tab has its direction and its WEAT test answered, or said why not."""
-    return lambda: ((panel.shown is not None or panel.message.isVisible())
-                    and (panel.weat.shown is not None or bool(panel.weat.message.text())))
-
-
-def _directions_tab(demo: Demo) -> None:
-    """directions.png: he → she with occupations placed; directions_weat.png: WEAT 8 and the
-    random baseline."""
-    window, panel = demo.window, demo.window.panel_named("directions")
-    window.show_tab("directions")
-    panel.show_lesson({"direction": ("he", "she", "doctor nurse engineer teacher programmer surgeon"), "weat": 8})
-    panel.pages.setCurrentIndex(0)
-    demo.wait(lambda: _directions_answered(panel)() and (panel.weat.baseline is not None
-                                                         or "baseline" not in panel.weat.baseline_line.text()),
-              "the direction")
-    demo.save("directions")
-    panel.pages.setCurrentWidget(panel.weat)
-    demo.wait(lambda: "Monday" in panel.weat.baseline_line.text() or "no baseline" in panel.weat.baseline_line.text()
-              or panel.weat.pair_ids is None and panel.weat.baseline is not None, "the baseline")
-    demo.save("directions_weat")
-    panel.pages.setCurrentIndex(0)
-
-
-def _judgement_tabs(demo: Demo) -> None:
-    """similarities.png: WordSim-353 against both models (after Compare opened GloVe beside the
-    first), ␣cup–␣coffee chosen; odd_one_out.png: breakfast cereal dinner lunch."""
-    window = demo.window
-    panel = window.panel_named("similarities")
-    window.show_tab("similarities")
-    panel.show_lesson("wordsim353", "cup mug", ("cup", "coffee"))
-    demo.wait(lambda: _answered(panel)() and (panel.second is None or panel.shown_b is not None
-                                               or panel.summary_b.text()), "the similarity judgements")
-    demo.save("similarities")
-    odd = window.panel_named("odd-one-out")
-    window.show_tab("odd-one-out")
-    odd.show_words("breakfast cereal dinner lunch")
-    demo.wait(_answered(odd), "the odd one out")
-    demo.save("odd_one_out")
-
-
 def _attribution_pictures(demo: Demo) -> None:
     """attribution.png (each block's and head's part of ␣Paris), attention.png (the top
     head's pattern) and lens_pinned.png (␣Paris and ␣London through the layers)."""
@@ -478,8 +433,9 @@ def run_screenshots(out: str, model: str | None = None, device: str = "auto", te
     if session is None:
         raise RuntimeError("no model on screen to save a session of")
     _compare_tab(demo)  # after the session, whose restoring is timed without a second model
-    _judgement_tabs(demo)  # after Compare: both models' judgements side by side
-    _directions_tab(demo)
+    judgement_tabs(demo)  # after Compare: both models' judgements side by side
+    directions_tab(demo)
+    steering_tab(demo)
     if why := _tsne_live(app, window, demo.save):  # after the session: it keeps the PCA map
         demo.skip(("tsne_live",), why)
     _lesson_model(demo)

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QWidget
 from embviz.state.tab_state import key_of
 from embviz.state.tabs import (
     AnalogyState, AttributionState, CompareState, DirectionsState, DriftState, LensState, LogitsState, MapState,
-    NeighboursState, OddOneOutState, SimilaritiesState, VectorsState,
+    NeighboursState, OddOneOutState, SimilaritiesState, SteeringState, VectorsState,
 )
 
 PanelClass = Callable[..., QWidget]
@@ -74,6 +74,7 @@ TABS: list[TabSpec] = [
     TabSpec(SimilaritiesState, "Similarity", "Similarity", lazy(_PANELS + "similarities", "SimilaritiesPanel")),
     TabSpec(OddOneOutState, "Odd one out", "Odd one out", lazy(_PANELS + "odd_one_out", "OddOneOutPanel")),
     TabSpec(DirectionsState, "Directions", "Directions", lazy(_PANELS + "directions", "DirectionsPanel")),
+    TabSpec(SteeringState, "Steering", "Steering", lazy(_PANELS + "steering", "SteeringPanel"), _RUNS),
 ]
 
 
