@@ -51,4 +51,9 @@ def run_request(model: EmbeddingModel | ModelPair | None, request: Request, prog
         raise EmbvizError("Open a second model to compare with first.")
     if request.needs_model and model is None:
         raise EmbvizError("No model is open yet.")
+    table = getattr(request, "table", "input")  # requests that read rows say which table
+    if table != "input" and isinstance(model, EmbeddingModel):
+        from embviz.core.output_table import table_of
+
+        model = table_of(model, table)
     return handler(model, request, progress)

@@ -107,6 +107,7 @@ class Neighbours(Request):
     centered: bool = field_default(NeighboursState, "centered")
     hide_special: bool = field_default(NeighboursState, "hide_special")
     by: str = field_default(NeighboursState, "by")
+    table: str = "input"  # or "output": an untied model's head rows
     channel = "neighbours"
 
 
@@ -231,6 +232,7 @@ class Analogy(Request):
     method: str = field_default(AnalogyState, "method")
     hide_special: bool = field_default(AnalogyState, "hide_special")
     plane: bool = True  # also the analogy's own plane (the window draws it; the command line does not)
+    table: str = "input"  # or "output": an untied model's head rows
     channel = "analogy"
 
 
@@ -349,6 +351,7 @@ class Project(Request):
     axes: tuple[str, str, str, str] = ("man", "woman", "man", "king")  # "axes": x from → to, y from → to
     sample: int | None = None  # t-SNE, UMAP: lay out this many sampled rows, place the others by their neighbours
     dims: int = 2  # 2 or 3 components
+    table: str = "input"  # or "output": an untied model's head rows
     channel = "project"
     lane = LONG
 
@@ -378,6 +381,7 @@ class Faithfulness(Request):
 
     ids: np.ndarray | None = None  # the map's row ids
     coords: np.ndarray | None = None  # and its coordinates
+    table: str = "input"  # the table the map was drawn of
     channel = "faithfulness"
     lane = LONG
 

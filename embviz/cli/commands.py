@@ -49,7 +49,7 @@ def _neighbours(model, args, ask: Ask) -> tuple[Any, str]:
 
     # The command line takes the token's text literally (" king" has a leading space).
     view = ask(rq.Neighbours(query=model.vocab.resolve(args.word), k=args.k, centered=args.centered,
-                             hide_special=args.hide_special, by=args.by))
+                             hide_special=args.hide_special, by=args.by, table=args.table))
     hits = view.hits
     kind = "cosine" if args.by == "cosine" else "dot product"
     head = f"(mean-centred {kind})\n" if args.centered else ("(dot product)\n" if args.by == "dot" else "")
@@ -70,7 +70,8 @@ def _analogy(model, args, ask: Ask) -> tuple[Any, str]:
 
     a, b, c = parse_inputs(model, [args.a, args.b, args.c])
     result = ask(rq.Analogy(a=a, b=b, c=c, k=args.k, exclude_inputs=not args.include_inputs, method=args.method,
-                            hide_special=args.hide_special, exclude_variants=args.exclude_variants, plane=False)).result
+                            hide_special=args.hide_special, exclude_variants=args.exclude_variants, plane=False,
+                            table=args.table)).result
     ranks = "\n".join(f"  input {r.role} {r.token!s:>16}  would rank {r.rank}" for r in result.input_ranks)
     rule = ("inputs and their variants excluded; " if result.exclude_variants
             else "inputs excluded; " if result.exclude_inputs else "inputs included; ")
@@ -258,8 +259,8 @@ def _project(model, args, ask: Ask) -> tuple[Any, str]:
     from embviz.cli.map_csv import map_csv
 
     proj = ask(rq.Project(method=args.method, subset="words" if args.words_only else "all", first=args.limit,
-                          sample=args.sample, dims=args.dims))
-    faithful = ask(rq.Faithfulness(ids=proj.ids, coords=proj.coords))
+                          sample=args.sample, dims=args.dims, table=args.table))
+    faithful = ask(rq.Faithfulness(ids=proj.ids, coords=proj.coords, table=args.table))
     tmp = args.out + ".tmp"
     with open(tmp, "w", newline="", encoding="utf-8") as f:
         f.writelines(map_csv(proj.ids, proj.coords, model.vocab.texts))

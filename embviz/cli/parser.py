@@ -37,6 +37,11 @@ def _hide_special_option(parser: argparse.ArgumentParser) -> None:
                         help="leave out special tokens and byte pieces that are not whole characters (the window's default)")
 
 
+def _table_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--table", choices=("input", "output"), default="input",
+                        help="the input embedding table (default) or an untied model's output head; a tied model has one")
+
+
 def _target_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--token", default=None,
                         help='the token whose logit is split, taken literally (" Paris" has a leading space); default: the top guess')
@@ -80,6 +85,7 @@ def _table_commands(add: Add) -> None:
     p.add_argument("--by", choices=("cosine", "dot"), default="cosine", help="rank by cosine (direction) or dot product (lengths too)")
     p.add_argument("--centered", action="store_true", help="subtract the mean row first (changes the scores)")
     _hide_special_option(p)
+    _table_option(p)
     p = add("similarity", "cosine similarity of two tokens")
     p.add_argument("word1")
     p.add_argument("word2")
@@ -94,6 +100,7 @@ def _table_commands(add: Add) -> None:
     p.add_argument("--k", type=int, default=10)
     p.add_argument("--method", choices=("add", "mul"), default="add", help="3CosAdd (default) or 3CosMul")
     _hide_special_option(p)
+    _table_option(p)
     p = add("similarities", "Pearson and Spearman of the model's cosines against people's ratings "
                             "(WordSim-353 and SimLex-999, from gensim's data, or a file)")
     p.add_argument("--pairs", default=None, metavar="FILE", help="a file of 'word1 word2 score' lines instead")
@@ -152,6 +159,7 @@ def _map_commands(add: Add) -> None:
                    help="t-SNE or UMAP: lay out N sampled rows and place every other row beside its nearest sampled rows")
     p.add_argument("--dims", type=int, choices=(2, 3), default=2, help="2 (x, y) or 3 (x, y, z) components")
     p.add_argument("--out", required=True)
+    _table_option(p)
     p = add("clusters", "clusters of the rows, each named by its most central whole words")
     p.add_argument("--method", choices=("graph", "kmeans"), default="graph",  # HDBSCAN needs a drawn map
                    help="graph: communities of each row's 10 nearest rows (default); kmeans: k-means of the rows' directions")
