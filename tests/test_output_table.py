@@ -39,3 +39,95 @@ def test_a_tied_model_has_one_table() -> None:
     with pytest.raises(EmbvizError, match="tied"):
         run_request(_model(tied=True), rq.Neighbours(query=3, k=5, table="output"))
     assert TIED.count(".") == 1
+
+
+# --- a real untied transformers model, through the command line ------------------------------
+
+
+@pytest.fixture(scope="module")
+def untied(tmp_path_factory):
+    from conftest import make_tiny_model
+
+    from transformers import AutoTokenizer
+
+    folder = tmp_path_factory.mktemp("untied")
+    model = make_tiny_model(folder, arch="llama", tied=False)
+    tok = AutoTokenizer.from_pretrained(str(folder))
+    ids = {}
+    for word in (" king", " the", " and", " capital"):
+        (ids[word],) = tok.encode(word, add_special_tokens=False)  # each one token of the tiny vocabulary
+    return folder, model.get_input_embeddings().weight.detach().float(), model.lm_head.weight.detach().float(), ids
+
+
+def _cli(*args: str) -> dict:
+    import json
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "embviz", *args, "--json"], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def _cosines(rows: torch.Tensor, query: int) -> np.ndarray:
+    unit = torch.nn.functional.normalize(rows, dim=1)
+    return (unit @ unit[query]).numpy()
+
+
+def test_neighbours_through_the_cli_read_the_chosen_table(untied):
+    folder, embedding, head, ids = untied
+    king = ids[" king"]
+    answers = {}
+    for table, rows in (("input", embedding), ("output", head)):
+        found = _cli("--model", str(folder), "neighbors", " king", "--k", "5", "--table", table)["results"]
+        cos = _cosines(rows, king)
+        np.testing.assert_allclose([h["score"] for h in found], cos[[h["id"] for h in found]], atol=1e-5)
+        rest = np.delete(cos, [king] + [h["id"] for h in found])
+        assert min(h["score"] for h in found) >= rest.max() - 1e-6  # the true top five, not five rows
+        answers[table] = [h["id"] for h in found]
+    assert answers["input"] != answers["output"]  # two random tables: the choice changes the answer
+
+
+def test_the_map_of_the_output_table_is_pca_of_the_head_not_the_cached_input_map(untied, tmp_path):
+    import csv
+
+    from sklearn.decomposition import PCA
+
+    folder, embedding, head, _ = untied
+    for table, rows in (("input", embedding), ("output", head)):  # input first: its map is kept on disk
+        out = tmp_path / f"{table}.csv"
+        _cli("--model", str(folder), "project", "--method", "pca", "--out", str(out), "--table", table)
+        with out.open(newline="", encoding="utf-8") as f:
+            lines = list(csv.reader(f))[1:]
+        drawn = np.array([[float(r[2]), float(r[3])] for r in lines])
+
+        def ids_in(_: object, lines: list = lines) -> list[int]:
+            return [int(r[0]) for r in lines]
+
+        unit = torch.nn.functional.normalize(rows.double(), dim=1).numpy()  # the map is of the rows' directions
+        expected = PCA(n_components=2).fit_transform(unit[ids_in(out)])
+        for axis in range(2):  # each component up to its sign
+            a, b = drawn[:, axis], expected[:, axis]
+            assert min(np.abs(a - b).max(), np.abs(a + b).max()) < 1e-3 * np.abs(b).max(), (table, axis)
+
+
+def test_an_analogy_over_the_output_table_is_the_heads_arithmetic(untied):
+    folder, _, head, ids = untied
+    a, b, c = ids[" king"], ids[" the"], ids[" and"]  # A − B + C: king − the + and
+    found = _cli("--model", str(folder), "analogy", " king", " the", " and", "--k", "3", "--table", "output")
+    unit = torch.nn.functional.normalize(head, dim=1)
+    target = unit[a] - unit[b] + unit[c]
+    scores = (unit @ torch.nn.functional.normalize(target, dim=0)).numpy()
+    scores[[a, b, c]] = -np.inf
+    best = int(np.argmax(scores))
+    assert found["results"][0]["id"] == best
+    assert found["results"][0]["score"] == pytest.approx(float(scores[best]), abs=1e-5)
+
+
+def test_the_output_table_of_a_tied_model_is_refused_in_one_sentence(tmp_path):
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "embviz", "--model", "toy4", "neighbors", "cat", "--table", "output"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode != 0 and TIED in proc.stderr and "Traceback" not in proc.stderr
