@@ -131,3 +131,30 @@ def test_the_output_table_of_a_tied_model_is_refused_in_one_sentence(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "embviz", "--model", "toy4", "neighbors", "cat", "--table", "output"],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode != 0 and TIED in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_the_neighbours_tab_offers_the_head_only_where_the_model_has_one(qtbot, window, untied):
+    from helpers import wait_for
+
+    from embviz.core.table.results import ONE_TABLE
+
+    folder, _, head, ids = untied
+    panel = window.neighbours
+    window.open_model(str(folder))
+    wait_for(qtbot, lambda: panel.table_choice.isEnabled(), 60_000)  # untied: two tables
+    window.tabs.setCurrentWidget(panel)
+    panel.k.setValue(5)
+    panel.hide_special.setChecked(False)  # every row, as the arithmetic below ranks them
+    panel.word.setText("␣king")
+    panel.run()
+    wait_for(qtbot, lambda: "␣king" in panel.heading.text() and panel.table.rowCount() == 5, 30_000)
+    embedding_ids = list(panel.table.ids)
+    panel.table_choice.setCurrentIndex(panel.table_choice.findData("output"))
+    wait_for(qtbot, lambda: "output head" in panel.heading.text() and panel.table.rowCount() == 5, 30_000)
+    cos = _cosines(head, ids[" king"])
+    cos[ids[" king"]] = -np.inf
+    assert list(panel.table.ids) == np.argsort(-cos)[:5].tolist() != embedding_ids
+    assert panel.state.table == "output"
+    window.open_model("toy4")  # tied: one table, and the choice goes back to it
+    wait_for(qtbot, lambda: not panel.table_choice.isEnabled(), 60_000)
+    assert panel.state.table == "input" and panel.table_choice.toolTip() == ONE_TABLE

@@ -107,7 +107,7 @@ class Neighbours(Request):
     centered: bool = field_default(NeighboursState, "centered")
     hide_special: bool = field_default(NeighboursState, "hide_special")
     by: str = field_default(NeighboursState, "by")
-    table: str = "input"  # or "output": an untied model's head rows
+    table: str = field_default(NeighboursState, "table")  # or "output": an untied model's head rows
     channel = "neighbours"
 
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from embviz.core.errors import EmbvizError
 from embviz.core.model import EmbeddingModel
+from embviz.core.table.results import ONE_TABLE
 
 INPUT, OUTPUT = "input", "output"
 TABLES = (INPUT, OUTPUT)
-TIED = "This model's output head is its input table (tied): one table."
+TIED = ONE_TABLE
 
 
 def output_table(model: EmbeddingModel) -> EmbeddingModel:

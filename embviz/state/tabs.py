@@ -198,6 +198,7 @@ class NeighboursState:
     centered: bool = False
     hide_special: bool = True  # hide special tokens and byte pieces that are not whole characters
     by: str = one_of("cosine", "dot")  # dot: the rows' lengths count too
+    table: str = one_of("input", "output")  # output: an untied model's head rows
 
 
 @tab_state("analogies")

@@ -8,6 +8,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+# What a tied model answers when asked for its output table (the command line and the window).
+ONE_TABLE = "This model's output head is its input table (tied): one table."
+
 
 @dataclass(frozen=True)
 class Hit:

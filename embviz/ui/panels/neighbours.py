@@ -11,12 +11,16 @@ from PySide6.QtWidgets import QCheckBox, QLabel, QPushButton, QSpinBox, QVBoxLay
 from embviz.bridge import requests as rq
 from embviz.bridge.latest import Latest
 from embviz.bridge.views import ModelSummary, NeighboursView
+from embviz.core.table.results import ONE_TABLE
 from embviz.state.tabs import NeighboursState
 from embviz.ui import style
 from embviz.ui.binding import Bindings
 from embviz.ui.widgets import BusyBar, FittedCombo, ResultsTable, WordField, flow_row, hide_special_switch
 
 HEADING_HINT = "Type a word or click a point on the map."
+TABLE_NAMES = {"input": "Input table (embedding)", "output": "Output table (head)"}
+TWO_TABLES = ("Which rows to search: the embedding each token enters the model as, or the output head's row "
+              "that scores it at the end (this model keeps the two apart).")
 BUSY_HEADING = "Finding the nearest tokens…"
 
 
@@ -46,12 +50,17 @@ class NeighboursPanel(QWidget):
         self.by.setToolTip("Rank the neighbours by cosine (direction only) or by dot product (direction × both lengths)")
         self.by.addItem("By cosine (direction)", "cosine")
         self.by.addItem("By dot product (direction × lengths)", "dot")
+        self.table_choice = FittedCombo()
+        for key, name in TABLE_NAMES.items():
+            self.table_choice.addItem(name, key)
+        self._tied = True
         # Bound before the slots that read the state.
         self.bindings = Bindings(self.state)
         for widget, attr in ((self.word, "word"), (self.k, "k"), (self.centered, "centered"),
-                             (self.hide_special, "hide_special"), (self.by, "by")):
+                             (self.hide_special, "hide_special"), (self.by, "by"), (self.table_choice, "table")):
             self.bindings.bind(widget, attr)
         self.by.currentIndexChanged.connect(self.run_if_ready)
+        self.table_choice.currentIndexChanged.connect(self.run_if_ready)
         self.k.valueChanged.connect(self.run_if_ready)
         self.centered.toggled.connect(self.run_if_ready)
         self.hide_special.toggled.connect(self.run_if_ready)
@@ -78,9 +87,9 @@ class NeighboursPanel(QWidget):
         layout = QVBoxLayout(self)
         # One wrapping row, the word field taking what its line leaves: two lines at 1024 × 700
         # and 150 %, and at 200 % the word keeps its room while the switches wrap.
-        layout.addLayout(flow_row(self.word, self.k, go, self.by, self.centered, self.hide_special))
+        layout.addLayout(flow_row(self.word, self.k, go, self.by, self.table_choice, self.centered, self.hide_special))
         layout.addWidget(key)
-        self.controls = (self.by, self.centered, self.hide_special, key)  # what projector mode folds
+        self.controls = (self.by, self.table_choice, self.centered, self.hide_special, key)  # what projector mode folds
         self.inputs = (self.word, self.k, go)  # and with a lesson's band up: the heading names the word
         layout.addWidget(self.heading)
         layout.addWidget(self.busy)
@@ -104,6 +113,7 @@ class NeighboursPanel(QWidget):
         self.asking.forget()
         self.busy.hide()
         self.labels = summary.labels
+        self._tied = bool(summary.info.get("tied", True))
         self.word.set_vocabulary(summary.labels)
         self.table.fill([], [])
         self.heading.setText(HEADING_HINT)
@@ -114,6 +124,10 @@ class NeighboursPanel(QWidget):
         elif not isinstance(self.state.query, str) or not self.state.query.strip():
             self.state.query = None
             self._show_word("")  # it named a token or a selection of the old vocabulary
+        if self._tied:
+            self.state.table = "input"  # a session of an untied model's head, or the last model's choice
+        self.table_choice.setEnabled(not self._tied)
+        self.table_choice.setToolTip(ONE_TABLE if self._tied else TWO_TABLES)
         self.run_if_ready()
 
     def run_if_ready(self) -> None:
@@ -159,6 +173,8 @@ class NeighboursPanel(QWidget):
         self._say("")
         kind = "cosine" if view.by == "cosine" else "dot product"
         kind = f"mean-centred {kind}" if view.centered else kind
+        if self.state.table == "output":  # a newer choice would have a newer answer on its way
+            kind += ", among the output head's rows"
         if view.query_id < 0:  # a selection's mean: no single token, and the tokens themselves are left out
             self.heading.setText(f"Nearest to {view.query_label} (its mean row's length {view.query_length:.3g}; "
                                  f"the selected tokens left out) by {kind}")
