@@ -51,8 +51,8 @@ class NeighboursPanel(QWidget):
         self.by.addItem("By cosine (direction)", "cosine")
         self.by.addItem("By dot product (direction × lengths)", "dot")
         self.table_choice = FittedCombo()
-        for key, name in TABLE_NAMES.items():
-            self.table_choice.addItem(name, key)
+        for table, name in TABLE_NAMES.items():
+            self.table_choice.addItem(name, table)
         self._tied = True
         # Bound before the slots that read the state.
         self.bindings = Bindings(self.state)
