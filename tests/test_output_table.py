@@ -141,7 +141,7 @@ def test_the_neighbours_tab_offers_the_head_only_where_the_model_has_one(qtbot, 
     folder, _, head, ids = untied
     panel = window.neighbours
     window.open_model(str(folder))
-    wait_for(qtbot, lambda: panel.table_choice.isEnabled(), 60_000)  # untied: two tables
+    wait_for(qtbot, lambda: not panel.table_choice.isHidden(), 60_000)  # untied: two tables
     window.tabs.setCurrentWidget(panel)
     panel.k.setValue(5)
     panel.hide_special.setChecked(False)  # every row, as the arithmetic below ranks them
@@ -156,5 +156,5 @@ def test_the_neighbours_tab_offers_the_head_only_where_the_model_has_one(qtbot, 
     assert list(panel.table.ids) == np.argsort(-cos)[:5].tolist() != embedding_ids
     assert panel.state.table == "output"
     window.open_model("toy4")  # tied: one table, and the choice goes back to it
-    wait_for(qtbot, lambda: not panel.table_choice.isEnabled(), 60_000)
+    wait_for(qtbot, lambda: panel.table_choice.isHidden(), 60_000)
     assert panel.state.table == "input" and panel.table_choice.toolTip() == ONE_TABLE

@@ -126,7 +126,7 @@ class NeighboursPanel(QWidget):
             self._show_word("")  # it named a token or a selection of the old vocabulary
         if self._tied:
             self.state.table = "input"  # a session of an untied model's head, or the last model's choice
-        self.table_choice.setEnabled(not self._tied)
+        self.table_choice.setVisible(not self._tied)  # a tied model: no second table, no row spent on it
         self.table_choice.setToolTip(ONE_TABLE if self._tied else TWO_TABLES)
         self.run_if_ready()
 
