@@ -134,6 +134,7 @@ class OddOneOut(Request):
     """Of N ≥ 3 words, the one that does not belong, and each word's cosine to the others' mean."""
 
     words: list[str] = field(default_factory=list)
+    table: str = "input"  # or "output": an untied model's head rows
     channel = "odd-one-out"
 
 
@@ -216,6 +217,7 @@ class Similarity(Request):
     a: int = 0
     b: int = 0
     centered: bool = False
+    table: str = "input"  # or "output": an untied model's head rows
     channel = "similarity"
 
 
@@ -396,6 +398,7 @@ class Clusters(Request):
     k: int = CLUSTERS_K
     ids: np.ndarray | None = None  # the map's row ids
     coords: np.ndarray | None = None  # and its coordinates (HDBSCAN clusters those)
+    table: str = "input"  # the table the map was drawn of
     channel = "clusters"
     lane = LONG
 
@@ -406,6 +409,7 @@ class PointValues(Request):
 
     by: str = "kind"  # or "id", "norm"
     ids: np.ndarray | None = None  # the map's row ids
+    table: str = "input"  # the table the map was drawn of (a row's length is that table's)
     channel = "point-values"
 
 
