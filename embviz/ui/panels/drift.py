@@ -16,6 +16,7 @@ from embviz.bridge.views import ModelSummary
 from embviz.core.lm.results import DriftResult
 from embviz.state.tabs import DriftState
 from embviz.ui import style
+from embviz.ui.plots.still_plot import StillPlot
 from embviz.ui.binding import Bindings
 from embviz.ui.panels.language_model import HIDDEN_SPACE_STRETCH, LanguageModelLoader, LanguageModelTab
 from embviz.ui.widgets import LinesBox, ResultsTable, WordField, WrappedLabel, side_by_side
@@ -95,17 +96,9 @@ class DriftPanel(LanguageModelTab):
         self.heading = QLabel("")
         self.heading.setWordWrap(True)
         style.use_font(self.heading, style.LABEL_POINT_SIZE + 2, bold=True)
-        self.plot = pg.PlotWidget(background=style.BACKGROUND, enableMenu=False)
-        item = self.plot.getPlotItem()
-        item.setMenuEnabled(False)
-        item.hideButtons()
-        item.setMouseEnabled(x=False, y=False)
-        item.setLabel("bottom", "layer (0 = the embedding)")
-        item.setLabel("left", "cosine")
-        item.showGrid(x=True, y=True, alpha=0.25)
-        for name in ("left", "bottom"):
-            item.getAxis(name).setTextPen("k")
-            item.getAxis(name).setPen("k")
+        self.plot = StillPlot(min_height=CHART_MIN_HEIGHT, grid=True)
+        self.plot.item.setLabel("bottom", "layer (0 = the embedding)")
+        self.plot.item.setLabel("left", "cosine")
         # The key above the plot, not in it: inside, it was cut at the plot's edge and hid the black line.
         self.key = WrappedKey()
         self.key_names: list[str] = []  # what the key names, in its order
@@ -154,12 +147,8 @@ class DriftPanel(LanguageModelTab):
 
     def set_text_scale(self, scale: float) -> None:
         # A chart never squashed below reading height: the tab scrolls instead (it sits in a scroll area).
-        self.plot.setMinimumHeight(round(CHART_MIN_HEIGHT * scale))
+        self.plot.set_text_scale(scale)
         self._arrange()
-        item = self.plot.getPlotItem()
-        for name in ("left", "bottom"):
-            item.getAxis(name).setTickFont(style.font(style.BASE_POINT_SIZE))
-            item.getAxis(name).label.setFont(style.font(style.BASE_POINT_SIZE))
         if self.result is not None:
             self._draw()
 

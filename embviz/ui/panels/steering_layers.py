@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from embviz.core.lm.results import DirectionLayersResult
 from embviz.ui import style
+from embviz.ui.plots.still_plot import StillPlot
 from embviz.ui.widgets import WrappedLabel
 
 CURVE_COLOR = style.SET_COLORS[6]
@@ -42,17 +43,9 @@ class DirectionLayersView(QWidget):
         self.marked: int | None = None  # the layer steered after, marked with a vertical line
         self.heading = WrappedLabel("")
         style.use_font(self.heading, style.LABEL_POINT_SIZE, bold=True)
-        self.plot = pg.PlotWidget(background=style.BACKGROUND, enableMenu=False)
-        item = self.plot.getPlotItem()
-        item.setMenuEnabled(False)
-        item.hideButtons()
-        item.setMouseEnabled(x=False, y=False)
-        item.setLabel("left", "cosine")
-        item.showGrid(x=True, y=True, alpha=0.25)
-        item.getAxis("left").enableAutoSIPrefix(False)  # cosines as they are, not "× 0.01"
-        for name in ("left", "bottom"):
-            item.getAxis(name).setTextPen("k")
-            item.getAxis(name).setPen("k")
+        self.plot = StillPlot(min_height=CURVE_MIN_HEIGHT, grid=True)
+        self.plot.item.setLabel("left", "cosine")
+        self.plot.item.getAxis("left").enableAutoSIPrefix(False)  # cosines as they are, not "× 0.01"
         self.caption = WrappedLabel(
             "Each point: the residual stream after that layer, at the text's last token, against unit(from → to). "
             "Above 0 it leans toward “to”, below toward “from”. The orange line is the layer the first page steers after.")
@@ -67,11 +60,7 @@ class DirectionLayersView(QWidget):
         layout.addWidget(self.caption)
 
     def set_text_scale(self, scale: float) -> None:
-        self.plot.setMinimumHeight(round(CURVE_MIN_HEIGHT * scale))
-        item = self.plot.getPlotItem()
-        for name in ("left", "bottom"):
-            item.getAxis(name).setTickFont(style.font(style.BASE_POINT_SIZE))
-            item.getAxis(name).label.setFont(style.font(style.BASE_POINT_SIZE))
+        self.plot.set_text_scale(scale)
         self.draw()
 
     def resizeEvent(self, event) -> None:
