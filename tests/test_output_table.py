@@ -136,8 +136,6 @@ def test_the_output_table_of_a_tied_model_is_refused_in_one_sentence(tmp_path):
 def test_the_neighbours_tab_offers_the_head_only_where_the_model_has_one(qtbot, window, untied):
     from helpers import wait_for
 
-    from embviz.core.table.results import ONE_TABLE
-
     folder, _, head, ids = untied
     panel = window.neighbours
     window.open_model(str(folder))
@@ -157,4 +155,54 @@ def test_the_neighbours_tab_offers_the_head_only_where_the_model_has_one(qtbot, 
     assert panel.state.table == "output"
     window.open_model("toy4")  # tied: one table, and the choice goes back to it
     wait_for(qtbot, lambda: panel.table_choice.isHidden(), 60_000)
-    assert panel.state.table == "input" and panel.table_choice.toolTip() == ONE_TABLE
+    assert panel.state.table == "input" and not panel.table_choice.two_tables
+
+
+def test_the_map_and_analogies_read_the_chosen_table_and_a_session_keeps_it(qtbot, window, untied, tmp_path):
+    from helpers import wait_for
+    from sklearn.decomposition import PCA
+
+    folder, embedding, head, ids = untied
+    panel = window.map_panel
+    window.open_model(str(folder))
+    wait_for(qtbot, lambda: panel.state.projection is not None and not panel.table_choice.isHidden(), 60_000)
+    assert panel.state.projection.table == "input" and "output" not in panel.status.text()
+    window.tabs.setCurrentWidget(panel)
+    panel.table_choice.setCurrentIndex(panel.table_choice.findData("output"))  # a PCA: redrawn at once
+    wait_for(qtbot, lambda: panel.state.projection is not None and panel.state.projection.table == "output", 60_000)
+    assert "of the output head" in panel.status.text()
+    drawn = panel.state.projection
+    unit = torch.nn.functional.normalize(head.double(), dim=1).numpy()
+    expected = PCA(n_components=2).fit_transform(unit[drawn.ids])
+    for axis in range(2):  # each component up to its sign
+        a, b = drawn.coords[:, axis], expected[:, axis]
+        assert min(np.abs(a - b).max(), np.abs(a + b).max()) < 1e-3 * np.abs(b).max(), axis
+    panel.colour_by.setCurrentIndex(panel.colour_by.findData("norm"))  # the lengths of the mapped table's rows
+    lengths = head.norm(dim=1).numpy()[drawn.ids]
+    wait_for(qtbot, lambda: panel.view.colour_legend_entries()[:1] == [f"row length {lengths.max():.3g} (high)"], 30_000)
+
+    analogies = window.analogies
+    window.tabs.setCurrentWidget(analogies)
+    analogies.hide_special.setChecked(False)  # every row, as the arithmetic below ranks them
+    analogies.k.setValue(3)
+    analogies.table_choice.setCurrentIndex(analogies.table_choice.findData("output"))
+    analogies.set_words("␣king", "␣the", "␣and")
+    wait_for(qtbot, lambda: "output head" in analogies.heading.text() and analogies.table.rowCount() == 3, 30_000)
+    a, b, c = ids[" king"], ids[" the"], ids[" and"]
+    rows = torch.nn.functional.normalize(head, dim=1)
+    scores = (rows @ torch.nn.functional.normalize(rows[a] - rows[b] + rows[c], dim=0)).numpy()
+    scores[[a, b, c]] = -np.inf
+    assert list(analogies.table.ids) == np.argsort(-scores)[:3].tolist()
+
+    path = window.save_session(tmp_path / "head.embviz")
+    window.open_model("toy4")  # tied: one table, and every choice goes back to it
+    wait_for(qtbot, lambda: panel.table_choice.isHidden() and analogies.table_choice.isHidden(), 60_000)
+    assert panel.state.table == analogies.state.table == "input"
+    window.set_projector(True)
+    window.controls_action.setChecked(True)  # the drawer's controls shown: still no second table to choose
+    assert analogies.table_choice.isHidden()
+    window.set_projector(False)
+    assert window.open_session(path)
+    wait_for(qtbot, lambda: panel.state.projection is not None and panel.state.projection.table == "output", 60_000)
+    assert analogies.state.table == "output" and not analogies.table_choice.isHidden()
+    np.testing.assert_array_equal(panel.state.projection.coords, drawn.coords)  # the saved map, not a new one

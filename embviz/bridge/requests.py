@@ -234,7 +234,7 @@ class Analogy(Request):
     method: str = field_default(AnalogyState, "method")
     hide_special: bool = field_default(AnalogyState, "hide_special")
     plane: bool = True  # also the analogy's own plane (the window draws it; the command line does not)
-    table: str = "input"  # or "output": an untied model's head rows
+    table: str = field_default(AnalogyState, "table")  # or "output": an untied model's head rows
     channel = "analogy"
 
 
@@ -435,6 +435,7 @@ class WordSet(Request):
 @dataclass
 class Benchmark(Request):
     path: str | None = None
+    table: str = "input"  # or "output": an untied model's head rows
     channel = "benchmark"
     lane = LONG
 

@@ -114,7 +114,8 @@ def _map_json(state: MapState) -> dict[str, Any]:
     projection = None
     if state.projection is not None:
         p = state.projection
-        projection = {"method": p.method, "subset": p.subset, "limit": int(p.limit), "caption": p.caption}
+        projection = {"method": p.method, "subset": p.subset, "limit": int(p.limit), "caption": p.caption,
+                      "table": p.table}
     return {
         **{f.name: getattr(state, f.name) for f in fields(MapState) if f.name not in ("word_sets", "projection", "selection")},
         "selection": [int(i) for i in state.selection],
@@ -380,7 +381,7 @@ def _projection(meta: Any, arrays: dict[str, np.ndarray] | None, vocab_size: int
         return None
     if not isinstance(meta, dict) or arrays is None:
         raise SessionError("its map is described but its coordinates are missing")
-    simple = _simple_fields(MapState, meta, "map.projection")  # method, subset, limit: the same kinds
+    simple = _simple_fields(MapState, meta, "map.projection")  # method, subset, limit, table: the same kinds
     caption = meta.get("caption", "")
     if not isinstance(caption, str):
         raise SessionError("map.projection.caption is not text")
@@ -395,7 +396,7 @@ def _projection(meta: Any, arrays: dict[str, np.ndarray] | None, vocab_size: int
         raise SessionError("its map's coordinates are not all finite numbers")
     return ProjectionState(method=simple.get("method", "pca"), subset=simple.get("subset", "all"),
                            limit=simple.get("limit", FIRST_ROWS), ids=ids.astype(np.int64),
-                           coords=coords.astype(np.float32), caption=caption)
+                           coords=coords.astype(np.float32), caption=caption, table=simple.get("table", "input"))
 
 
 def _prompt(parts: Any, vocab_size: int) -> PromptState:

@@ -113,6 +113,7 @@ class ProjectionState:
     ids: np.ndarray  # int64 row ids
     coords: np.ndarray  # float32, (len(ids), 2 or 3)
     caption: str = ""
+    table: str = "input"  # or "output": the table whose rows were mapped
 
 
 @tab_state("map")
@@ -134,6 +135,7 @@ class MapState:
     view_range: list[float] | None = None  # x0, x1, y0, y1 of the zoom shown
     axis_x: str = "man, woman"  # word-pair axes: from, to
     axis_y: str = "man, king"
+    table: str = one_of("input", "output")  # the rows mapped: an untied model's head rows, or its embedding's
     colour_by: str = one_of("none", "kind", "id", "norm", "cluster")
     # the neighbour graph's communities, k-means, or HDBSCAN of the map's points
     cluster_method: str = one_of("graph", "kmeans", "hdbscan")
@@ -216,6 +218,7 @@ class AnalogyState:
     method: str = one_of("add", "mul")
     k: int = ranged(10, 1, 10_000)
     hide_special: bool = True
+    table: str = one_of("input", "output")  # output: an untied model's head rows
 
 
 @tab_state("vectors")

@@ -29,9 +29,20 @@ from embviz.ui import style
 from embviz.ui.binding import Bindings
 from embviz.ui.panels.benchmark import BenchmarkWindow
 from embviz.ui.plots.map_view import MapView
-from embviz.ui.widgets import BusyBar, ResultsTable, WordField, flow_row, folding, hide_special_switch, side_by_side
+from embviz.ui.widgets import (
+    BusyBar,
+    ResultsTable,
+    TableChoice,
+    WordField,
+    flow_row,
+    folding,
+    hide_special_switch,
+    side_by_side,
+)
 
 HEADING_HINT = "A − B + C = ?"
+TWO_TABLES = ("Which rows the arithmetic and the benchmark read: the embedding each token enters the model as, "
+              "or the output head's rows that score it at the end (this model keeps the two apart).")
 BUSY_HEADING = "Solving the analogy…"
 EXPLAIN = (
     "word2vec's search never lets the answer be one of the three input words. Switch it off to see "
@@ -58,6 +69,7 @@ class AnalogyPanel(QWidget):
         self.submit = submit
         self.cancel = cancel or (lambda channel: None)
         self.bench_window: BenchmarkWindow | None = None  # made on the first run
+        self._bench_table = "input"
         self.asking = Latest(submit, self.on_result, self.on_failed)
         self.benchmarking = Latest(submit, self.on_benchmark, self._benchmark_failed, self._benchmark_cancelled,
                                    self._benchmark_progress)
@@ -87,11 +99,12 @@ class AnalogyPanel(QWidget):
         self.k = QSpinBox()
         self.k.setRange(1, 100)
         self.k.setPrefix("k = ")
+        self.table_choice = TableChoice(TWO_TABLES)
         # Bound before the slots that read the state.
         self.bindings = Bindings(self.state)
         for widget, attr in ((self.a, "a"), (self.b, "b"), (self.c, "c"), (self.exclude, "exclude_inputs"),
                              (self.variants, "exclude_variants"), (self.method, "method"),
-                             (self.hide_special, "hide_special"), (self.k, "k")):
+                             (self.hide_special, "hide_special"), (self.k, "k"), (self.table_choice, "table")):
             self.bindings.bind(widget, attr)
         self.exclude.toggled.connect(self.run_if_filled)
         self.state.events.exclude_inputs.connect(lambda on: self.variants.setEnabled(on))  # however the rule changed
@@ -99,6 +112,7 @@ class AnalogyPanel(QWidget):
         self.variants.toggled.connect(self.run_if_filled)
         self.method.currentIndexChanged.connect(self.run_if_filled)
         self.hide_special.toggled.connect(self.run_if_filled)
+        self.table_choice.currentIndexChanged.connect(self.run_if_filled)
         go = QPushButton("Solve")
         go.clicked.connect(self.run)
         # The plane folds away, leaving the table the whole width (a short or narrow screen).
@@ -114,7 +128,8 @@ class AnalogyPanel(QWidget):
             fields.addWidget(field, 1)
         fields.addWidget(go)
         fields.addWidget(self.show_plane)
-        return fields, flow_row(self.exclude, self.variants, self.method, self.k, self.hide_special)
+        return fields, flow_row(self.exclude, self.variants, self.method, self.k, self.table_choice,
+                                self.hide_special)
 
     def _results(self) -> None:
         """The heading, the rule's line, the message, the answers' table and the benchmark's row."""
@@ -214,6 +229,7 @@ class AnalogyPanel(QWidget):
             for f in fields(AnalogyState):
                 setattr(self.state, f.name, getattr(restore, f.name))
         self.variants.setEnabled(self.state.exclude_inputs)
+        self.table_choice.follow_model(bool(summary.info.get("tied", True)), self.state)
         for word in (self.a, self.b, self.c):
             word.set_vocabulary(summary.labels)
         self.plane.clear_map()
@@ -246,7 +262,8 @@ class AnalogyPanel(QWidget):
         self.asking.ask(rq.from_state(rq.Analogy, self.state))
 
     def run_benchmark(self) -> None:
-        self.benchmarking.ask(rq.Benchmark())
+        self._bench_table = self.state.table  # what its answer will have read, whatever is chosen meanwhile
+        self.benchmarking.ask(rq.Benchmark(table=self._bench_table))
         if self.bench_window is None:
             self.bench_window = BenchmarkWindow(lambda: self.cancel(rq.Benchmark.channel), self.window())
         self.bench_window.started()
@@ -260,6 +277,8 @@ class AnalogyPanel(QWidget):
         a, b, c = view.input_labels
         rule = ("inputs and their variants excluded" if result.exclude_variants
                 else "inputs excluded" if result.exclude_inputs else "inputs allowed")
+        if self.state.table == "output":  # a newer choice would have a newer answer on its way
+            rule += ", among the output head's rows"
         self.heading.setText(f"{a} − {b} + {c} = ?   ({rule})")
         inputs = set(view.input_ids)
         rows = [(h.token + ("   ← an input" if h.id in inputs else ""), h.id, h.score) for h in result.results]
@@ -327,6 +346,7 @@ class AnalogyPanel(QWidget):
             f"with their case and space variants excluded too: {pct(result.accuracy_variants)}; "
             f"with inputs allowed: {pct(result.accuracy_included)}."
             + (" This vocabulary has no capitals, so the questions were lower-cased." if result.lowercased else "")
+            + (" Read on the output head's rows." if self._bench_table == "output" else "")
         )
         self._bench_says(summary)
         if self.bench_window is not None:

@@ -11,14 +11,12 @@ from PySide6.QtWidgets import QCheckBox, QLabel, QPushButton, QSpinBox, QVBoxLay
 from embviz.bridge import requests as rq
 from embviz.bridge.latest import Latest
 from embviz.bridge.views import ModelSummary, NeighboursView
-from embviz.core.table.results import ONE_TABLE
 from embviz.state.tabs import NeighboursState
 from embviz.ui import style
 from embviz.ui.binding import Bindings
-from embviz.ui.widgets import BusyBar, FittedCombo, ResultsTable, WordField, flow_row, hide_special_switch
+from embviz.ui.widgets import BusyBar, FittedCombo, ResultsTable, TableChoice, WordField, flow_row, hide_special_switch
 
 HEADING_HINT = "Type a word or click a point on the map."
-TABLE_NAMES = {"input": "Input table (embedding)", "output": "Output table (head)"}
 TWO_TABLES = ("Which rows to search: the embedding each token enters the model as, or the output head's row "
               "that scores it at the end (this model keeps the two apart).")
 BUSY_HEADING = "Finding the nearest tokens…"
@@ -50,10 +48,7 @@ class NeighboursPanel(QWidget):
         self.by.setToolTip("Rank the neighbours by cosine (direction only) or by dot product (direction × both lengths)")
         self.by.addItem("By cosine (direction)", "cosine")
         self.by.addItem("By dot product (direction × lengths)", "dot")
-        self.table_choice = FittedCombo()
-        for table, name in TABLE_NAMES.items():
-            self.table_choice.addItem(name, table)
-        self._tied = True
+        self.table_choice = TableChoice(TWO_TABLES)
         # Bound before the slots that read the state.
         self.bindings = Bindings(self.state)
         for widget, attr in ((self.word, "word"), (self.k, "k"), (self.centered, "centered"),
@@ -113,7 +108,6 @@ class NeighboursPanel(QWidget):
         self.asking.forget()
         self.busy.hide()
         self.labels = summary.labels
-        self._tied = bool(summary.info.get("tied", True))
         self.word.set_vocabulary(summary.labels)
         self.table.fill([], [])
         self.heading.setText(HEADING_HINT)
@@ -124,10 +118,7 @@ class NeighboursPanel(QWidget):
         elif not isinstance(self.state.query, str) or not self.state.query.strip():
             self.state.query = None
             self._show_word("")  # it named a token or a selection of the old vocabulary
-        if self._tied:
-            self.state.table = "input"  # a session of an untied model's head, or the last model's choice
-        self.table_choice.setVisible(not self._tied)  # a tied model: no second table, no row spent on it
-        self.table_choice.setToolTip(ONE_TABLE if self._tied else TWO_TABLES)
+        self.table_choice.follow_model(bool(summary.info.get("tied", True)), self.state)
         self.run_if_ready()
 
     def run_if_ready(self) -> None:

@@ -1,7 +1,10 @@
 """Fields and switches the panels share: a word field that completes from the vocabulary, a combo
-box as wide as its choice, a busy bar, a button shown only while it can be pressed."""
+box as wide as its choice, a busy bar, a button shown only while it can be pressed, the choice of
+table."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import shiboken6
 from PySide6.QtCore import QEvent, QObject, QSize, QStringListModel, Qt
@@ -122,3 +125,32 @@ class FittedCombo(QComboBox):
 
     def minimumSizeHint(self) -> QSize:
         return self._fitted(super().minimumSizeHint())
+
+
+TABLE_NAMES = {"input": "Input table (embedding)", "output": "Output table (head)"}
+
+
+class TableChoice(FittedCombo):
+    """The input embedding or an untied model's output head, for a state's `table`. A tied model
+    has one table: the choice stays out of sight whoever shows it (projector mode's drawer too)."""
+
+    def __init__(self, tip: str) -> None:
+        super().__init__()
+        for key, name in TABLE_NAMES.items():
+            self.addItem(name, key)
+        self.setToolTip(tip)
+        self.two_tables = False
+        self._wanted = True  # shown, as far as the panel's layout and folding are concerned
+        super().setVisible(False)
+
+    def setVisible(self, visible: bool) -> None:
+        self._wanted = visible
+        super().setVisible(visible and self.two_tables)
+
+    def follow_model(self, tied: bool, state: Any) -> None:
+        """A model opened: the choice is there only if it has two tables; a tied one reads its
+        input table (a session of an untied model's head, or the last model's choice)."""
+        self.two_tables = not tied
+        if tied:
+            state.table = "input"
+        super().setVisible(self._wanted and self.two_tables)

@@ -44,14 +44,15 @@ class DrawingMixin(MapHost):
             self.status.setText("Word-pair axes: type two words for each axis, e.g. x: man, woman and y: man, king.")
             return
         asked = rq.Project(method=self.state.method, subset=self.state.subset, limit=self.state.limit,
-                           axes=(x[0], x[1], y[0], y[1]) if pairs else rq.Project.axes, dims=self._dims_drawn())
+                           axes=(x[0], x[1], y[0], y[1]) if pairs else rq.Project.axes, dims=self._dims_drawn(),
+                           table=self.state.table)
         request = self._long_map_choice(asked)
         if request is None:
             return
         self._unseen_preview = None
         self.drawing.ask(request)
         self.measuring.forget()  # the measure of the map on screen no longer matters
-        self._asked_rows = (request.method, request.subset, request.limit)
+        self._asked_rows = (request.method, request.subset, request.limit, request.table)
         self.run_button.setText("Draw map")
         self.cancel_button.setEnabled(True)
         self.progress.setValue(0)
@@ -125,17 +126,19 @@ class DrawingMixin(MapHost):
         rows = f"{len(projection.ids):,} rows"
         if projection.sampled:
             rows = f"{projection.sampled:,} sampled rows, {len(projection.ids) - projection.sampled:,} more placed beside them"
+        _, subset, limit, table = self._asked_rows
+        if table == "output":
+            rows += " of the output head"
         caption = f"{METHOD_SHORT[projection.method]} of {rows}{extra}"
         self.status.setText(caption)
-        _, subset, limit = self._asked_rows
         self.state.projection = ProjectionState(projection.method, subset, limit, projection.ids, projection.coords,
-                                                caption)
+                                                caption, table)
         for note in projection.notes:
             self.statusMessage.emit(note)
         self.apply_colour_by()  # the new map's points, coloured as asked
         self.clear_selection()  # picked on another layout: its points are elsewhere here
         # Drawn first, measured next (a second, on the long lane): how faithful is this picture?
-        self.measuring.ask(rq.Faithfulness(ids=projection.ids, coords=projection.coords))
+        self.measuring.ask(rq.Faithfulness(ids=projection.ids, coords=projection.coords, table=table))
 
     def on_faithfulness(self, faithful) -> None:
         if faithful is None or self.state.projection is None:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from embviz.ui.panels.map.selection import SelectionBox
     from embviz.ui.panels.map.word_sets import WordSetsList
     from embviz.ui.plots.map_view import MapView
+    from embviz.ui.widgets import TableChoice
 
     class MapHost(QWidget):
         state: MapState
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
         turn_box: QCheckBox
         hover_label: QLabel
         cluster_method: QComboBox
+        table_choice: TableChoice
         clusters_k: QSpinBox
         search_timer: QTimer
         sets: WordSetsList
@@ -54,7 +56,7 @@ if TYPE_CHECKING:
         _search_said: str
         _last_said: str
         # What a map being drawn, or a model being opened, is at.
-        _asked_rows: tuple[str, str, int]
+        _asked_rows: tuple[str, str, int, str]  # method, subset, limit, table
         _first_map: FirstMap | None
         _taking_over: bool
         _unseen_preview: tuple | None

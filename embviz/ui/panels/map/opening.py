@@ -74,8 +74,10 @@ class OpeningMixin(MapHost):
         self.view.set_labels(summary.labels)
         self.hover_label.setText(HOVER_HINT)
         self.state.projection = None
+        self.table_choice.follow_model(bool(info.get("tied", True)), self.state)
         if restore is None:
             self.state.method = "pca"
+            self.state.table = "input"  # the map the cache kept, and that the first open draws
             self._fit_to_model(summary)
             self.run_projection()
         else:
@@ -102,6 +104,8 @@ class OpeningMixin(MapHost):
                      "colour_by", "cluster_method", "clusters_k", "drag_mode", "selection", "contours", "dims",
                      "camera_distance", "camera_elevation", "camera_azimuth", "camera_centre"):
             setattr(self.state, name, getattr(saved, name))
+        if self.table_choice.two_tables:
+            self.state.table = saved.table
         self.state.forget_fits()
         self._show_axes_fields()
         self._show_cluster_controls()
@@ -110,7 +114,7 @@ class OpeningMixin(MapHost):
         self.word_sets.ticked = [n for n in saved.word_sets.ticked if n in self.word_sets.names]
         self._fill_sets()
         projection = saved.projection
-        if projection is None:
+        if projection is None or projection.table != self.state.table:  # (the head's map, saved of an untied model)
             self.run_projection()
             return
         self._idle()  # a map that was on its way is not waited for
@@ -123,8 +127,9 @@ class OpeningMixin(MapHost):
         self.status.setText(projection.caption)
         self.apply_colour_by()
         self._show_selection()
-        self.run_button.setText("Draw map" if (projection.method, projection.subset, projection.limit) ==
-                                (self.state.method, self.state.subset, self.state.limit) else "Draw map (settings changed)")
+        drawn = (projection.method, projection.subset, projection.limit, projection.table)
+        asked = (self.state.method, self.state.subset, self.state.limit, self.state.table)
+        self.run_button.setText("Draw map" if drawn == asked else "Draw map (settings changed)")
 
     def snapshot(self) -> MapState:
         """The state with the zoom on screen, for a session."""

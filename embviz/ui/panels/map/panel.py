@@ -50,7 +50,10 @@ from embviz.ui.panels.map.word_sets import WordSetsList
 from embviz.ui.plots import colouring
 from embviz.ui.plots.map_view import MapView
 from embviz.ui.tables import map_rows
-from embviz.ui.widgets import ScrollColumn, ShownWhenEnabled, WrappedLabel, flow_row, folding
+from embviz.ui.widgets import ScrollColumn, ShownWhenEnabled, TableChoice, WrappedLabel, flow_row, folding
+
+TWO_TABLES = ("Which rows the map places: the embedding each token enters the model as, or the output head's rows "
+              "that score it at the end (this model keeps the two apart).")
 
 if TYPE_CHECKING:  # the cache's readers: not needed to show the window
     from embviz.bridge.first_map import FirstMap
@@ -76,7 +79,8 @@ class MapPanel(DrawingMixin, OpeningMixin, ThreeDMixin, ColourByMixin, Selection
         self.set_lookups: dict[str, Latest] = {}  # per word set: its newest lookup
         self.state = MapState()
         self.word_sets = self.state.word_sets
-        self._asked_rows: tuple[str, str, int] = (self.state.method, self.state.subset, self.state.limit)
+        self._asked_rows: tuple[str, str, int, str] = (self.state.method, self.state.subset, self.state.limit,
+                                                       self.state.table)
         self._zoom_to_search = True
         self._search_said = ""  # the search's last message: the one an emptied field takes back
         self._last_said = ""
@@ -128,8 +132,9 @@ class MapPanel(DrawingMixin, OpeningMixin, ThreeDMixin, ColourByMixin, Selection
         self.limit.setRange(10, 10_000_000)
         self.limit.setSingleStep(1000)
         self.limit.setPrefix("N = ")
+        self.table_choice = TableChoice(TWO_TABLES)
         # Bound before any other slot is connected: those slots read the state.
-        for choice, attr in ((self.method, "method"), (self.subset, "subset")):
+        for choice, attr in ((self.method, "method"), (self.subset, "subset"), (self.table_choice, "table")):
             self.bindings.bind(choice, attr)
             choice.currentIndexChanged.connect(self._rows_changed)
         self.bindings.bind(self.limit, "limit")
@@ -173,8 +178,8 @@ class MapPanel(DrawingMixin, OpeningMixin, ThreeDMixin, ColourByMixin, Selection
             self.bindings.bind(field, attr)
             field.returnPressed.connect(self.run_projection)
         self.axes_label_x, self.axes_label_y = QLabel("x axis"), QLabel("y axis")
-        return [self.method, self.axes_label_x, self.axis_x, self.axes_label_y, self.axis_y, self.subset, self.limit,
-                self.run_button, self.fit_button]
+        return [self.method, self.axes_label_x, self.axis_x, self.axes_label_y, self.axis_y, self.table_choice,
+                self.subset, self.limit, self.run_button, self.fit_button]
 
     def _colour_controls(self) -> list[QWidget]:
         """Colour by (a value per point, drawn as per-point brushes and in the density image) and the drag mode."""
