@@ -170,7 +170,7 @@ def _map_commands(add: Add) -> None:
                        "(or one model's input table and its own output head)")
     second = p.add_mutually_exclusive_group(required=True)
     second.add_argument("--with", dest="other", metavar="MODEL", help="the second model (same forms as --model)")
-    second.add_argument("--against", choices=("output",), default="model",
+    second.add_argument("--against", choices=("output",), default=None,
                         help="output: the model's own output head instead of a second model (an untied model's)")
     p.add_argument("--k", type=int, default=50, help="neighbours per token, 5–250 (default 50)")
     p.add_argument("--token", nargs="+", action="extend", default=[], metavar="WORD",
