@@ -89,6 +89,9 @@ def test_a_tied_model_has_no_head_to_compare_with():
     with pytest.raises(EmbvizError) as refused:
         run_request(model, rq.LoadComparison(against="output"))
     assert str(refused.value) == TIED and TIED.count(".") == 1
+    proc = subprocess.run([sys.executable, "-m", "embviz", "--model", "toy4", "compare", "--against", "output"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode != 0 and proc.stderr.strip() == f"embviz: {TIED}"
 
 
 def test_the_command_line_compares_with_the_head(untied):

@@ -1,4 +1,5 @@
-"""File ▸ Compare with…: a second model beside the first, for the Compare tab.
+"""File ▸ Compare with…: a second model beside the first, or the first's own output head
+beside its input table, for the Compare tab.
 
 A part of `MainWindow` (see main_window.py), kept in a room of its own."""
 
