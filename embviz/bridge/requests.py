@@ -67,11 +67,13 @@ class LoadLanguageModel(Request):
 
 @dataclass
 class LoadComparison(Request):
-    """Open a second model beside the first, to compare with it. The first model stays
-    whether or not it opens; opening another first model drops it."""
+    """Open a second model beside the first, to compare with it (or pair the first with its
+    own output head). The first model stays whether or not it opens; opening another first
+    model drops it."""
 
-    source: str | None = None
+    source: str | None = None  # with against "model": the second checkpoint; None for the default model
     device: str = "auto"
+    against: str = "model"  # or "output": the first model's own output head (untied), no file read
     channel = "load-comparison"
     lane = MODELS
 

@@ -101,6 +101,7 @@ class ComparisonSummary:
     """What opening the second model tells the window: the model, and what the two share."""
 
     info: dict[str, Any]
+    names: tuple[str, str]  # A's and B's, as the comparison's text says them
     shared: int
     only_a: int
     only_b: int

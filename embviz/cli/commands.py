@@ -295,7 +295,7 @@ def _compare(model, args, ask: Ask) -> tuple[Any, str]:
     from embviz.bridge import requests as rq
     from embviz.bridge.handlers import run_request
 
-    pair = ask(rq.LoadComparison(source=args.other, device=args.device))
+    pair = ask(rq.LoadComparison(source=args.other, device=args.device, against=args.against or "model"))
     view = run_request(pair, rq.Compare(k=args.k, tokens=args.token))
     a, b = view.names
     lines = [f"{a} and {b} share {view.shared:,} tokens; left out: {view.only_a:,} of {a}'s rows, {view.only_b:,} of {b}'s.",

@@ -166,8 +166,12 @@ def _map_commands(add: Add) -> None:
     p.add_argument("--k", type=int, default=CLUSTERS_K,
                    help=f"number of clusters: exact for kmeans, about for graph (default {CLUSTERS_K})")
     p.add_argument("--of", nargs="+", action="extend", default=[], metavar="WORD", help="also say which cluster these tokens are in")
-    p = add("compare", "how alike two models' neighbourhoods are, token by token, over the tokens they share")
-    p.add_argument("--with", dest="other", required=True, metavar="MODEL", help="the second model (same forms as --model)")
+    p = add("compare", "how alike two models' neighbourhoods are, token by token, over the tokens they share "
+                       "(or one model's input table and its own output head)")
+    second = p.add_mutually_exclusive_group(required=True)
+    second.add_argument("--with", dest="other", metavar="MODEL", help="the second model (same forms as --model)")
+    second.add_argument("--against", choices=("output",), default=None,
+                        help="output: the model's own output head instead of a second model (an untied model's)")
     p.add_argument("--k", type=int, default=50, help="neighbours per token, 5–250 (default 50)")
     p.add_argument("--token", nargs="+", action="extend", default=[], metavar="WORD",
                    help="also list these tokens' neighbours: in both, only in the first model, only in the second")

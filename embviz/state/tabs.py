@@ -273,6 +273,11 @@ class DriftState:
     layer: int = ranged(-1, -1, 100_000)  # where the nearest vocabulary rows are listed; −1: the last block
 
 
+# CompareState.source of the first model's own output head beside its input table (a file of
+# that name in the working folder reads as this, and is not opened).
+OWN_OUTPUT = "#output-table"
+
+
 @tab_state("compare")
 @evented
 @dataclass
@@ -283,7 +288,7 @@ class CompareState:
     if TYPE_CHECKING:
         events: ClassVar[SignalGroup]  # psygnal's: a signal per field
 
-    source: str | None = None  # how the second model was opened; None while there is none
+    source: str | None = None  # how the second model was opened (OWN_OUTPUT: the model's own head); None while there is none
     k: int = ranged(compare_k.DEFAULT_K, *compare_k.K_RANGE)
     token: str = ""  # the focused token, as matched in both models ("march")
     low: float = ranged(0.0, 0.0, 1.0)  # the brushed score range, inclusive

@@ -1,4 +1,5 @@
-"""File ▸ Compare with…: a second model beside the first, for the Compare tab.
+"""File ▸ Compare with…: a second model beside the first, or the first's own output head
+beside its input table, for the Compare tab.
 
 A part of `MainWindow` (see main_window.py), kept in a room of its own."""
 
@@ -13,13 +14,20 @@ from PySide6.QtWidgets import QFileDialog, QMenu
 from embviz.bridge import requests as rq
 from embviz.bridge.latest import Latest
 from embviz.core.lessons import EXAMPLES
+from embviz.core.table.results import ONE_TABLE
+from embviz.state.tabs import OWN_OUTPUT
 from embviz.ui.window_files import ask_folder, ask_hub_id
 from embviz.ui.window_host import WindowHost
 
 DEFAULT_SOURCE = ""  # how LoadComparison names the default model (None means no second model)
 
 
+OWN_OUTPUT_TITLE = "Its own output table (head)"
+
+
 def source_name(source: str) -> str:
+    if source == OWN_OUTPUT:
+        return "the output table (head)"
     return Path(source).name if source else "the default model"
 
 
@@ -30,11 +38,21 @@ class CompareMixin(WindowHost):
                            ("Hub id…", self.compare_hub_dialog)):
             self._action(menu, text, None, slot)
         menu.addSeparator()
+        own = self._action(menu, OWN_OUTPUT_TITLE, None, lambda: self.open_comparison(OWN_OUTPUT))
+        menu.setToolTipsVisible(True)  # a tied model's entry says why it is off
+        menu.aboutToShow.connect(lambda: self._offer_own_output(own))
+        menu.addSeparator()
         self._action(menu, "Default model (SmolLM2-135M)", None, lambda: self.open_comparison(DEFAULT_SOURCE))
         for name, (*_, title, _) in EXAMPLES.items():
             action = QAction(title, self)
             action.triggered.connect(lambda _checked=False, n=name: self.open_comparison(n))
             menu.addAction(action)
+
+    def _offer_own_output(self, action: QAction) -> None:
+        """The head's entry only for an open untied model: a tied one's head is its input table."""
+        tied = self.summary is None or self.summary.info["tied"]
+        action.setEnabled(not tied)
+        action.setToolTip(ONE_TABLE if self.summary is not None and tied else "")
 
     def compare_file_dialog(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Compare with a model file", str(Path.home()))
@@ -59,7 +77,9 @@ class CompareMixin(WindowHost):
             self.tabs.setCurrentWidget(self.compare)
         self.compare.opening(source_name(source))
         self._comparison_source = source
-        return self.comparison_opening.ask(rq.LoadComparison(source=source, device=self.device))
+        request = (rq.LoadComparison(against="output") if source == OWN_OUTPUT
+                   else rq.LoadComparison(source=source, device=self.device))
+        return self.comparison_opening.ask(request)
 
     def _build_comparison_opening(self) -> None:
         self._comparison_source = ""  # of the newest LoadComparison

@@ -11,13 +11,27 @@ from embviz.bridge.views import CompareView, ComparisonSummary, DominoesView, To
 from embviz.core import EmbvizError, open_checkpoint
 from embviz.core.errors import ProgressFn, first_line
 from embviz.core.model import EmbeddingModel
-from embviz.core.table.compare import CKA_UNDEFINED, Comparison, Dominoes, ModelPair, dominoes, find_shared, pair_models, token_dominoes
+from embviz.core.table.compare import (
+    CKA_UNDEFINED,
+    Comparison,
+    Dominoes,
+    ModelPair,
+    dominoes,
+    find_shared,
+    own_tables,
+    pair_models,
+    token_dominoes,
+)
 
 EXTREMES = 20  # least and most similar tokens listed
 
 
 @handles(rq.LoadComparison)
 def open_comparison(model: EmbeddingModel, request: rq.LoadComparison, progress: ProgressFn) -> ModelPair:
+    if request.against == "output":
+        return own_tables(model)
+    if request.against != "model":
+        raise EmbvizError(f"A model is compared with another model or its own output table, not {request.against!r}.")
     try:
         other = open_checkpoint(request.source, request.device, progress)
     except EmbvizError as exc:
@@ -27,7 +41,7 @@ def open_comparison(model: EmbeddingModel, request: rq.LoadComparison, progress:
 
 def summarise_comparison(pair: ModelPair) -> ComparisonSummary:
     shared = pair.shared
-    return ComparisonSummary(pair.b.info(), shared.count, shared.only_a, shared.only_b, shared.rule, list(shared.notes))
+    return ComparisonSummary(pair.b.info(), pair.names, shared.count, shared.only_a, shared.only_b, shared.rule, list(shared.notes))
 
 
 @handles(rq.Compare)
@@ -39,7 +53,7 @@ def compare_models(pair: ModelPair, request: rq.Compare, progress: ProgressFn) -
     order = np.lexsort((shared.ids_a, result.jaccard))  # ties: the lower id (a more frequent token) first
     most = np.lexsort((shared.ids_a, -result.jaccard))
     return CompareView(
-        names=(pair.a.name, pair.b.name), shared=shared.count, only_a=shared.only_a, only_b=shared.only_b,
+        names=pair.names, shared=shared.count, only_a=shared.only_a, only_b=shared.only_b,
         k=result.k, mean_jaccard=result.mean_jaccard, cka=result.cka,
         procrustes_mean=None if result.procrustes is None else float(result.procrustes.mean()),
         rule=shared.rule, notes=[*shared.notes, *([CKA_UNDEFINED] if result.cka is None else [])],

@@ -21,6 +21,7 @@ import torch
 from embviz.core.errors import EmbvizError, ProgressFn, no_progress
 from embviz.core.maps.knn import self_top_k, unit_rows
 from embviz.core.model import EmbeddingModel
+from embviz.core.output_table import output_table
 from embviz.core.table.compare_k import DEFAULT_K, K_RANGE
 from embviz.core.table.neighbours import nearest_exact, self_neighbours
 from embviz.core.table.similarity import unit_table
@@ -260,6 +261,7 @@ class ModelPair:
     a: EmbeddingModel
     b: EmbeddingModel
     shared: SharedTokens
+    names: tuple[str, str]  # what the text and charts call A and B
     kept: dict[int, Comparison] = field(default_factory=dict)  # by k, the latest last
 
     def comparison(self, k: int = DEFAULT_K, progress: ProgressFn = no_progress) -> Comparison:
@@ -275,5 +277,12 @@ class ModelPair:
         return found
 
 
-def pair_models(a: EmbeddingModel, b: EmbeddingModel) -> ModelPair:
-    return ModelPair(a, b, shared_tokens(a, b))
+def pair_models(a: EmbeddingModel, b: EmbeddingModel, names: tuple[str, str] | None = None) -> ModelPair:
+    return ModelPair(a, b, shared_tokens(a, b), names or (a.name, b.name))
+
+
+def own_tables(model: EmbeddingModel) -> ModelPair:
+    """The model's input table beside its own output head (no file read): one vocabulary, so
+    every token that takes part is shared; a tied model refuses in one sentence (TIED)."""
+    head = output_table(model)
+    return pair_models(model, head, (f"{model.name} (input table)", head.name))

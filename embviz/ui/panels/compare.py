@@ -216,10 +216,10 @@ class ComparePanel(QWidget):
 
     def on_comparison(self, source: str, summary: ComparisonSummary) -> None:
         """A second model opened beside the first: its counts at once, then every score."""
-        self.reset(f"A ({self.names[0]}) and B ({summary.info['name']}) share {summary.shared:,} words; left out: "
+        a, b = self.names = summary.names
+        self.reset(f"A is {a}, B is {b}: they share {summary.shared:,} words; left out: "
                    f"{summary.only_a:,} tokens of A, {summary.only_b:,} of B.")
         self.state.source = source
-        self.names = (self.names[0], summary.info["name"])
         self.rule = " ".join([f"Matching: {summary.rule}", *summary.notes])
         self.show_rule.setVisible(True)
         self.go.setEnabled(True)
