@@ -30,11 +30,16 @@ class ColourByMixin(MapHost):
             return
         if self.state.colour_by == "cluster":
             self.clustering.ask(rq.Clusters(method=self.state.cluster_method, k=self.state.clusters_k,
-                                            ids=view.ids, coords=view.coords))
+                                            ids=view.ids, coords=view.coords, table=self.drawn_table()))
             self.cancel_button.setEnabled(True)
             self.statusMessage.emit("Clusters: starting…")
         else:
-            self.valuing.ask(rq.PointValues(by=self.state.colour_by, ids=view.ids))
+            self.valuing.ask(rq.PointValues(by=self.state.colour_by, ids=view.ids, table=self.drawn_table()))
+
+    def drawn_table(self) -> str:
+        """The table whose rows the map on screen places (a kept first map, or a live preview: the one asked)."""
+        projection = self.state.projection
+        return projection.table if projection is not None else self._asked_rows[3]
 
     def _same_map(self, ids: np.ndarray) -> bool:
         return ids.shape == self.view.ids.shape and np.array_equal(ids, self.view.ids)
