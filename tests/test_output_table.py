@@ -69,8 +69,12 @@ def _cli(*args: str) -> dict:
     return json.loads(proc.stdout)
 
 
+def _units(rows: torch.Tensor) -> torch.Tensor:
+    return torch.nn.functional.normalize(rows, dim=1)
+
+
 def _cosines(rows: torch.Tensor, query: int) -> np.ndarray:
-    unit = torch.nn.functional.normalize(rows, dim=1)
+    unit = _units(rows)
     return (unit @ unit[query]).numpy()
 
 
@@ -122,10 +126,6 @@ def test_an_analogy_over_the_output_table_is_the_heads_arithmetic(untied):
     best = int(np.argmax(scores))
     assert found["results"][0]["id"] == best
     assert found["results"][0]["score"] == pytest.approx(float(scores[best]), abs=1e-5)
-
-
-def _units(rows: torch.Tensor) -> torch.Tensor:
-    return torch.nn.functional.normalize(rows, dim=1)
 
 
 def test_similarity_through_the_cli_is_the_cosine_of_the_chosen_tables_rows(untied):
