@@ -54,7 +54,7 @@ def untied(tmp_path_factory):
     model = make_tiny_model(folder, arch="llama", tied=False)
     tok = AutoTokenizer.from_pretrained(str(folder))
     ids = {}
-    for word in (" king", " the", " and", " capital"):
+    for word in (" king", " the", " and", " capital", "day", "man", "kin", "pit"):  # odd one out matches bare words here
         (ids[word],) = tok.encode(word, add_special_tokens=False)  # each one token of the tiny vocabulary
     return folder, model.get_input_embeddings().weight.detach().float(), model.lm_head.weight.detach().float(), ids
 
@@ -69,8 +69,12 @@ def _cli(*args: str) -> dict:
     return json.loads(proc.stdout)
 
 
+def _units(rows: torch.Tensor) -> torch.Tensor:
+    return torch.nn.functional.normalize(rows, dim=1)
+
+
 def _cosines(rows: torch.Tensor, query: int) -> np.ndarray:
-    unit = torch.nn.functional.normalize(rows, dim=1)
+    unit = _units(rows)
     return (unit @ unit[query]).numpy()
 
 
@@ -122,6 +126,81 @@ def test_an_analogy_over_the_output_table_is_the_heads_arithmetic(untied):
     best = int(np.argmax(scores))
     assert found["results"][0]["id"] == best
     assert found["results"][0]["score"] == pytest.approx(float(scores[best]), abs=1e-5)
+
+
+def test_similarity_through_the_cli_is_the_cosine_of_the_chosen_tables_rows(untied):
+    folder, embedding, head, ids = untied
+    king, capital = ids[" king"], ids[" capital"]
+    scores = {}
+    for table, rows in (("input", embedding), ("output", head)):
+        found = _cli("--model", str(folder), "similarity", " king", " capital", "--table", table)
+        assert found["table"] == table
+        unit = _units(rows)
+        assert found["score"] == pytest.approx(float(unit[king] @ unit[capital]), abs=1e-5)
+        scores[table] = found["score"]
+    assert abs(scores["input"] - scores["output"]) > 1e-3
+
+
+def test_odd_one_out_over_the_output_table_is_the_heads_arithmetic(untied):
+    folder, embedding, head, ids = untied
+    words = ["day", "man", "kin", "pit"]
+    found = _cli("--model", str(folder), "odd-one-out", *words, "--table", "output")
+    assert found["table"] == "output" and found["ids"] == [ids[w] for w in words]
+
+    def to_others(rows: torch.Tensor) -> list[float]:  # each word's cosine to the mean of the others' unit rows
+        unit = _units(rows.double())[[ids[w] for w in words]]
+        means = [torch.cat([unit[:n], unit[n + 1:]]).mean(dim=0) for n in range(len(words))]
+        return [float(unit[n] @ mean / mean.norm()) for n, mean in enumerate(means)]
+
+    np.testing.assert_allclose(found["cosine_to_others"], to_others(head), atol=1e-5)
+    assert not np.allclose(found["cosine_to_others"], to_others(embedding), atol=1e-3)
+    unit = _units(head.double())[[ids[w] for w in words]]
+    assert found["outsider"] == words[int(torch.argmin(unit @ unit.sum(dim=0)))]  # gensim's rule: lowest cosine to the mean
+
+
+def test_kmeans_clusters_of_the_output_table_are_sklearns_on_the_heads_directions(untied):
+    from sklearn.cluster import MiniBatchKMeans
+
+    folder, embedding, head, _ = untied
+    found = _cli("--model", str(folder), "clusters", "--method", "kmeans", "--k", "4", "--table", "output")
+    assert found["table"] == "output"
+    texts = run_request(None, rq.LoadModel(source=str(folder), device="cpu")).vocab.texts
+    for rows, same in ((head, True), (embedding, False)):
+        centred = rows - rows.mean(dim=0)  # core clusters the mean-centred unit rows with sklearn's defaults
+        labels = MiniBatchKMeans(4, random_state=0).fit_predict(_units(centred).numpy())
+        sizes = np.bincount(labels, minlength=4)
+        members = [{texts[i] for i in np.flatnonzero(labels == c)} for c in range(4)]  # texts: byte pieces share some
+        matched = all(any(set(c["examples"]) <= m and size == c["size"] for m, size in zip(members, sizes))
+                      for c in found["clusters"])
+        assert (sorted(sizes, reverse=True) == [c["size"] for c in found["clusters"]] and matched) is same
+
+
+def test_every_table_command_names_the_table_it_read(untied, tmp_path, capsys):
+    import json
+
+    from embviz.cli import main
+
+    folder = str(untied[0])
+    commands = [["neighbors", " king", "--k", "2"], ["analogy", " king", " the", " and", "--k", "2"],
+                ["project", "--out", str(tmp_path / "map.csv")], ["similarity", " king", " the"],
+                ["odd-one-out", "day", "man", "kin"], ["clusters", "--method", "kmeans", "--k", "3"]]
+    for table in ("input", "output"):
+        for command in commands:
+            assert main(["--model", folder, *command, "--table", table, "--json"]) == 0
+            assert json.loads(capsys.readouterr().out)["table"] == table, command
+    texts = {}
+    for table in ("input", "output"):
+        assert main(["--model", folder, "similarity", " king", " the", "--table", table]) == 0
+        texts[table] = capsys.readouterr().out.splitlines()
+    assert texts["output"][0] == "(the output head's rows)" and [len(t) for t in texts.values()] == [1, 2]  # input: as ever
+
+
+@pytest.mark.parametrize("command", [["similarity", "cat", "dog"], ["odd-one-out", "cat", "dog", "car"], ["clusters"]])
+def test_each_new_table_command_refuses_the_head_of_a_tied_model(command, capsys):
+    from embviz.cli import main
+
+    assert main(["--model", "toy4", *command, "--table", "output"]) == 2
+    assert capsys.readouterr().err.strip() == f"embviz: {TIED}"
 
 
 def test_the_output_table_of_a_tied_model_is_refused_in_one_sentence(tmp_path):

@@ -53,15 +53,17 @@ def _neighbours(model, args, ask: Ask) -> tuple[Any, str]:
     hits = view.hits
     kind = "cosine" if args.by == "cosine" else "dot product"
     head = f"(mean-centred {kind})\n" if args.centered else ("(dot product)\n" if args.by == "dot" else "")
-    return {"results": [h.as_dict() for h in hits], "centered": args.centered, "by": args.by}, head + _hits_text(hits)
+    return _of_table(args, {"results": [h.as_dict() for h in hits], "centered": args.centered, "by": args.by},
+                     head + _hits_text(hits))
 
 
 def _similarity(model, args, ask: Ask) -> tuple[Any, str]:
     from embviz.bridge import requests as rq
 
     vocab = model.vocab
-    score = ask(rq.Similarity(a=vocab.resolve(args.word1), b=vocab.resolve(args.word2), centered=args.centered))
-    return {"score": score}, f"{score:.4f}"
+    score = ask(rq.Similarity(a=vocab.resolve(args.word1), b=vocab.resolve(args.word2), centered=args.centered,
+                              table=args.table))
+    return _of_table(args, {"score": score}, f"{score:.4f}")
 
 
 def _analogy(model, args, ask: Ask) -> tuple[Any, str]:
@@ -75,7 +77,7 @@ def _analogy(model, args, ask: Ask) -> tuple[Any, str]:
     ranks = "\n".join(f"  input {r.role} {r.token!s:>16}  would rank {r.rank}" for r in result.input_ranks)
     rule = ("inputs and their variants excluded; " if result.exclude_variants
             else "inputs excluded; " if result.exclude_inputs else "inputs included; ")
-    return result.as_dict(), _hits_text(result.results) + "\n" + rule + "without exclusion:\n" + ranks
+    return _of_table(args, result.as_dict(), _hits_text(result.results) + "\n" + rule + "without exclusion:\n" + ranks)
 
 
 def _similarities(model, args, ask: Ask) -> tuple[Any, str]:
@@ -98,10 +100,10 @@ def _similarities(model, args, ask: Ask) -> tuple[Any, str]:
 def _odd_one_out(model, args, ask: Ask) -> tuple[Any, str]:
     from embviz.bridge import requests as rq
 
-    found = ask(rq.OddOneOut(words=args.words))
+    found = ask(rq.OddOneOut(words=args.words, table=args.table))
     lines = [f"the odd one out: {found.labels[found.outsider]}", "cosine to the mean of the others:"]
     lines += [f"  {label:<16} {c:.4f}" for label, c in zip(found.labels, found.to_others)]
-    return found.as_dict(), "\n".join(lines)
+    return _of_table(args, found.as_dict(), "\n".join(lines))
 
 
 def _with_language_model(model, ask: Ask) -> None:
@@ -270,14 +272,14 @@ def _project(model, args, ask: Ask) -> tuple[Any, str]:
     summary = {"rows": int(proj.ids.size), "out": args.out, "method": proj.method, "dims": args.dims,
                "explained": proj.explained,
                "faithfulness": None if faithful is None else faithful.as_dict()}
-    return summary, f"wrote {proj.ids.size:,} rows to {args.out}"
+    return _of_table(args, summary, f"wrote {proj.ids.size:,} rows to {args.out}")
 
 
 def _clusters(model, args, ask: Ask) -> tuple[Any, str]:
     from embviz.bridge import requests as rq
 
     of_ids = [model.vocab.resolve(word) for word in args.of]  # before the clustering: a typo fails at once
-    found = ask(rq.Clusters(method=args.method, k=args.k))
+    found = ask(rq.Clusters(method=args.method, k=args.k, table=args.table))
     texts = model.vocab.texts
     clusters = [{"cluster": c, "size": cl.size, "label": cl.label, "examples": [texts[i] for i in cl.examples]}
                 for c, cl in enumerate(found.clusters)]
@@ -288,7 +290,7 @@ def _clusters(model, args, ask: Ask) -> tuple[Any, str]:
     lines += [f"{c['cluster']:>7}  {c['size']:>6,}  {c['label']}" for c in clusters]
     lines += [f"{model.vocab.label(o['id'])} (id {o['id']}) is in cluster {o['cluster']}: "
               f"{clusters[o['cluster']]['label']}" for o in of]
-    return {"k": args.k, "clusters": clusters, "of": of}, "\n".join(lines)
+    return _of_table(args, {"k": args.k, "clusters": clusters, "of": of}, "\n".join(lines))
 
 
 def _compare(model, args, ask: Ask) -> tuple[Any, str]:
@@ -343,6 +345,13 @@ COMMANDS: dict[str, Callable[[Any, argparse.Namespace, Ask], tuple[Any, str]]] =
     "similarities": _similarities, "odd-one-out": _odd_one_out,
     "export-html": _export_html, **BIAS_COMMANDS, **STEER_COMMANDS,
 }
+
+
+def _of_table(args: argparse.Namespace, data: dict[str, Any], text: str) -> tuple[dict[str, Any], str]:
+    """A command's JSON naming the table it read; its text says so only for the head, so the
+    default input table prints as it always has."""
+    heading = "(the output head's rows)\n" if args.table == "output" else ""
+    return data | {"table": args.table}, heading + text
 
 
 def _hits_text(hits) -> str:

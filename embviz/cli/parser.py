@@ -90,6 +90,7 @@ def _table_commands(add: Add) -> None:
     p.add_argument("word1")
     p.add_argument("word2")
     p.add_argument("--centered", action="store_true")
+    _table_option(p)
     p = add("analogy", "A − B + C (e.g. ' king' ' man' ' woman')")
     p.add_argument("a")
     p.add_argument("b")
@@ -107,6 +108,7 @@ def _table_commands(add: Add) -> None:
     p.add_argument("--list", type=int, default=10, metavar="N", help="pairs listed, furthest from the line first (default 10)")
     p = add("odd-one-out", "the word that does not belong (gensim's doesnt_match), each word's cosine to the others' mean")
     p.add_argument("words", nargs="+", metavar="WORD", help="three or more words, matched as the rated pairs are")
+    _table_option(p)
 
 
 def _model_commands(add: Add) -> None:
@@ -166,6 +168,7 @@ def _map_commands(add: Add) -> None:
     p.add_argument("--k", type=int, default=CLUSTERS_K,
                    help=f"number of clusters: exact for kmeans, about for graph (default {CLUSTERS_K})")
     p.add_argument("--of", nargs="+", action="extend", default=[], metavar="WORD", help="also say which cluster these tokens are in")
+    _table_option(p)
     p = add("compare", "how alike two models' neighbourhoods are, token by token, over the tokens they share "
                        "(or one model's input table and its own output head)")
     second = p.add_mutually_exclusive_group(required=True)
