@@ -2,7 +2,6 @@
 text boxes, layouts, and the save dialog."""
 
 from embviz.ui.widgets.controls import (
-    TABLE_NAMES,
     BusyBar,
     FittedCombo,
     ShownWhenEnabled,
@@ -29,7 +28,7 @@ from embviz.ui.widgets.results_table import ROW_HEIGHT, ResultsTable
 
 __all__ = [
     "FRAME_MS", "MESSAGE_LINES", "QWIDGETSIZE_MAX", "ROW_HEIGHT", "BusyBar", "ElidedLabel", "FittedCombo", "FlowLayout",
-    "HeldColumn", "LinesBox", "MessageLabel", "ResultsTable", "RoomWatch", "ScrollColumn", "ShownWhenEnabled", "TABLE_NAMES",
+    "HeldColumn", "LinesBox", "MessageLabel", "ResultsTable", "RoomWatch", "ScrollColumn", "ShownWhenEnabled",
     "TableChoice", "WordField",
     "WrappedLabel", "ask_save_path", "flow_row", "folding", "hide_special_switch", "lay_out_again", "next_frame", "side_by_side",
 ]

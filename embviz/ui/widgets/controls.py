@@ -127,7 +127,7 @@ class FittedCombo(QComboBox):
         return self._fitted(super().minimumSizeHint())
 
 
-TABLE_NAMES = {"input": "Input table (embedding)", "output": "Output table (head)"}
+TABLE_NAMES = {"input": "Table: embedding", "output": "Table: output head"}  # short: the options keep their rows
 
 
 class TableChoice(FittedCombo):
