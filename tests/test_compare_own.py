@@ -161,3 +161,69 @@ def test_the_menu_entry_fills_the_compare_tab_and_a_session_keeps_it(qtbot, wind
     wait_for(qtbot, lambda: panel.view is not None and panel.state.source == OWN_OUTPUT, 60_000)
     assert window.summary.info["name"] == name and panel.view.k == K
     np.testing.assert_array_equal(panel.view.jaccard, shown)
+
+
+# --- two models' output heads ----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def second_untied(tmp_path_factory):
+    """Another untied tiny Llama of the same tokenizer: the same embedding, a head of its own."""
+    from conftest import make_tiny_model
+
+    folder = tmp_path_factory.mktemp("untied_b")
+    model = make_tiny_model(folder, arch="llama", tied=False)
+    torch.manual_seed(1)
+    with torch.no_grad():
+        model.lm_head.weight.normal_(std=0.02)
+    model.save_pretrained(folder)
+    return folder, model.lm_head.weight.detach().float()
+
+
+def test_two_models_heads_are_compared_token_by_token(untied, second_untied, capsys):
+    from embviz.cli import main
+
+    folder, _, head = untied
+    folder_b, head_b = second_untied
+    model = open_checkpoint(str(folder), "cpu")
+    pair = run_request(model, rq.LoadComparison(source=str(folder_b), device="cpu", tables="output"))
+    view = run_request(pair, rq.Compare(k=K))
+    assert all(name.endswith("(output table)") for name in view.names)
+    want = expected(head, head_b, view.ids_a)
+    assert want["clear"].mean() > 0.9
+    np.testing.assert_array_equal(view.jaccard[want["clear"]], want["jaccard"][want["clear"]])
+    assert view.cka == pytest.approx(want["cka"], abs=1e-6)
+    inputs = run_request(run_request(model, rq.LoadComparison(source=str(folder_b), device="cpu")), rq.Compare(k=K))
+    assert inputs.mean_jaccard == 1.0 != view.mean_jaccard  # the same embedding, two heads
+    assert main(["--model", str(folder), "compare", "--with", str(folder_b), "--table", "output", "--k", str(K),
+                 "--json"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert found["table"] == "output" and found["mean_jaccard"] == pytest.approx(view.mean_jaccard, abs=1e-12)
+    with pytest.raises(EmbvizError, match=r"toy4.*output head is its input table \(tied\)"):
+        run_request(model, rq.LoadComparison(source="toy4", device="cpu", tables="output"))
+
+
+def test_the_compare_tabs_table_choice_pairs_the_heads_and_a_session_keeps_it(qtbot, window, untied, second_untied,
+                                                                            tmp_path):
+    from helpers import wait_for
+
+    folder, _, head = untied
+    folder_b, head_b = second_untied
+    panel = window.compare
+    window.open_model(str(folder))
+    wait_for(qtbot, lambda: window.summary is not None and not panel.table_choice.isHidden(), 60_000)
+    panel.state.k = K
+    window.open_comparison(str(folder_b))
+    wait_for(qtbot, lambda: panel.view is not None and panel.view.mean_jaccard == 1.0, 60_000)  # one embedding
+    panel.table_choice.setCurrentIndex(panel.table_choice.findData("output"))
+    wait_for(qtbot, lambda: panel.view is not None and panel.view.names[0].endswith("(output table)"), 60_000)
+    want = expected(head, head_b, panel.view.ids_a)
+    np.testing.assert_array_equal(panel.view.jaccard[want["clear"]], want["jaccard"][want["clear"]])
+    shown = panel.view.jaccard.copy()
+    path = window.save_session(tmp_path / "heads.embviz")
+    window.open_model("toy4")
+    wait_for(qtbot, lambda: window.summary.info["vocab_size"] == 4 and panel.table_choice.isHidden(), 60_000)
+    assert panel.state.table == "input"
+    assert window.open_session(path)
+    wait_for(qtbot, lambda: panel.view is not None and panel.view.names[1].endswith("(output table)"), 60_000)
+    np.testing.assert_array_equal(panel.view.jaccard, shown)

@@ -74,6 +74,9 @@ class LoadComparison(Request):
     source: str | None = None  # with against "model": the second checkpoint; None for the default model
     device: str = "auto"
     against: str = "model"  # or "output": the first model's own output head (untied), no file read
+    # With against "model": both models' input tables, or both output heads ("output"). Not
+    # `table`: that name has the registry swap the first model for its head before pairing.
+    tables: str = "input"
     channel = "load-comparison"
     lane = MODELS
 

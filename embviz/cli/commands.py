@@ -297,7 +297,13 @@ def _compare(model, args, ask: Ask) -> tuple[Any, str]:
     from embviz.bridge import requests as rq
     from embviz.bridge.handlers import run_request
 
-    pair = ask(rq.LoadComparison(source=args.other, device=args.device, against=args.against or "model"))
+    from embviz.core.errors import EmbvizError
+
+    if args.against and args.table == "output":
+        raise EmbvizError("--against output already sets the model's input table beside its head; "
+                          "--table output is for two models' heads (--with MODEL).")
+    pair = ask(rq.LoadComparison(source=args.other, device=args.device, against=args.against or "model",
+                                 tables=args.table))
     view = run_request(pair, rq.Compare(k=args.k, tokens=args.token))
     a, b = view.names
     lines = [f"{a} and {b} share {view.shared:,} tokens; left out: {view.only_a:,} of {a}'s rows, {view.only_b:,} of {b}'s.",
@@ -312,7 +318,7 @@ def _compare(model, args, ask: Ask) -> tuple[Any, str]:
     for t in view.tokens:
         lines += [f"{t.label} (Jaccard {t.jaccard:.2f})", f"  in both:      {labels(t.common)}",
                   f"  only in {a}: {labels(t.only_a)}", f"  only in {b}: {labels(t.only_b)}"]
-    return view.as_dict(), "\n".join(lines)
+    return _of_table(args, view.as_dict(), "\n".join(lines))
 
 
 def _benchmark(model, args, ask: Ask) -> tuple[Any, str]:

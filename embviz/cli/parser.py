@@ -178,6 +178,8 @@ def _map_commands(add: Add) -> None:
     p.add_argument("--k", type=int, default=50, help="neighbours per token, 5–250 (default 50)")
     p.add_argument("--token", nargs="+", action="extend", default=[], metavar="WORD",
                    help="also list these tokens' neighbours: in both, only in the first model, only in the second")
+    p.add_argument("--table", choices=("input", "output"), default="input",
+                   help="with --with: both models' input tables (default) or both output heads (untied models')")
     p = add("analogies", "the Google analogy benchmark (questions-words.txt)")
     p.add_argument("file", nargs="?", default=None)
     p = add("export-html", "one offline HTML page for the class: the map of every row (search, zoom, hover), "

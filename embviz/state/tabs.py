@@ -295,6 +295,7 @@ class CompareState:
     high: float = ranged(1.0, 0.0, 1.0)
     order: str = one_of("descending", "ascending")  # most alike first (what a class looks for first), or least
     words_only: bool = True  # list whole words only: the pieces' scores say little to a class
+    table: str = one_of("input", "output")  # both models' input tables, or both (untied) output heads
 
 
 @tab_state("attribution")

@@ -184,6 +184,7 @@ class MainWindow(MenusMixin, FilesMixin, SessionsMixin, LessonsMixin, CompareMix
     def _connect_tab_panels(self) -> None:
         """The few tabs that hand work to another."""
         self.lens.attributionAsked.connect(self._attribution_of)
+        self.compare.reopen.connect(lambda source: self.open_comparison(source, show=False))
         self.analogies.showArrows.connect(
             lambda pairs: self.map_panel.view.set_arrows([(a, b, style.ARROW_COLORS[i % 2]) for i, (a, b) in enumerate(pairs)])
         )

@@ -78,7 +78,7 @@ class CompareMixin(WindowHost):
         self.compare.opening(source_name(source))
         self._comparison_source = source
         request = (rq.LoadComparison(against="output") if source == OWN_OUTPUT
-                   else rq.LoadComparison(source=source, device=self.device))
+                   else rq.LoadComparison(source=source, device=self.device, tables=self.compare.state.table))
         return self.comparison_opening.ask(request)
 
     def _build_comparison_opening(self) -> None:

@@ -18,6 +18,7 @@ from embviz.core.table.compare import (
     ModelPair,
     dominoes,
     find_shared,
+    heads_of,
     own_tables,
     pair_models,
     token_dominoes,
@@ -36,7 +37,7 @@ def open_comparison(model: EmbeddingModel, request: rq.LoadComparison, progress:
         other = open_checkpoint(request.source, request.device, progress)
     except EmbvizError as exc:
         raise EmbvizError(f"The model to compare with did not open, so the first stays alone: {first_line(exc)}") from exc
-    return pair_models(model, other)
+    return heads_of(model, other) if request.tables == "output" else pair_models(model, other)
 
 
 def summarise_comparison(pair: ModelPair) -> ComparisonSummary:

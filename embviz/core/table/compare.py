@@ -281,6 +281,14 @@ def pair_models(a: EmbeddingModel, b: EmbeddingModel, names: tuple[str, str] | N
     return ModelPair(a, b, shared_tokens(a, b), names or (a.name, b.name))
 
 
+def heads_of(a: EmbeddingModel, b: EmbeddingModel) -> ModelPair:
+    """Both models' output heads (untied ones'), matched token by token as their input tables are."""
+    for model in (a, b):
+        if model.head is None:
+            raise EmbvizError(f"{model.name}'s output head is its input table (tied): compare the input tables.")
+    return pair_models(output_table(a), output_table(b))
+
+
 def own_tables(model: EmbeddingModel) -> ModelPair:
     """The model's input table beside its own output head (no file read): one vocabulary, so
     every token that takes part is shared; a tied model refuses in one sentence (TIED)."""

@@ -30,23 +30,26 @@ from embviz.bridge import requests as rq
 from embviz.bridge.latest import Latest
 from embviz.bridge.views import CompareView, ComparisonSummary, ModelSummary
 from embviz.state.tab_state import field_range
-from embviz.state.tabs import CompareState
+from embviz.state.tabs import OWN_OUTPUT, CompareState
 from embviz.ui import style
 from embviz.ui.binding import Bindings
 from embviz.ui.panels.compare_parts import LIST_LIMIT, Dominoes, listed_positions, neighbour_lists
 from embviz.ui.plots.score_histogram import ScoreHistogram
-from embviz.ui.widgets import ElidedLabel, HeldColumn, ResultsTable, RoomWatch, WrappedLabel, flow_row
+from embviz.ui.widgets import ElidedLabel, HeldColumn, ResultsTable, RoomWatch, TableChoice, WrappedLabel, flow_row
 
 # Short: on a projector at 150 % each line of it is a row of the list.
 MEANING = "Score: the share of a word's k nearest neighbours the two models agree on (in both ÷ in either: 1 = all, 0 = none)."
 ROWS_KEPT = 3  # of the list and the dominoes, in sight before the histogram is
 NO_SECOND = "No second model yet: File ▸ Compare with… opens one beside this model."
+TWO_TABLES = ("Which rows of the two models to compare: their input embeddings, or their output heads (the rows "
+              "that score each next token; both models must keep theirs apart from the embedding).")
 
 
 class ComparePanel(QWidget):
     focusToken = Signal(int)  # a token id of the first model to make the focus everywhere
     highlight = Signal(list)
     statusMessage = Signal(str)
+    reopen = Signal(str)  # the comparison's source, to pair again (the tables compared changed)
 
     def __init__(self, submit, cancel, parent=None) -> None:
         super().__init__(parent)
@@ -74,6 +77,8 @@ class ComparePanel(QWidget):
         self.k.setToolTip("How many nearest neighbours of each word the score compares (5–250)")
         self.go = QPushButton("Compare")
         self.go.clicked.connect(self.run)
+        self.table_choice = TableChoice(TWO_TABLES)
+        self._paired_table = self.state.table  # the tables of the comparison open now
         self.progress = QProgressBar()
         self.progress.setRange(0, 1000)
         self.progress.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)  # never wider than its row
@@ -121,7 +126,7 @@ class ComparePanel(QWidget):
             text.addWidget(label)
         # A row that wraps: at 200 % its four controls and the rule's button are wider than a
         # projector's screen beside the histogram.
-        text.addLayout(flow_row(self.k, self.go, self.order, self.words_only, self.show_rule))
+        text.addLayout(flow_row(self.k, self.go, self.table_choice, self.order, self.words_only, self.show_rule))
         text.addStretch(1)
         # The histogram's column as one widget of a fixed least height: beside the wrapped
         # sentences, a column of plain layout items was given only the sentences' height, and
@@ -156,6 +161,8 @@ class ComparePanel(QWidget):
         self.bindings.bind(self.k, "k")
         self.bindings.bind(self.order, "order")
         self.bindings.bind(self.words_only, "words_only")
+        self.bindings.bind(self.table_choice, "table")
+        self.table_choice.currentIndexChanged.connect(self._tables_changed)
         self.histogram.rangeChosen.connect(self.set_range)
         for event in (self.state.events.low, self.state.events.high):
             event.connect(lambda *_: self.histogram.set_region(self.state.low, self.state.high))
@@ -197,6 +204,7 @@ class ComparePanel(QWidget):
         if restore is not None:
             for f in fields(CompareState):
                 setattr(self.state, f.name, getattr(restore, f.name))
+        self.table_choice.follow_model(bool(summary.info.get("tied", True)), self.state)
         self.state.source = None  # the second model open now: the window opens a session's again
         self.reset("The comparison was dropped: a new first model is open. File ▸ Compare with… compares again."
                    if dropped else NO_SECOND)
@@ -211,6 +219,7 @@ class ComparePanel(QWidget):
     def open_failed(self, message: str) -> None:
         self._busy(False)
         self._say(message)
+        self.state.table = self._paired_table  # the choice names the tables on screen
         if self.view is None:
             self.source.setText(NO_SECOND)
 
@@ -220,10 +229,17 @@ class ComparePanel(QWidget):
         self.reset(f"A is {a}, B is {b}: they share {summary.shared:,} words; left out: "
                    f"{summary.only_a:,} tokens of A, {summary.only_b:,} of B.")
         self.state.source = source
+        self._paired_table = self.state.table
+        self.table_choice.setVisible(source != OWN_OUTPUT)  # that pairing names its two tables itself
         self.rule = " ".join([f"Matching: {summary.rule}", *summary.notes])
         self.show_rule.setVisible(True)
         self.go.setEnabled(True)
         self.run()
+
+    def _tables_changed(self) -> None:
+        source = self.state.source
+        if source is not None and source != OWN_OUTPUT and self.state.table != self._paired_table:
+            self.reopen.emit(source)
 
     def explain_rule(self) -> None:
         box = QMessageBox(QMessageBox.Icon.Information, "How words are matched", self.rule,
