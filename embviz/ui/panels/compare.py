@@ -201,11 +201,14 @@ class ComparePanel(QWidget):
         self.labels = summary.labels
         self.names = (summary.info["name"], "")
         self._say("")
+        # None first, so no control restored below pairs the old second model again: the
+        # window opens a session's comparison itself.
+        self.state.source = None
         if restore is not None:
             for f in fields(CompareState):
-                setattr(self.state, f.name, getattr(restore, f.name))
+                if f.name != "source":
+                    setattr(self.state, f.name, getattr(restore, f.name))
         self.table_choice.follow_model(bool(summary.info.get("tied", True)), self.state)
-        self.state.source = None  # the second model open now: the window opens a session's again
         self.reset("The comparison was dropped: a new first model is open. File ▸ Compare with… compares again."
                    if dropped else NO_SECOND)
 
