@@ -251,7 +251,7 @@ def test_clusters_command_json_on_smollm2(default_model):
     expect = graph_clusters(default_model, 20)  # the default method; the same seed: the same clusters
     count = len(expect.clusters)
     assert 18 <= count <= 22  # the resolution is searched down from 1 (46 clusters) to come near k
-    assert set(out) == {"k", "clusters", "of"} and out["k"] == 20 and len(out["clusters"]) == count
+    assert set(out) == {"k", "clusters", "of", "table"} and out["table"] == "input" and out["k"] == 20 and len(out["clusters"]) == count
     assert [set(c) for c in out["clusters"]] == [{"cluster", "size", "label", "examples"}] * count
     assert sum(c["size"] for c in out["clusters"]) == 49152
     assert [c["cluster"] for c in out["clusters"]] == list(range(count))

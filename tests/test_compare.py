@@ -149,7 +149,9 @@ def test_the_command_line_prints_the_promised_shape(tmp_path, capsys):
     assert main(["compare", "--model", first, "--with", second, "--device", "cpu", "--k", "5",
                  "--token", "w003", "w040", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert list(out) == ["shared", "only_a", "only_b", "k", "mean_jaccard", "cka", "least_similar", "most_similar", "tokens"]
+    assert list(out) == ["shared", "only_a", "only_b", "k", "mean_jaccard", "cka", "least_similar", "most_similar", "tokens",
+                         "table"]
+    assert out["table"] == "input"
     assert (out["shared"], out["only_a"], out["only_b"], out["k"]) == (60, 0, 0, 5)
     assert len(out["least_similar"]) == len(out["most_similar"]) == 20
     assert set(out["least_similar"][0]) >= {"token", "jaccard"}
