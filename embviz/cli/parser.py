@@ -7,6 +7,7 @@ from typing import Callable
 
 from embviz.cli.bias_commands import add_bias_commands
 from embviz.cli.steer_commands import add_steer_commands
+from embviz.core.table.results import TABLES
 from embviz.state.tabs import CLUSTERS_K
 
 Add = Callable[..., argparse.ArgumentParser]  # adds one subcommand with the model options and --json
@@ -38,7 +39,7 @@ def _hide_special_option(parser: argparse.ArgumentParser) -> None:
 
 
 def _table_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--table", choices=("input", "output"), default="input",
+    parser.add_argument("--table", choices=TABLES, default="input",
                         help="the input embedding table (default) or an untied model's output head; a tied model has one")
 
 
@@ -178,7 +179,7 @@ def _map_commands(add: Add) -> None:
     p.add_argument("--k", type=int, default=50, help="neighbours per token, 5–250 (default 50)")
     p.add_argument("--token", nargs="+", action="extend", default=[], metavar="WORD",
                    help="also list these tokens' neighbours: in both, only in the first model, only in the second")
-    p.add_argument("--table", choices=("input", "output"), default="input",
+    p.add_argument("--table", choices=TABLES, default="input",
                    help="with --with: both models' input tables (default) or both output heads (untied models')")
     p = add("analogies", "the Google analogy benchmark (questions-words.txt)")
     p.add_argument("file", nargs="?", default=None)

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from embviz.core.errors import EmbvizError
 from embviz.core.model import EmbeddingModel
-from embviz.core.table.results import ONE_TABLE
+from embviz.core.table.results import ONE_TABLE, TABLES
 
-INPUT, OUTPUT = "input", "output"
-TABLES = (INPUT, OUTPUT)
+INPUT, OUTPUT = TABLES
 TIED = ONE_TABLE
 
 

@@ -13,6 +13,7 @@ import numpy as np
 from psygnal import SignalGroup, evented
 
 from embviz.core.table import compare_k
+from embviz.core.table.results import TABLES
 from embviz.state.tab_state import one_of, ranged, tab_state
 
 # The window's defaults, named once (the requests and the command line take them from here).
@@ -135,7 +136,7 @@ class MapState:
     view_range: list[float] | None = None  # x0, x1, y0, y1 of the zoom shown
     axis_x: str = "man, woman"  # word-pair axes: from, to
     axis_y: str = "man, king"
-    table: str = one_of("input", "output")  # the rows mapped: an untied model's head rows, or its embedding's
+    table: str = one_of(*TABLES)  # the rows mapped: an untied model's head rows, or its embedding's
     colour_by: str = one_of("none", "kind", "id", "norm", "cluster")
     # the neighbour graph's communities, k-means, or HDBSCAN of the map's points
     cluster_method: str = one_of("graph", "kmeans", "hdbscan")
@@ -200,7 +201,7 @@ class NeighboursState:
     centered: bool = False
     hide_special: bool = True  # hide special tokens and byte pieces that are not whole characters
     by: str = one_of("cosine", "dot")  # dot: the rows' lengths count too
-    table: str = one_of("input", "output")  # output: an untied model's head rows
+    table: str = one_of(*TABLES)  # output: an untied model's head rows
 
 
 @tab_state("analogies")
@@ -218,7 +219,7 @@ class AnalogyState:
     method: str = one_of("add", "mul")
     k: int = ranged(10, 1, 10_000)
     hide_special: bool = True
-    table: str = one_of("input", "output")  # output: an untied model's head rows
+    table: str = one_of(*TABLES)  # output: an untied model's head rows
 
 
 @tab_state("vectors")
@@ -295,7 +296,7 @@ class CompareState:
     high: float = ranged(1.0, 0.0, 1.0)
     order: str = one_of("descending", "ascending")  # most alike first (what a class looks for first), or least
     words_only: bool = True  # list whole words only: the pieces' scores say little to a class
-    table: str = one_of("input", "output")  # both models' input tables, or both (untied) output heads
+    table: str = one_of(*TABLES)  # both models' input tables, or both (untied) output heads
 
 
 @tab_state("attribution")

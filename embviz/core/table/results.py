@@ -8,7 +8,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-# What a tied model answers when asked for its output table (the command line and the window).
+# The tables a request, a tab or the command line may read: the input embedding, or an
+# untied model's output head; and what a tied model answers when asked for its head.
+TABLES = ("input", "output")
 ONE_TABLE = "This model's output head is its input table (tied): one table."
 
 

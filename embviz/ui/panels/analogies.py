@@ -229,7 +229,7 @@ class AnalogyPanel(QWidget):
             for f in fields(AnalogyState):
                 setattr(self.state, f.name, getattr(restore, f.name))
         self.variants.setEnabled(self.state.exclude_inputs)
-        self.table_choice.follow_model(bool(summary.info.get("tied", True)), self.state)
+        self.table_choice.follow_model(summary, self.state)
         for word in (self.a, self.b, self.c):
             word.set_vocabulary(summary.labels)
         self.plane.clear_map()

@@ -208,7 +208,7 @@ class ComparePanel(QWidget):
             for f in fields(CompareState):
                 if f.name != "source":
                     setattr(self.state, f.name, getattr(restore, f.name))
-        self.table_choice.follow_model(bool(summary.info.get("tied", True)), self.state)
+        self.table_choice.follow_model(summary, self.state)
         self.reset("The comparison was dropped: a new first model is open. File ▸ Compare with… compares again."
                    if dropped else NO_SECOND)
 

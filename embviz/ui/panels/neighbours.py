@@ -118,7 +118,7 @@ class NeighboursPanel(QWidget):
         elif not isinstance(self.state.query, str) or not self.state.query.strip():
             self.state.query = None
             self._show_word("")  # it named a token or a selection of the old vocabulary
-        self.table_choice.follow_model(bool(summary.info.get("tied", True)), self.state)
+        self.table_choice.follow_model(summary, self.state)
         self.run_if_ready()
 
     def run_if_ready(self) -> None:

@@ -4,7 +4,7 @@ table."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import shiboken6
 from PySide6.QtCore import QEvent, QObject, QSize, QStringListModel, Qt
@@ -12,6 +12,9 @@ from PySide6.QtGui import QKeyEvent, QMouseEvent
 from PySide6.QtWidgets import QApplication, QCheckBox, QComboBox, QCompleter, QLineEdit, QProgressBar, QPushButton, QWidget
 
 from embviz.ui import style
+
+if TYPE_CHECKING:
+    from embviz.bridge.views import ModelSummary
 
 
 def hide_special_switch() -> QCheckBox:
@@ -147,10 +150,10 @@ class TableChoice(FittedCombo):
         self._wanted = visible
         super().setVisible(visible and self.two_tables)
 
-    def follow_model(self, tied: bool, state: Any) -> None:
+    def follow_model(self, summary: ModelSummary, state: Any) -> None:
         """A model opened: the choice is there only if it has two tables; a tied one reads its
         input table (a session of an untied model's head, or the last model's choice)."""
-        self.two_tables = not tied
-        if tied:
+        self.two_tables = not summary.info.get("tied", True)
+        if not self.two_tables:
             state.table = "input"
         super().setVisible(self._wanted and self.two_tables)

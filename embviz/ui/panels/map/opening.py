@@ -74,7 +74,7 @@ class OpeningMixin(MapHost):
         self.view.set_labels(summary.labels)
         self.hover_label.setText(HOVER_HINT)
         self.state.projection = None
-        self.table_choice.follow_model(bool(info.get("tied", True)), self.state)
+        self.table_choice.follow_model(summary, self.state)
         if restore is None:
             self.state.method = "pca"
             self.state.table = "input"  # the map the cache kept, and that the first open draws
